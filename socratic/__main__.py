@@ -1,0 +1,3 @@
+from socratic.cli import main
+
+raise SystemExit(main())

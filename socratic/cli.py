@@ -1,0 +1,48 @@
+"""`socratic` command line: one verb per part, each registered by that part's cli module.
+
+Each part's `cli` module must stay cheap to import (heavy imports go inside its
+handlers) so that `socratic --help` and `socratic bank ...` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from socratic import __version__
+from socratic.errors import InputError
+
+# verb modules, in the order shown by --help; each exposes register(subparsers)
+PART_CLIS = ("evaluator.cli", "bank.cli", "harness.cli", "tui.cli")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="socratic",
+        description="Question-driven GPU kernel optimization: evaluate candidates, run "
+        "agent campaigns, pose questions, watch and replay.",
+    )
+    parser.add_argument("--version", action="version", version=f"socratic {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for name in PART_CLIS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except InputError as exc:
+        print(f"socratic: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("socratic: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

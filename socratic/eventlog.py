@@ -1,0 +1,109 @@
+"""The campaign file contract: `events.jsonl` (harness writes, everyone reads) and
+`inbox.jsonl` (TUI / `socratic inject` write, harness reads).
+
+Both are JSON Lines, appended one object per line and flushed per line. Readers ignore
+unknown types and tolerate a truncated last line: they stop before it and pick it up
+once the writer has finished it (the returned offset points at its start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+EVENTS_FILE = "events.jsonl"
+INBOX_FILE = "inbox.jsonl"
+
+EVENT_TYPES = (
+    "campaign.start", "agent.text", "tool.call", "tool.result", "eval.start",
+    "eval.scenario", "eval.end", "trigger", "question", "stophook", "usage",
+    "control", "campaign.end",
+)
+TRIGGER_KINDS = ("start", "plateau", "declared_done", "suspicious_gain", "correctness_failure")
+
+
+def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """Complete JSON-object lines of `path` from byte `offset`.
+
+    Returns (objects, next_offset). A last line without its newline is left for the next
+    call. Lines that are not JSON objects are skipped (a reader never dies of one).
+    """
+    records: list[dict[str, Any]] = []
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read()
+    end = data.rfind(b"\n")
+    if end < 0:
+        return records, offset
+    for raw in data[: end + 1].splitlines():
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(obj, dict):
+            records.append(obj)
+    return records, offset + end + 1
+
+
+def iter_events(session_dir: Path) -> Iterator[dict[str, Any]]:
+    """All complete events of a session, in file order."""
+    events, _ = read_jsonl(Path(session_dir) / EVENTS_FILE)
+    yield from events
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one object as one line, flushed and fsync'd (the log is the truth)."""
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+@dataclass
+class EventLog:
+    """Appends events with increasing `seq`, `t` (seconds since campaign start) and `ts`.
+
+    Opening an existing log (resume) continues its `seq` and its clock: `t` keeps
+    growing from the last recorded value.
+    """
+
+    path: Path
+    seq: int = 0
+    t0: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def open(cls, session_dir: Path) -> "EventLog":
+        path = Path(session_dir) / EVENTS_FILE
+        log = cls(path)
+        if path.exists():
+            events, _ = read_jsonl(path)
+            if events:
+                last = events[-1]
+                log.seq = int(last.get("seq", len(events)))
+                log.t0 = time.monotonic() - float(last.get("t", 0.0))
+        return log
+
+    def append(self, type_: str, **fields: Any) -> dict[str, Any]:
+        self.seq += 1
+        event = {
+            "seq": self.seq,
+            "t": round(time.monotonic() - self.t0, 3),
+            "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "type": type_,
+            **fields,
+        }
+        append_jsonl(self.path, event)
+        return event
+
+
+def inject(session_dir: Path, command: dict[str, Any]) -> None:
+    """Append one command to a session's inbox (question or control)."""
+    append_jsonl(Path(session_dir) / INBOX_FILE, command)
