@@ -1,6 +1,185 @@
-"""`socratic bank ...` (placeholder until the bank lands)."""
+"""`socratic bank list|show ID|search TEXT|validate|stats [--bank-dir DIR] [--json]`.
+
+Human output goes to stdout and fits 80 columns; `--json` prints one JSON document.
+`--bank-dir` and `--json` are accepted before or after the action.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+WIDTH = 80
+ACTIONS = ("list", "show", "search", "validate", "stats")
+
+
+def _common(p: argparse.ArgumentParser, suffix: str, suppress: bool) -> None:
+    p.add_argument("--bank-dir", dest=f"bank_dirs{suffix}", action="append", metavar="DIR",
+                   default=argparse.SUPPRESS if suppress else None,
+                   help="also load the bank files in DIR (or the file DIR); repeatable")
+    p.add_argument("--json", dest=f"json{suffix}", action="store_true",
+                   default=argparse.SUPPRESS if suppress else False,
+                   help="print one JSON document on stdout")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bank", help="question bank: list, show, search, validate, stats")
-    p.set_defaults(handler=None)
+    p = sub.add_parser("bank", help="question bank: list, show, search, validate, stats",
+                       description="The question bank: shipped files, then the user config "
+                       "directory ($SOCRATIC_BANK_DIR or ~/.config/socratic/bank), then "
+                       "each --bank-dir.")
+    _common(p, "", suppress=False)
+    p.set_defaults(handler=_handler, bank_action=None, bank_usage=p.format_usage)
+    actions = p.add_subparsers(dest="bank_action", metavar="ACTION")
+    helps = {
+        "list": "every entry, grouped by group",
+        "show": "every field of one entry",
+        "search": "fuzzy search over id, group and text",
+        "validate": "load every bank file and check it",
+        "stats": "counts by kind, group, arch, provenance and trigger",
+    }
+    for name in ACTIONS:
+        a = actions.add_parser(name, help=helps[name], description=helps[name])
+        if name == "show":
+            a.add_argument("id", metavar="ID")
+        if name == "search":
+            a.add_argument("text", nargs="+", metavar="TEXT")
+            a.add_argument("--limit", type=int, default=20, help="at most N results (20)")
+        _common(a, "_after", suppress=True)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    import sys
+
+    action = args.bank_action
+    if action is None:
+        sys.stderr.write(args.bank_usage())
+        print("socratic bank: error: choose an action: " + ", ".join(ACTIONS), file=sys.stderr)
+        return 2
+    dirs = (args.bank_dirs or []) + (getattr(args, "bank_dirs_after", None) or [])
+    as_json = bool(args.json or getattr(args, "json_after", False))
+
+    from pathlib import Path
+
+    from bank import load_bank
+
+    bank = load_bank([Path(d) for d in dirs])
+    return {"list": _list, "show": _show, "search": _search, "validate": _validate,
+            "stats": _stats}[action](bank, args, as_json)
+
+
+def _emit(doc) -> None:
+    import json
+
+    print(json.dumps(doc, indent=2))
+
+
+def _wrap(text: str, indent: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False)
+
+
+def _tag(entry) -> str:
+    if entry.kind == "arch":
+        return f"  [{entry.arch}]"
+    if entry.kind == "comparison":
+        return "  [comparison]"
+    return ""
+
+
+def _brief(entry) -> str:
+    return f"  {entry.id}{_tag(entry)}\n{_wrap(entry.text, '      ')}"
+
+
+def _list(bank, args, as_json: bool) -> int:
+    from bank.model import GROUPS
+
+    if as_json:
+        _emit([e.to_dict() for e in bank.entries])
+        return 0
+    by_group: dict[str, list] = {g: [] for g in GROUPS}
+    for e in bank.entries:
+        by_group[e.group].append(e)
+    blocks = []
+    for group, entries in by_group.items():
+        if entries:
+            blocks.append(f"{group} ({len(entries)})\n" + "\n".join(_brief(e) for e in entries))
+    print("\n\n".join(blocks))
+    return 0
+
+
+def _show(bank, args, as_json: bool) -> int:
+    from bank.model import BankError
+
+    entry = bank.get(args.id)
+    if entry is None:
+        from bank import search
+
+        near = [e.id for e in search(bank, args.id.replace(".", " "), limit=3)]
+        hint = f" (did you mean: {', '.join(near)})" if near else ""
+        raise BankError(f"no bank entry with id '{args.id}'{hint}")
+    if as_json:
+        _emit(entry.to_dict())
+        return 0
+    rows = [
+        ("id", entry.id), ("kind", entry.kind), ("group", entry.group),
+        ("level", entry.level), ("triggers", ", ".join(entry.triggers)),
+        ("arch", entry.arch or "any"),
+        ("requires_comparison", "yes" if entry.requires_comparison else "no"),
+        ("provenance", entry.provenance), ("source", entry.source or "-"),
+        ("file", f"{entry.file}:{entry.line}"),
+    ]
+    print(_wrap(entry.text, ""))
+    print()
+    for name, value in rows:
+        print(_wrap(f"{name + ':':<21}{value}", "").replace("\n", "\n" + " " * 21))
+    print()
+    print("why:")
+    print(_wrap(entry.why, "  "))
+    return 0
+
+
+def _search(bank, args, as_json: bool) -> int:
+    from bank import search
+
+    found = search(bank, " ".join(args.text), limit=args.limit)
+    if as_json:
+        _emit([e.to_dict() for e in found])
+        return 0
+    if not found:
+        print("no match")
+        return 0
+    print("\n".join(_brief(e) for e in found))
+    return 0
+
+
+def _validate(bank, args, as_json: bool) -> int:
+    stats = bank.stats()
+    if as_json:
+        _emit({"ok": True, "entries": len(bank), "files": bank.files, **stats})
+        return 0
+    print(f"ok: {len(bank)} entries in {len(bank.files)} files "
+          f"({stats['core']} core, {stats['comparison']} comparison, "
+          f"{sum(stats['arch'].values())} arch)")
+    return 0
+
+
+def _stats(bank, args, as_json: bool) -> int:
+    stats = bank.stats()
+    if as_json:
+        _emit(stats)
+        return 0
+    groups = stats["groups"]
+    arch = stats["arch"]
+    print(f"core        {stats['core']} entries in "
+          f"{sum(1 for n in groups.values() if n)} groups")
+    for name, n in groups.items():
+        print(f"  {name:<14}{n:>4}")
+    print(f"comparison  {stats['comparison']}")
+    print(f"arch        {sum(arch.values())} "
+          f"({', '.join(f'{k} {v}' for k, v in arch.items())})")
+    print("provenance  " + ", ".join(f"{k} {v}" for k, v in stats["provenance"].items()))
+    print("by trigger")
+    for name, n in stats["by_trigger"].items():
+        print(f"  {name:<20}{n:>4}")
+    return 0
