@@ -98,7 +98,8 @@ def _list(bank, args, as_json: bool) -> int:
         _emit([e.to_dict() for e in bank.entries])
         return 0
     by_group: dict[str, list] = {g: [] for g in GROUPS}
-    for e in bank.entries:
+    kind_order = {"core": 0, "comparison": 1, "arch": 2}
+    for e in sorted(bank.entries, key=lambda e: kind_order.get(e.kind, 3)):  # stable
         by_group[e.group].append(e)
     blocks = []
     for group, entries in by_group.items():

@@ -6,6 +6,7 @@ break by the entry's position in the bank (shipped file order, then user files).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -35,13 +36,14 @@ STOPWORDS = frozenset("""
     when where which while with would your whose were been being before between both could
     should because over just it's does here ours very""".split())
 
-GROUP_STEP = 1.0        # score between neighbouring groups in GROUP_ORDER
+GROUP_STEP = 0.5        # score between neighbouring groups in GROUP_ORDER
 FOCUS_BONUS = 0.6       # an entry listing few triggers is aimed at this moment
-ARCH_BONUS = 1.5        # matches this GPU: the agent rarely reaches for it on its own
+ARCH_BONUS = 1.2        # matches this GPU: the agent rarely reaches for it on its own
 COMPARISON_BONUS = 2.0  # a comparison exists: ask about it early
-WORD_BONUS = 0.8        # per campaign word that the entry shares (at most MAX_WORDS)
-MAX_WORDS = 3
+WORD_SCALE = 0.35       # lift per unit of rarity (idf) of the campaign words an entry shares
+MAX_WORD_LIFT = 3.0
 REPEAT_PENALTY = 1.2    # per entry of the same group already chosen (keeps the list varied)
+KIND_PENALTY = 1.0      # per arch or comparison entry already chosen
 
 
 @dataclass
@@ -64,8 +66,22 @@ def eligible(entry: Entry, trigger: str, context: SuggestContext) -> bool:
     return context.has_comparison or not entry.requires_comparison
 
 
+def rarity(bank: Bank) -> dict[str, float]:
+    """Inverse document frequency of each word over the bank's entries."""
+    df: dict[str, int] = {}
+    for e in bank.entries:
+        for w in entry_words(e):
+            df[w] = df.get(w, 0) + 1
+    n = max(1, len(bank.entries))
+    return {w: math.log((n + 1) / c) for w, c in df.items()}
+
+
+def entry_words(entry: Entry) -> set[str]:
+    return words(f"{entry.text} {entry.id.replace('-', ' ')} {entry.level}")
+
+
 def base_score(entry: Entry, trigger: str, context: SuggestContext,
-               recent: set[str]) -> float:
+               recent: set[str], idf: dict[str, float]) -> float:
     order = GROUP_ORDER[trigger]
     score = (len(order) - order.index(entry.group)) * GROUP_STEP
     score += FOCUS_BONUS / len(entry.triggers)
@@ -74,8 +90,8 @@ def base_score(entry: Entry, trigger: str, context: SuggestContext,
     if entry.requires_comparison:
         score += COMPARISON_BONUS
     if recent:
-        shared = recent & words(f"{entry.text} {entry.id.replace('-', ' ')} {entry.level}")
-        score += WORD_BONUS * min(len(shared), MAX_WORDS)
+        shared = recent & entry_words(entry)
+        score += min(MAX_WORD_LIFT, WORD_SCALE * sum(idf.get(w, 0.0) for w in shared))
     return score
 
 
@@ -92,18 +108,23 @@ def suggest(bank: Bank, trigger: str, context: SuggestContext | None = None,
     for e in bank.entries:
         if eligible(e, trigger, context):
             (stale if e.id in asked or e.text in asked else fresh).append(e)
-    scores = {e.id: base_score(e, trigger, context, recent) for e in fresh + stale}
+    idf = rarity(bank) if recent else {}
+    scores = {e.id: base_score(e, trigger, context, recent, idf) for e in fresh + stale}
 
     def pick(pool: list[Entry], room: int) -> list[Entry]:
         chosen: list[Entry] = []
         per_group: dict[str, int] = {}
+        per_kind: dict[str, int] = {}
         remaining = list(pool)
         while remaining and len(chosen) < room:
             best = max(remaining, key=lambda e: (
-                scores[e.id] - REPEAT_PENALTY * per_group.get(e.group, 0), -position[e.id]))
+                scores[e.id] - REPEAT_PENALTY * per_group.get(e.group, 0)
+                - (KIND_PENALTY * per_kind.get(e.kind, 0) if e.kind != "core" else 0.0),
+                -position[e.id]))
             remaining.remove(best)
             chosen.append(best)
             per_group[best.group] = per_group.get(best.group, 0) + 1
+            per_kind[best.kind] = per_kind.get(best.kind, 0) + 1
         return chosen
 
     if limit <= 0:
