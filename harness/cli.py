@@ -1,8 +1,187 @@
-"""`socratic run` and `socratic inject` (placeholder until the harness lands)."""
+"""`socratic run` and `socratic inject`. Cheap to import: the campaign, the anthropic SDK
+and the bank are imported inside the handlers."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from socratic.errors import InputError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run an agent campaign on a task")
-    p.set_defaults(handler=None)
+    p = sub.add_parser(
+        "run", help="run an agent campaign on a task",
+        description="Run a campaign: a coding agent optimizes the task's kernel; the goal is "
+        "checked on every stop attempt; questions arrive at the five triggers. Without "
+        "--headless the campaign runs as its own process and this terminal watches it.")
+    p.add_argument("task", metavar="TASK_DIR",
+                   help="task directory or bundled task name (with --resume: the session dir)")
+    p.add_argument("--session-dir", metavar="DIR", help="the session directory "
+                   "(default: sessions/<date-time-task>)")
+    p.add_argument("--model", help="model id (default: $ANTHROPIC_MODEL or "
+                   "the harness default)")
+    p.add_argument("--auto-questions", action="store_true",
+                   help="pose the bank's top suggestion at each trigger")
+    p.add_argument("--headless", action="store_true",
+                   help="run the campaign in this process, without the TUI")
+    p.add_argument("--max-tool-calls", type=int, metavar="N")
+    p.add_argument("--max-turns", type=int, metavar="N")
+    p.add_argument("--max-minutes", type=float, metavar="M")
+    p.add_argument("--goal-min-speedup", type=float, metavar="X",
+                   help="override the task's [goal] min_speedup")
+    p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
+                   "(default: the task's default_set)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the campaign in --session-dir (or TASK_DIR given as a session)")
+    p.add_argument("--wait-for-human", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(handler=handle_run)
+
     p = sub.add_parser("inject", help="send a question or control command to a campaign")
-    p.set_defaults(handler=None)
+    p.add_argument("session", metavar="SESSION_DIR")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--bank", metavar="ID", help="a question from the bank, by id")
+    g.add_argument("--text", metavar="TEXT", help="a question in your own words")
+    g.add_argument("--pause", action="store_const", const="pause", dest="action")
+    g.add_argument("--resume", action="store_const", const="resume", dest="action")
+    g.add_argument("--stop", action="store_const", const="stop", dest="action")
+    g.add_argument("--evaluate", action="store_const", const="evaluate", dest="action")
+    p.set_defaults(handler=handle_inject)
+
+
+def _positive(name: str, value) -> None:
+    if value is not None and value <= 0:
+        raise InputError(f"{name} {value}: must be positive")
+
+
+def _config_overrides(args) -> dict:
+    for name in ("max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup"):
+        _positive("--" + name.replace("_", "-"), getattr(args, name))
+    out = {"max_tool_calls": args.max_tool_calls, "max_turns": args.max_turns,
+           "max_minutes": args.max_minutes, "goal_min_speedup": args.goal_min_speedup,
+           "scenarios": args.scenarios, "model": args.model or None}
+    if args.auto_questions:
+        out["auto_questions"] = True
+    out["wait_for_human"] = bool(args.wait_for_human)
+    return out
+
+
+def _api_key() -> str:
+    key = os.environ.get("ANTHROPIC_API_KEY", "")
+    if not key:
+        raise InputError("ANTHROPIC_API_KEY is not set (the campaign's agent needs it)")
+    return key
+
+
+def handle_run(args) -> int:
+    from socratic.resources import resolve_task_dir
+
+    if args.resume:
+        session_dir = Path(args.session_dir or args.task)
+        if not (session_dir / "events.jsonl").exists():
+            raise InputError(f"{session_dir}: no events.jsonl to resume")
+    else:
+        from harness.task import Task
+
+        task_dir = resolve_task_dir(args.task)
+        Task.load(task_dir)  # bad input is reported here, before anything starts
+        session_dir = Path(args.session_dir) if args.session_dir else None
+    key = _api_key()
+    if args.headless:
+        return _run_headless(args, session_dir, key)
+    return _run_attached(args, session_dir)
+
+
+def _run_headless(args, session_dir: Path | None, key: str) -> int:
+    from harness.campaign import Campaign
+    from harness.config import DEFAULT_MODEL, Config
+
+    ov = _config_overrides(args)
+    if args.resume:
+        camp = Campaign.resume(session_dir, overrides=ov, api_key=key)
+    else:
+        from socratic.resources import resolve_task_dir
+
+        data = {k: v for k, v in ov.items() if v is not None}
+        data.setdefault("model", os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+        config = Config.from_dict(data)
+        camp = Campaign.create(resolve_task_dir(args.task), config, session_dir=session_dir,
+                               api_key=key)
+    print(f"socratic: campaign {camp.session.dir} ({camp.config.model})", file=sys.stderr)
+    reason = camp.run()
+    print(f"socratic: campaign ended: {reason} ({camp.session.dir})", file=sys.stderr)
+    return 0 if reason == "goal_met" else 1
+
+
+def _run_attached(args, session_dir: Path | None) -> int:
+    import subprocess
+
+    if session_dir is None:
+        from harness.session import session_id
+        from harness.task import Task
+        from socratic.resources import resolve_task_dir
+
+        session_dir = Path("sessions") / session_id(Task.load(resolve_task_dir(args.task)).name)
+    session_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "socratic", "run", args.task, "--headless", "--wait-for-human",
+            "--session-dir", str(session_dir)]
+    for flag in ("model", "max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup",
+                 "scenarios"):
+        v = getattr(args, flag)
+        if v is not None:
+            argv += ["--" + flag.replace("_", "-"), str(v)]
+    if args.auto_questions:
+        argv.append("--auto-questions")
+    if args.resume:
+        argv.append("--resume")
+    log = open(session_dir / "campaign.log", "ab")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                            start_new_session=True, cwd=os.getcwd())
+    log.close()
+    print(f"socratic: campaign started as process {proc.pid}; session {session_dir}; "
+          f"log {session_dir / 'campaign.log'}", file=sys.stderr)
+    try:
+        from tui.app import run_watch  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - the TUI is optional here
+        run_watch = None
+    if run_watch is not None:
+        run_watch(session_dir)
+        return 0
+    from harness.watch import tail_progress
+
+    return tail_progress(session_dir, proc)
+
+
+def handle_inject(args) -> int:
+    from socratic.eventlog import EVENTS_FILE, inject
+
+    session = Path(args.session)
+    if not (session / EVENTS_FILE).exists():
+        raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE})")
+    if args.action:
+        inject(session, {"type": "control", "action": args.action})
+        print(f"socratic: sent {args.action} to {session}", file=sys.stderr)
+        return 0
+    if args.bank:
+        try:
+            from bank import load_bank  # type: ignore[attr-defined]
+            bank = load_bank()
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"--bank {args.bank}: the question bank could not be loaded "
+                             f"({exc})") from None
+        entry = bank.get(args.bank)
+        if entry is None:
+            raise InputError(f"--bank {args.bank}: no such question in the bank "
+                             f"(see `socratic bank list`)")
+        inject(session, {"type": "question", "text": entry.text, "bank_id": entry.id})
+    else:
+        text = (args.text or "").strip()
+        if not text:
+            raise InputError("--text: empty question")
+        inject(session, {"type": "question", "text": text, "bank_id": None})
+    print(f"socratic: question queued for {session}", file=sys.stderr)
+    return 0

@@ -1,0 +1,168 @@
+"""A campaign's directory: creation at start, and the small state kept beside the event log.
+
+    sessions/<date-time-task>/
+      events.jsonl      the truth (socratic.eventlog.EventLog)
+      inbox.jsonl       commands from the TUI / `socratic inject`
+      config.json       the campaign's settings and task source (read again by --resume)
+      task/             frozen snapshot of the task (the evaluator runs on this copy)
+      workspace/        the agent's cwd: candidate.cu, NOTES.md, task/ (read-only copies)
+      evals/NNNN.json   full evaluator results
+      candidates/       every evaluated candidate, by sha256 prefix
+      blobs/            full text of tool outputs too long for the event log
+      messages.jsonl    the conversation, one message per line (replayed by --resume)
+      state.json        inbox offset and questions not yet delivered
+      campaign.log      stdout/stderr of a detached campaign process
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
+
+from harness.config import Config
+from harness.task import Task, snapshot
+
+CANDIDATE = "candidate.cu"
+NOTES = "NOTES.md"
+
+NOTES_TEMPLATE = """# Notes
+
+Keep this file current: what you tried, what you measured, what you believe and why,
+and what you would try next. A fresh context starts from it.
+"""
+
+
+def session_id(task_name: str, now: datetime | None = None) -> str:
+    now = now or datetime.now()
+    return f"{now:%Y%m%d-%H%M%S}-{task_name}"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class Session:
+    dir: Path
+
+    # -- paths ------------------------------------------------------------------------
+    @property
+    def events(self) -> Path:
+        return self.dir / EVENTS_FILE
+
+    @property
+    def inbox(self) -> Path:
+        return self.dir / INBOX_FILE
+
+    @property
+    def workspace(self) -> Path:
+        return self.dir / "workspace"
+
+    @property
+    def candidate(self) -> Path:
+        return self.workspace / CANDIDATE
+
+    @property
+    def notes(self) -> Path:
+        return self.workspace / NOTES
+
+    @property
+    def task_dir(self) -> Path:
+        return self.dir / "task"
+
+    @property
+    def workspace_task(self) -> Path:
+        return self.workspace / "task"
+
+    @property
+    def evals(self) -> Path:
+        return self.dir / "evals"
+
+    @property
+    def candidates(self) -> Path:
+        return self.dir / "candidates"
+
+    @property
+    def blobs(self) -> Path:
+        return self.dir / "blobs"
+
+    @property
+    def messages(self) -> Path:
+        return self.dir / "messages.jsonl"
+
+    @property
+    def state_file(self) -> Path:
+        return self.dir / "state.json"
+
+    @property
+    def config_file(self) -> Path:
+        return self.dir / "config.json"
+
+    @property
+    def log_file(self) -> Path:
+        return self.dir / "campaign.log"
+
+    # -- creation ---------------------------------------------------------------------
+    @classmethod
+    def create(cls, task: Task, config: Config, session_dir: Path | None = None,
+               root: Path | None = None) -> tuple["Session", dict[str, str]]:
+        """Lay out a new session; returns it and the frozen task's file hashes."""
+        if session_dir is None:
+            session_dir = Path(root or "sessions") / session_id(task.name)
+        session_dir = Path(session_dir)
+        if (session_dir / EVENTS_FILE).exists():
+            from socratic.errors import InputError
+            raise InputError(f"{session_dir}: already holds a campaign (use --resume)")
+        s = cls(session_dir)
+        for d in (s.dir, s.workspace, s.evals, s.candidates, s.blobs):
+            d.mkdir(parents=True, exist_ok=True)
+        hashes = snapshot(task, s.task_dir)
+        snapshot(task, s.workspace_task)
+        if not s.candidate.exists():
+            shutil.copyfile(task.dir / task.baseline, s.candidate)
+            s.candidate.chmod(0o644)
+        if not s.notes.exists():
+            s.notes.write_text(NOTES_TEMPLATE, encoding="utf-8")
+        s.inbox.touch()
+        write_json_atomic(s.config_file, {"task_source": str(task.dir.resolve()),
+                                          "task_hashes": hashes, "config": config.to_dict()})
+        return s, hashes
+
+    def load_config(self) -> dict[str, Any]:
+        return json.loads(self.config_file.read_text(encoding="utf-8"))
+
+    # -- state ------------------------------------------------------------------------
+    def load_state(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.state_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        write_json_atomic(self.state_file, state)
+
+    def append_message(self, ctx: int, message: dict[str, Any]) -> None:
+        append_jsonl(self.messages, {"ctx": ctx, "message": message})
+
+    def load_messages(self) -> tuple[int, list[dict[str, Any]]]:
+        """The current context's messages (the last handoff wins)."""
+        if not self.messages.exists():
+            return 0, []
+        records, _ = read_jsonl(self.messages)
+        if not records:
+            return 0, []
+        ctx = max(int(r.get("ctx", 0)) for r in records)
+        return ctx, [r["message"] for r in records if int(r.get("ctx", 0)) == ctx
+                     and isinstance(r.get("message"), dict)]

@@ -1,0 +1,198 @@
+"""The five moments where agents go wrong, one small detector each.
+
+Each detector sees the campaign's evaluations (`on_eval`), the agent's text (`on_text`) or
+its stop attempts (`on_stop`), and returns a `Fired(kind, reason)` or None. Thresholds come
+from `TriggerConfig`. Detectors hold only what they need, so `--resume` rebuilds them by
+replaying the evaluation history with `replay=True` (nothing fires).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness.config import TriggerConfig
+from harness.evaluation import Evaluation
+
+
+@dataclass
+class Fired:
+    kind: str
+    reason: str
+
+
+def _rel(new: float | None, old: float | None) -> float:
+    if new is None or old is None or old <= 0:
+        return 0.0
+    return new / old - 1.0
+
+
+class Start:
+    """Fires once, before the agent's first turn."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def fire(self, task_name: str, goal_text: str) -> Fired | None:
+        if self.done:
+            return None
+        self.done = True
+        return Fired("start", f"campaign start on {task_name}; goal: {goal_text}")
+
+
+class Plateau:
+    """The best min-speedup and geomean have not improved by `plateau_min_gain` (relative)
+    over `plateau_window` evaluations of the goal's set."""
+
+    def __init__(self, cfg: TriggerConfig) -> None:
+        self.cfg = cfg
+        self.best_min: float | None = None
+        self.best_geo: float | None = None
+        self.since = 0
+
+    def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
+        if ev.all_correct:
+            mn, geo = ev.metric("min_speedup"), ev.metric("geomean_speedup")
+            if self.best_min is None or self.best_geo is None:
+                self.best_min, self.best_geo, self.since = mn, geo, 0
+                return None
+            g = self.cfg.plateau_min_gain
+            if _rel(mn, self.best_min) >= g or _rel(geo, self.best_geo) >= g:
+                self.best_min = max(self.best_min, mn or 0.0)
+                self.best_geo = max(self.best_geo, geo or 0.0)
+                self.since = 0
+                return None
+        if self.best_min is None:
+            return None  # nothing correct yet: no plateau of speed to speak of
+        self.since += 1
+        if self.since >= self.cfg.plateau_window:
+            self.since = 0
+            return Fired("plateau", (
+                f"{self.cfg.plateau_window} evaluations without a {self.cfg.plateau_min_gain:.0%} "
+                f"gain: best min-speedup {self.best_min:.3f}x, best geomean {self.best_geo:.3f}x"))
+        return None
+
+
+class SuspiciousGain:
+    """One evaluation improving geomean or min-speedup by `suspicious_step` over the previous
+    correct one, or a scenario at `suspicious_bound_fraction` of its bound (or below it)."""
+
+    def __init__(self, cfg: TriggerConfig) -> None:
+        self.cfg = cfg
+        self.prev: Evaluation | None = None
+
+    def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
+        if not ev.all_correct:
+            return None
+        prev, self.prev = self.prev, ev
+        reasons = []
+        if prev is not None and prev.sha != ev.sha:
+            for key, label in (("geomean_speedup", "geomean"), ("min_speedup", "min-speedup")):
+                r = _rel(ev.metric(key), prev.metric(key))
+                if r >= self.cfg.suspicious_step:
+                    reasons.append(f"{label} {prev.metric(key):.3f}x -> {ev.metric(key):.3f}x "
+                                   f"(+{r:.0%}) in one step")
+        near = []
+        for row in ev.scenarios:
+            bf = row.get("bound_fraction")
+            if row.get("below_bound") or (isinstance(bf, (int, float))
+                                          and bf >= self.cfg.suspicious_bound_fraction):
+                near.append(f"{row.get('id')} at {bf:.0%} of its bound" if isinstance(
+                    bf, (int, float)) else f"{row.get('id')} below its bound")
+        if near:
+            reasons.append("; ".join(near[:4]) + (f" (+{len(near) - 4} more)" if len(near) > 4
+                                                  else ""))
+        if reasons:
+            return Fired("suspicious_gain", "; ".join(reasons))
+        return None
+
+
+class CorrectnessFailure:
+    """A failing evaluation (build, ban or a scenario's correctness), then the agent's
+    explanation of it: the first text of at least `explanation_min_chars` after it."""
+
+    def __init__(self, cfg: TriggerConfig) -> None:
+        self.cfg = cfg
+        self.pending: Evaluation | None = None
+
+    def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
+        self.pending = ev if ev.failed_check else None
+        return None
+
+    def on_text(self, text: str) -> Fired | None:
+        if self.pending is None or len(text.strip()) < self.cfg.explanation_min_chars:
+            return None
+        ev, self.pending = self.pending, None
+        bad = [str(r.get("id")) for r in ev.scenarios if not r.get("correct")]
+        what = ("build failed" if not ev.build_ok else "banned library" if not ev.bans_ok
+                else f"{len(bad)} scenario(s) incorrect ({', '.join(bad[:4])})" if bad
+                else ev.summary().get("error", "evaluation failed"))
+        snippet = " ".join(text.split())[:160]
+        return Fired("correctness_failure",
+                     f"evaluation #{ev.n}: {what}; the agent explains: \"{snippet}\"")
+
+
+LIMIT_PATTERNS = [
+    r"\b(at|near|close to|reached|hit(ting)?)\b[^.\n]{0,40}\b(the )?(limit|roofline|peak|"
+    r"ceiling|bound)\b",
+    r"\b(memory|bandwidth|latency|compute)[- ]bound\b",
+    r"\bcan(not|'t)? (be )?(improved?|go|get) (any )?(further|faster|more)\b",
+    r"\b(no|little) (further|more) (room|headroom|gains?|improvement)\b",
+    r"\b(optimal|best possible|as fast as (it|this) (can|gets))\b",
+    r"\bfundamental(ly)? limit",
+    r"\b(i am|i'm|we are|we're) done\b",
+    r"\bdiminishing returns\b",
+]
+_LIMIT_RE = re.compile("|".join(f"(?:{p})" for p in LIMIT_PATTERNS), re.I)
+
+
+def declares_limit(text: str) -> str | None:
+    m = _LIMIT_RE.search(text)
+    return m.group(0) if m else None
+
+
+class DeclaredDone:
+    """A stop attempt with the goal unmet, or text declaring a limit; at most once per
+    `declared_done_cooldown` evaluations."""
+
+    def __init__(self, cfg: TriggerConfig) -> None:
+        self.cfg = cfg
+        self.last_at: int | None = None
+
+    def _ok(self, n_evals: int) -> bool:
+        return self.last_at is None or n_evals - self.last_at >= self.cfg.declared_done_cooldown
+
+    def on_text(self, text: str, n_evals: int) -> Fired | None:
+        phrase = declares_limit(text)
+        if phrase is None or not self._ok(n_evals):
+            return None
+        self.last_at = n_evals
+        return Fired("declared_done", f"the agent declares a limit: \"{phrase}\"")
+
+    def on_stop(self, met: bool, n_failing: int, n_evals: int) -> Fired | None:
+        if met or not self._ok(n_evals):
+            return None
+        self.last_at = n_evals
+        return Fired("declared_done", f"stop attempt with the goal unmet "
+                                      f"({n_failing} scenario(s) short)")
+
+
+class Detectors:
+    """All five, wired the way the campaign uses them."""
+
+    def __init__(self, cfg: TriggerConfig) -> None:
+        self.start = Start()
+        self.plateau = Plateau(cfg)
+        self.suspicious = SuspiciousGain(cfg)
+        self.correctness = CorrectnessFailure(cfg)
+        self.declared = DeclaredDone(cfg)
+
+    def on_eval(self, ev: Evaluation, goal_set: bool, replay: bool = False) -> list[Fired]:
+        fired = [self.correctness.on_eval(ev, replay)]
+        if goal_set:
+            fired += [self.suspicious.on_eval(ev, replay), self.plateau.on_eval(ev, replay)]
+        return [] if replay else [f for f in fired if f]
+
+    def on_text(self, text: str, n_evals: int) -> list[Fired]:
+        return [f for f in (self.correctness.on_text(text),
+                            self.declared.on_text(text, n_evals)) if f]
