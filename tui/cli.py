@@ -1,8 +1,58 @@
-"""`socratic watch` and `socratic replay` (placeholder until the TUI lands)."""
+"""`socratic watch SESSION_DIR` and `socratic replay [SESSION_DIR]`.
+
+Cheap to import: Textual is imported inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from socratic.errors import InputError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("watch", help="watch a live campaign")
-    p.set_defaults(handler=None)
-    p = sub.add_parser("replay", help="replay a recorded campaign (default: the bundled demo)")
-    p.set_defaults(handler=None)
+    p = sub.add_parser("watch", help="watch a live campaign and steer it with questions",
+                       description="Tail a session's events.jsonl in the TUI; keys inject "
+                       "questions and controls into its inbox.jsonl. ctrl+q leaves the "
+                       "campaign running.")
+    p.add_argument("session_dir", type=Path, metavar="SESSION_DIR")
+    p.add_argument("--poll", action="store_true",
+                   help="poll the file instead of inotify (network file systems: NFS, Lustre)")
+    p.add_argument("--no-mouse", action="store_true",
+                   help="do not capture the mouse (terminal text selection keeps working)")
+    p.set_defaults(handler=_watch)
+
+    p = sub.add_parser("replay", help="replay a recorded campaign (default: the bundled demo)",
+                       description="Play a finished (or running) campaign with its real timing; "
+                       "space plays, arrows step, [ ] jump between evaluations, { } between "
+                       "questions, + - change speed.")
+    p.add_argument("session_dir", type=Path, nargs="?", metavar="SESSION_DIR",
+                   help="a session directory (default: the bundled demo campaign)")
+    p.add_argument("--speed", type=float, default=10.0,
+                   help="playback speed, x1 to x1000 (default 10)")
+    p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
+    p.set_defaults(handler=_replay)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from tui.app import check_session_dir, run_watch
+
+    check_session_dir(args.session_dir)
+    return run_watch(args.session_dir, poll=args.poll, no_mouse=args.no_mouse)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    if not 1 <= args.speed <= 1000:
+        raise InputError(f"--speed {args.speed:g}: expected 1 to 1000")
+    session_dir = args.session_dir
+    if session_dir is None:
+        from socratic.resources import demo_session_dir
+
+        session_dir = demo_session_dir()
+        if not (session_dir / "events.jsonl").is_file():
+            raise InputError(f"the bundled demo campaign is not installed ({session_dir}"
+                             "/events.jsonl is missing); pass a SESSION_DIR")
+    from tui.app import run_replay
+
+    return run_replay(session_dir, speed=args.speed, no_mouse=args.no_mouse)

@@ -1,0 +1,84 @@
+"""Small text formatters shared by the widgets (pure functions, no Textual)."""
+
+from __future__ import annotations
+
+import math
+
+
+def elapsed(seconds: float | None) -> str:
+    """`1d 02:03:04`, `02:03:04`, `03:04`."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "--:--"
+    s = int(seconds)
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    if d:
+        return f"{d}d {h:02d}:{m:02d}:{s:02d}"
+    if h:
+        return f"{h:02d}:{m:02d}:{s:02d}"
+    return f"{m:02d}:{s:02d}"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return elapsed(seconds)
+
+
+def count(n: float | int | None) -> str:
+    """1234 → 1.2k, 1234567 → 1.2M."""
+    if n is None:
+        return "-"
+    n = float(n)
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def speedup(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}×"
+
+
+def ms(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x >= 100:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.3f}"
+    return f"{x:.4f}"
+
+
+def sci(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.1e}" if (abs(x) < 1e-3 or abs(x) >= 1e4) else f"{x:.4f}"
+
+
+def ratio(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.2f}"
+
+
+def fixed(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def percent(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.0f}%"
+
+
+def one_line(text: str, width: int) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= width else s[: max(0, width - 1)] + "…"

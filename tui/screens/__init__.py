@@ -1,0 +1,1 @@
+"""Modal screens: help, stop confirmation, free-text question, question picker."""

@@ -1,0 +1,602 @@
+"""The campaign state model: a pure reducer over the event log, with no widgets in it.
+
+`CampaignState.apply(event)` folds one event into the state; the screen is a function of
+the state, so "the screen at any point is the state the events up to that point produce"
+is checked in tests without a screen.
+
+Discipline that makes cheap checkpoints possible: the reducer never mutates an object
+that a container already holds (blocks, rows, eval points are replaced, not edited), so
+`copy()` only copies the containers. `Timeline` keeps such copies every
+`CHECKPOINT_EVERY` events and seeks by replaying at most that many events.
+
+Readers are tolerant: unknown event types are ignored, missing fields become None,
+values of the wrong type are treated as missing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+CHECKPOINT_EVERY = 256
+# the transcript keeps at most this many characters of a tool's input/output
+MAX_TOOL_TEXT = 4000
+
+
+def num(value: Any) -> float | None:
+    """A finite float, or None for anything else (missing, str, NaN, bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def _int(value: Any, default: int = 0) -> int:
+    v = num(value)
+    return int(v) if v is not None else default
+
+
+def _str(value: Any, default: str = "") -> str:
+    if value is None:
+        return default
+    return value if isinstance(value, str) else str(value)
+
+
+def _clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters)"
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+@dataclass(frozen=True)
+class Block:
+    """One transcript block. `kind` is one of: start, text, tool, eval, trigger, question,
+    stophook, control, end. Fields not used by a kind stay at their defaults."""
+
+    kind: str
+    seq: int = 0          # seq of the event that opened the block
+    t: float = 0.0        # campaign time of that event
+    text: str = ""        # agent text, question text, trigger reason, end reason...
+    title: str = ""       # tool name, trigger kind, control action
+    detail: str = ""      # tool input (short), question source, ...
+    output: str = ""      # tool output
+    ok: bool | None = None    # tool result ok, eval all_correct, stophook met
+    done: bool = False        # tool has its result, eval has ended
+    duration: float | None = None
+    data: tuple = ()      # kind-specific extras (frozen): (key, value) pairs
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self.data:
+            if k == key:
+                return v
+        return default
+
+
+def tool_input_summary(name: str, tool_input: Any) -> str:
+    """One short line for a tool call's input: the command, the path, the edit."""
+    if isinstance(tool_input, dict):
+        for key in ("command", "cmd", "path", "file", "file_path", "scenarios", "text"):
+            if key in tool_input and tool_input[key] not in (None, ""):
+                val = tool_input[key]
+                s = val if isinstance(val, str) else str(val)
+                return s.strip().splitlines()[0][:200] if s.strip() else ""
+        if not tool_input:
+            return ""
+        import json
+
+        return json.dumps(tool_input, ensure_ascii=False)[:200]
+    if tool_input is None:
+        return ""
+    return _str(tool_input).strip().splitlines()[0][:200] if _str(tool_input).strip() else ""
+
+
+def tool_input_full(tool_input: Any) -> str:
+    if isinstance(tool_input, dict):
+        parts = []
+        for k, v in tool_input.items():
+            s = v if isinstance(v, str) else repr(v)
+            parts.append(f"{k}: {s}")
+        return _clip("\n".join(parts))
+    return _clip(_str(tool_input))
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    """The latest evaluator row for one scenario, plus the best speedup seen so far."""
+
+    id: str
+    order: int
+    n: int | None = None           # evaluation that produced the row
+    correct: bool | None = None
+    err: float | None = None
+    err_baseline: float | None = None
+    baseline_ms: float | None = None
+    candidate_ms: float | None = None
+    speedup: float | None = None
+    best: float | None = None      # best correct speedup over all evaluations
+    tflops: float | None = None
+    bound_fraction: float | None = None
+    error: str | None = None       # evaluator's error text (build/launch failure)
+    stale: bool = False            # from an earlier evaluation than the current one
+
+    @property
+    def err_ratio(self) -> float | None:
+        if self.err is None or self.err_baseline is None:
+            return None
+        if self.err_baseline == 0:
+            return 1.0 if self.err == 0 else math.inf
+        return self.err / self.err_baseline
+
+    def meets(self, goal: float | None) -> bool | None:
+        """True/False once the row has a result; None before the first evaluation."""
+        if self.correct is None and self.speedup is None:
+            return None
+        if self.correct is False:
+            return False
+        if goal is None or self.speedup is None:
+            return bool(self.correct)
+        return self.speedup >= goal
+
+
+@dataclass(frozen=True)
+class EvalPoint:
+    n: int
+    geomean: float | None
+    min: float | None
+    all_correct: bool | None
+    worst: str | None = None
+    comparisons: tuple = ()  # (name, geomean speedup vs that implementation)
+    t: float = 0.0
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class Trigger:
+    kind: str
+    reason: str
+    suggestions: tuple[str, ...]
+    seq: int
+    t: float
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    bank_id: str | None
+    trigger: str | None
+    source: str
+    seq: int
+    t: float
+
+
+# --------------------------------------------------------------------------- state
+
+STATES = ("starting", "running", "paused", "waiting", "stopping", "ended")
+
+
+@dataclass
+class CampaignState:
+    # campaign.start
+    task: str = ""
+    model: str = ""
+    goal: float | None = None
+    goal_against: str = "baseline"
+    gpu: str = ""
+    started: bool = False
+    auto: bool | None = None
+    # run state
+    status: str = "starting"
+    end_reason: str = ""
+    seq: int = 0
+    t: float = 0.0
+    n_events: int = 0
+    n_ignored: int = 0
+    # counters
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost_usd: float = 0.0
+    # evaluations
+    eval_n: int | None = None          # current (or last) evaluation number
+    eval_running: bool = False
+    eval_done: int = 0                 # scenarios finished in the running evaluation
+    eval_total: int | None = None
+    evals: list[EvalPoint] = field(default_factory=list)
+    rows: dict[str, ScenarioRow] = field(default_factory=dict)
+    # questions and triggers
+    last_trigger: Trigger | None = None
+    triggers: int = 0
+    questions: list[Question] = field(default_factory=list)
+    asked: set = field(default_factory=set)  # bank ids
+    last_stophook: bool | None = None
+    # transcript
+    blocks: list[Block] = field(default_factory=list)
+    tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
+    eval_index: dict[int, int] = field(default_factory=dict)  # eval n -> block index
+    _text_open: bool = False
+
+    # ----------------------------------------------------------------- copying
+
+    def copy(self) -> "CampaignState":
+        """A checkpoint: containers copied, contents shared (they are never mutated)."""
+        return replace(
+            self,
+            evals=list(self.evals),
+            rows=dict(self.rows),
+            questions=list(self.questions),
+            asked=set(self.asked),
+            blocks=list(self.blocks),
+            tool_index=dict(self.tool_index),
+            eval_index=dict(self.eval_index),
+        )
+
+    # ----------------------------------------------------------------- derived
+
+    @property
+    def best_geomean(self) -> float | None:
+        vals = [e.geomean for e in self.evals if e.geomean is not None and e.all_correct]
+        return max(vals) if vals else None
+
+    @property
+    def last_eval(self) -> EvalPoint | None:
+        return self.evals[-1] if self.evals else None
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def rows_in_order(self) -> list[ScenarioRow]:
+        return sorted(self.rows.values(), key=lambda r: r.order)
+
+    def missing_goal(self) -> list[str]:
+        return [r.id for r in self.rows_in_order() if r.meets(self.goal) is False]
+
+    # ----------------------------------------------------------------- reducer
+
+    def apply(self, ev: dict[str, Any]) -> "CampaignState":
+        """Fold one event in (in place) and return self. Unknown types are ignored."""
+        if not isinstance(ev, dict):
+            self.n_ignored += 1
+            return self
+        kind = ev.get("type")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            self.n_ignored += 1
+            return self
+        self.n_events += 1
+        seq = _int(ev.get("seq"), self.seq + 1)
+        self.seq = max(self.seq, seq)
+        t = num(ev.get("t"))
+        if t is not None:
+            self.t = max(self.t, t)
+        if kind != "agent.text":
+            self._text_open = False
+        handler(self, ev, seq, t if t is not None else self.t)
+        return self
+
+    def apply_all(self, events: Iterable[dict[str, Any]]) -> "CampaignState":
+        for ev in events:
+            self.apply(ev)
+        return self
+
+    # ----------------------------------------------------------------- handlers
+
+    def _start(self, ev, seq, t):
+        self.started = True
+        self.task = _str(ev.get("task"))
+        self.model = _str(ev.get("model"))
+        goal = ev.get("goal")
+        if isinstance(goal, dict):
+            self.goal = num(goal.get("min_speedup"))
+            self.goal_against = _str(goal.get("against"), "baseline") or "baseline"
+        else:
+            self.goal = num(goal)
+        gpu = ev.get("gpu")
+        self.gpu = _str(gpu.get("name")) if isinstance(gpu, dict) else _str(gpu)
+        auto = ev.get("auto_questions")
+        if isinstance(auto, bool):
+            self.auto = auto
+        scenarios = ev.get("scenarios")
+        if isinstance(scenarios, list):
+            for item in scenarios:
+                sid = item.get("id") if isinstance(item, dict) else item
+                if isinstance(sid, (str, int)) and str(sid) not in self.rows:
+                    self.rows[str(sid)] = ScenarioRow(id=str(sid), order=len(self.rows))
+            self.eval_total = len(self.rows) or None
+        if self.status in ("starting", "ended"):
+            self.status = "running"
+        detail = " · ".join(x for x in (self.task, self.model, self.gpu) if x)
+        self.blocks.append(Block("start", seq, t, text=detail,
+                                 data=(("goal", self.goal), ("against", self.goal_against))))
+
+    def _text(self, ev, seq, t):
+        chunk = _str(ev.get("text"))
+        if not chunk:
+            return
+        if self._text_open and self.blocks and self.blocks[-1].kind == "text":
+            last = self.blocks[-1]
+            self.blocks[-1] = replace(last, text=last.text + chunk)
+        else:
+            self.blocks.append(Block("text", seq, t, text=chunk))
+        self._text_open = True
+
+    def _tool_call(self, ev, seq, t):
+        self.tool_calls += 1
+        name = _str(ev.get("name"), "tool")
+        tool_input = ev.get("input")
+        block = Block("tool", seq, t, title=name, detail=tool_input_summary(name, tool_input),
+                      text=tool_input_full(tool_input))
+        tid = _str(ev.get("id"))
+        if tid:
+            self.tool_index[tid] = len(self.blocks)
+        self.blocks.append(block)
+
+    def _tool_result(self, ev, seq, t):
+        tid = _str(ev.get("id"))
+        idx = self.tool_index.pop(tid, None) if tid else None
+        output = ev.get("output")
+        out = output if isinstance(output, str) else ("" if output is None else str(output))
+        ok = ev.get("ok")
+        ok = ok if isinstance(ok, bool) else None
+        if idx is None or idx >= len(self.blocks):
+            self.blocks.append(Block("tool", seq, t, title=_str(ev.get("name"), "tool"),
+                                     output=_clip(out), ok=ok, done=True))
+            return
+        old = self.blocks[idx]
+        self.blocks[idx] = replace(old, output=_clip(out), ok=ok, done=True,
+                                   duration=max(0.0, t - old.t))
+
+    def _eval_start(self, ev, seq, t):
+        n = _int(ev.get("n"), (self.eval_n or 0) + 1)
+        self.eval_n = n
+        self.eval_running = True
+        self.eval_done = 0
+        total = ev.get("total")
+        if num(total) is not None:
+            self.eval_total = int(total)
+        # rows from the previous evaluation become stale until this one reports them
+        for sid, row in self.rows.items():
+            if row.n is not None and not row.stale:
+                self.rows[sid] = replace(row, stale=True)
+        self.eval_index[n] = len(self.blocks)
+        self.blocks.append(Block("eval", seq, t, title=f"#{n}",
+                                 detail=_str(ev.get("candidate_sha"))[:12],
+                                 data=(("n", n),)))
+
+    def _eval_scenario(self, ev, seq, t):
+        sid = ev.get("scenario", ev.get("id"))
+        if not isinstance(sid, (str, int)):
+            self.n_ignored += 1
+            return
+        sid = str(sid)
+        n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else self.eval_n
+        old = self.rows.get(sid) or ScenarioRow(id=sid, order=len(self.rows))
+        correct = ev.get("correct")
+        correct = correct if isinstance(correct, bool) else None
+        speedup = num(ev.get("speedup"))
+        best = old.best
+        if correct and speedup is not None and (best is None or speedup > best):
+            best = speedup
+        err = ev.get("error")
+        self.rows[sid] = ScenarioRow(
+            id=sid, order=old.order, n=n, correct=correct,
+            err=num(ev.get("err")), err_baseline=num(ev.get("err_baseline")),
+            baseline_ms=num(ev.get("baseline_ms")), candidate_ms=num(ev.get("candidate_ms")),
+            speedup=speedup, best=best, tflops=num(ev.get("tflops")),
+            bound_fraction=num(ev.get("bound_fraction")),
+            error=_str(err) if err else None, stale=False,
+        )
+        if self.eval_running:
+            self.eval_done += 1
+
+    def _eval_end(self, ev, seq, t):
+        n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else (self.eval_n or 0)
+        summary = ev.get("summary") if isinstance(ev.get("summary"), dict) else {}
+        comps = summary.get("geomean_vs")
+        comparisons = tuple(
+            (str(k), num(v)) for k, v in comps.items() if num(v) is not None
+        ) if isinstance(comps, dict) else ()
+        ac = summary.get("all_correct")
+        point = EvalPoint(
+            n=n, geomean=num(summary.get("geomean_speedup")), min=num(summary.get("min_speedup")),
+            all_correct=ac if isinstance(ac, bool) else None,
+            worst=_str(summary.get("worst_scenario")) or None, comparisons=comparisons,
+            t=t, seq=seq,
+        )
+        self.evals.append(point)
+        self.eval_n = n
+        self.eval_running = False
+        idx = self.eval_index.get(n)
+        data = (("n", n), ("point", point), ("error", _str(ev.get("error")) or None))
+        if idx is not None and idx < len(self.blocks) and self.blocks[idx].kind == "eval":
+            old = self.blocks[idx]
+            self.blocks[idx] = replace(old, ok=point.all_correct, done=True,
+                                       duration=max(0.0, t - old.t), data=data)
+        else:
+            self.eval_index[n] = len(self.blocks)
+            self.blocks.append(Block("eval", seq, t, title=f"#{n}", ok=point.all_correct,
+                                     done=True, data=data))
+
+    def _trigger(self, ev, seq, t):
+        sugg = ev.get("suggestions")
+        suggestions = tuple(str(s) for s in sugg if isinstance(s, (str, int))) \
+            if isinstance(sugg, list) else ()
+        trig = Trigger(kind=_str(ev.get("kind"), "trigger"), reason=_str(ev.get("reason")),
+                       suggestions=suggestions, seq=seq, t=t)
+        self.last_trigger = trig
+        self.triggers += 1
+        self.blocks.append(Block("trigger", seq, t, title=trig.kind, text=trig.reason,
+                                 data=(("suggestions", suggestions),)))
+
+    def _question(self, ev, seq, t):
+        bank_id = ev.get("bank_id")
+        bank_id = str(bank_id) if isinstance(bank_id, (str, int)) and bank_id != "" else None
+        q = Question(text=_str(ev.get("text")), bank_id=bank_id,
+                     trigger=_str(ev.get("trigger")) or None,
+                     source=_str(ev.get("source"), "human") or "human", seq=seq, t=t)
+        self.questions.append(q)
+        if bank_id:
+            self.asked.add(bank_id)
+        self.blocks.append(Block("question", seq, t, text=q.text, title=q.source,
+                                 detail=q.trigger or "",
+                                 data=(("bank_id", bank_id),)))
+
+    def _stophook(self, ev, seq, t):
+        met = ev.get("met")
+        met = met if isinstance(met, bool) else None
+        self.last_stophook = met
+        failing = ev.get("failing")
+        rows = []
+        if isinstance(failing, list):
+            for f in failing:
+                if isinstance(f, dict):
+                    rows.append((_str(f.get("scenario")), f.get("correct"),
+                                 num(f.get("speedup")), num(f.get("goal"))))
+        self.blocks.append(Block("stophook", seq, t, ok=met, text=_str(ev.get("reason")),
+                                 data=(("failing", tuple(rows)),)))
+
+    def _usage(self, ev, seq, t):
+        # usage events carry the increments of one model call; `total: true` marks totals
+        if ev.get("total") is True or ev.get("cumulative") is True:
+            self.input_tokens = _int(ev.get("input_tokens"), self.input_tokens)
+            self.output_tokens = _int(ev.get("output_tokens"), self.output_tokens)
+            self.cache_read = _int(ev.get("cache_read"), self.cache_read)
+            self.cache_write = _int(ev.get("cache_write"), self.cache_write)
+            self.cost_usd = num(ev.get("cost_usd")) or self.cost_usd
+            return
+        self.input_tokens += _int(ev.get("input_tokens"))
+        self.output_tokens += _int(ev.get("output_tokens"))
+        self.cache_read += _int(ev.get("cache_read"))
+        self.cache_write += _int(ev.get("cache_write"))
+        self.cost_usd += num(ev.get("cost_usd")) or 0.0
+
+    def _control(self, ev, seq, t):
+        action = _str(ev.get("action"))
+        if action == "pause":
+            self.status = "paused"
+        elif action == "resume":
+            if self.status != "ended":
+                self.status = "running"
+        elif action == "stop":
+            if self.status != "ended":
+                self.status = "stopping"
+        elif action in ("auto_on", "auto_off"):
+            self.auto = action == "auto_on"
+        elif action == "auto_questions":
+            val = ev.get("value", ev.get("on", ev.get("enabled")))
+            self.auto = val if isinstance(val, bool) else not bool(self.auto)
+        elif action == "waiting":
+            if self.status != "ended":
+                self.status = "waiting"
+        self.blocks.append(Block("control", seq, t, title=action or "control",
+                                 text=_str(ev.get("reason"))))
+
+    def _end(self, ev, seq, t):
+        self.status = "ended"
+        self.eval_running = False
+        self.end_reason = _str(ev.get("reason"))
+        self.blocks.append(Block("end", seq, t, text=self.end_reason))
+
+
+_HANDLERS = {
+    "campaign.start": CampaignState._start,
+    "agent.text": CampaignState._text,
+    "tool.call": CampaignState._tool_call,
+    "tool.result": CampaignState._tool_result,
+    "eval.start": CampaignState._eval_start,
+    "eval.scenario": CampaignState._eval_scenario,
+    "eval.end": CampaignState._eval_end,
+    "trigger": CampaignState._trigger,
+    "question": CampaignState._question,
+    "stophook": CampaignState._stophook,
+    "usage": CampaignState._usage,
+    "control": CampaignState._control,
+    "campaign.end": CampaignState._end,
+}
+
+
+
+def fold(events: Iterable[dict[str, Any]]) -> CampaignState:
+    return CampaignState().apply_all(events)
+
+
+# --------------------------------------------------------------------------- timeline
+
+
+class Timeline:
+    """All events of a session with checkpoints, for replay: `state_at(i)` is the state
+    after the first `i` events, built from the nearest checkpoint at or before `i`."""
+
+    def __init__(self, events: list[dict[str, Any]], every: int = CHECKPOINT_EVERY) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.every = every
+        self._checkpoints: list[CampaignState] = [CampaignState()]  # [k] = state after k*every
+        self._tail = CampaignState()   # state after all events so far
+        self.times: list[float] = []
+        self.extend(events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def extend(self, events: Iterable[dict[str, Any]]) -> None:
+        tail = self._tail
+        last_t = self.times[-1] if self.times else 0.0
+        for ev in events:
+            self.events.append(ev)
+            tail.apply(ev)
+            t = num(ev.get("t")) if isinstance(ev, dict) else None
+            last_t = max(last_t, t) if t is not None else last_t
+            self.times.append(last_t)
+            if len(self.events) % self.every == 0:
+                self._checkpoints.append(tail.copy())
+
+    @property
+    def final(self) -> CampaignState:
+        """The state after every event (shared: copy before applying more)."""
+        return self._tail
+
+    def state_at(self, i: int) -> CampaignState:
+        i = max(0, min(i, len(self.events)))
+        if i == len(self.events):
+            return self._tail.copy()
+        k = i // self.every
+        state = self._checkpoints[k].copy()
+        for ev in self.events[k * self.every:i]:
+            state.apply(ev)
+        return state
+
+    # positions of interest, for [ ] { } seeking: index *after* the event
+    def positions(self, kind: str) -> list[int]:
+        cache = getattr(self, "_pos_cache", None)
+        if cache is None or cache[0] != len(self.events):
+            ends, questions = [], []
+            for i, ev in enumerate(self.events):
+                ty = ev.get("type") if isinstance(ev, dict) else None
+                if ty == "eval.end":
+                    ends.append(i + 1)
+                elif ty == "question":
+                    questions.append(i + 1)
+            cache = (len(self.events), {"eval": ends, "question": questions})
+            self._pos_cache = cache
+        return cache[1][kind]
+
+    def next_position(self, kind: str, i: int) -> int | None:
+        for p in self.positions(kind):
+            if p > i:
+                return p
+        return None
+
+    def prev_position(self, kind: str, i: int) -> int | None:
+        for p in reversed(self.positions(kind)):
+            if p < i:
+                return p
+        return None

@@ -1,0 +1,52 @@
+"""The line above the scenario table: evaluation number, geomean, min, goal, comparison."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui import format as fmt
+from tui.state import CampaignState
+
+
+class EvalHeader(Static):
+    DEFAULT_CSS = "EvalHeader { height: 1; width: 1fr; }"
+
+    def show(self, state: CampaignState) -> None:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        last = state.last_eval
+        goal = state.goal
+        if state.eval_running and state.eval_n is not None:
+            total = f"/{state.eval_total}" if state.eval_total else ""
+            t.append(f"eval #{state.eval_n} running {state.eval_done}{total}", style="bold")
+            if last is not None:
+                t.append(f" · last #{last.n}", style="dim")
+        elif last is not None:
+            t.append(f"eval #{last.n}", style="bold")
+        else:
+            t.append("no evaluation yet", style="dim")
+        if last is not None:
+            if last.all_correct is False:
+                t.append("  ✗ INCORRECT", style="bold reverse")
+            elif last.all_correct:
+                t.append("  ✓ correct")
+            t.append("  geomean ")
+            t.append(fmt.speedup(last.geomean), style="bold")
+            t.append("  min ")
+            below = goal is not None and last.min is not None and last.min < goal
+            t.append(fmt.speedup(last.min), style="bold underline" if below else "bold")
+            if below:
+                t.append(" ▼")
+        if goal is not None:
+            against = "" if state.goal_against in ("", "baseline") else f" vs {state.goal_against}"
+            t.append(f"  goal ≥{goal:.2f}×{against}")
+            missing = state.missing_goal()
+            if missing:
+                t.append(f" ({len(missing)} miss)", style="bold")
+        if last is not None:
+            for name, val in last.comparisons:
+                t.append(f"  vs {name} {fmt.speedup(val)}")
+        best = state.best_geomean
+        if best is not None:
+            t.append(f"  best {fmt.speedup(best)}", style="dim")
+        self.update(t)

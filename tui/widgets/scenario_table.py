@@ -1,0 +1,167 @@
+"""One row per scenario: pass/fail in words and symbols, errors, times, speedups, bound.
+
+Rows are keyed by scenario id; `show()` compares each cell's text with what is already
+there and calls `update_cell` only for cells that changed (inside `app.batch_update()`).
+Sorting is numeric (`s` cycles scenario order, worst speedup first, best first; a click
+on a header sorts by that column).
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from tui import format as fmt
+from tui.state import CampaignState, ScenarioRow
+
+COLUMNS = (
+    ("verdict", "ok"), ("id", "scenario"), ("err", "err"), ("errx", "×base"),
+    ("base", "base ms"), ("cand", "cand ms"), ("spd", "speedup"), ("best", "best"),
+    ("tf", "TF/s"), ("bnd", "bound"),
+)
+SORTS = ("order", "worst", "best")
+
+
+def verdict(row: ScenarioRow, goal: float | None) -> tuple[str, str]:
+    """(text, style) of the ok column: words/symbols first, style only on top."""
+    if row.correct is None and row.speedup is None and row.error is None:
+        return ("·", "dim")
+    if row.correct is False or (row.correct is None and row.error):
+        return ("✗ FAIL", "bold reverse")
+    if goal is not None and row.speedup is not None and row.speedup < goal:
+        return ("▼ slow", "bold underline")
+    return ("✓ ok", "")
+
+
+def _numeric(row: ScenarioRow, col: str) -> float:
+    val = {
+        "verdict": (0 if row.correct is False else 1 if row.speedup is None else 2),
+        "err": row.err, "errx": row.err_ratio, "base": row.baseline_ms,
+        "cand": row.candidate_ms, "spd": row.speedup, "best": row.best,
+        "tf": row.tflops, "bnd": row.bound_fraction,
+    }.get(col)
+    if val is None or (isinstance(val, float) and math.isnan(val)):
+        return -math.inf
+    return float(val)
+
+
+class ScenarioTable(DataTable):
+    BINDINGS = [Binding("s", "cycle_sort", "Sort", show=False)]
+    DEFAULT_CSS = "ScenarioTable { height: 1fr; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, cell_padding=1, **kwargs)
+        self._cells: dict[str, tuple[str, ...]] = {}
+        self._rows: dict[str, ScenarioRow] = {}
+        self.sort_mode = "order"
+        self._sort_col: str | None = None
+        self._sort_reverse = False
+
+    def on_mount(self) -> None:
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    # ------------------------------------------------------------------ render
+
+    def _cells_for(self, row: ScenarioRow, goal: float | None) -> tuple[Text, ...]:
+        v_text, v_style = verdict(row, goal)
+        dim = "dim" if row.stale else ""
+        missing = v_style != "" and v_text != "·"
+        id_style = "bold" if missing else dim
+        spd_style = "bold" if missing else dim
+        return (
+            Text(v_text, style=v_style),
+            Text(row.id, style=id_style),
+            Text(fmt.sci(row.err), style=dim, justify="right"),
+            Text(fmt.ratio(row.err_ratio), style=dim, justify="right"),
+            Text(fmt.ms(row.baseline_ms), style=dim, justify="right"),
+            Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),
+            Text(fmt.speedup(row.speedup), style=spd_style, justify="right"),
+            Text(fmt.speedup(row.best), style="dim", justify="right"),
+            Text(fmt.fixed(row.tflops), style=dim, justify="right"),
+            Text(fmt.percent(row.bound_fraction), style=dim, justify="right"),
+        )
+
+    def show(self, state: CampaignState) -> int:
+        """Bring the table up to `state`; returns the number of cells updated."""
+        updated = 0
+        changed = False
+        self._rows = state.rows
+        keys = [k for k, _ in COLUMNS]
+        for row in state.rows_in_order():
+            cells = self._cells_for(row, state.goal)
+            sig = tuple(c.plain + "|" + str(c.style) for c in cells)
+            old = self._cells.get(row.id)
+            if old is None:
+                self.add_row(*cells, key=row.id)
+                self._cells[row.id] = sig
+                changed = True
+                continue
+            if old == sig:
+                continue
+            for i, key in enumerate(keys):
+                if old[i] != sig[i]:
+                    self.update_cell(row.id, key, cells[i])
+                    updated += 1
+            self._cells[row.id] = sig
+            changed = True
+        # rows that vanished (seek back before campaign.start)
+        for sid in list(self._cells):
+            if sid not in state.rows:
+                self.remove_row(sid)
+                del self._cells[sid]
+                changed = True
+        if changed and (self.sort_mode != "order" or self._sort_col):
+            self._apply_sort()
+        return updated
+
+    def reset(self) -> None:
+        self.clear()
+        self._cells.clear()
+
+    # ------------------------------------------------------------------ sorting
+
+    def _apply_sort(self) -> None:
+        rows = self._rows
+        if self._sort_col:
+            col, rev = self._sort_col, self._sort_reverse
+            if col == "id":
+                self.sort("id", key=lambda c: str(c), reverse=rev)
+            else:
+                self.sort("id", key=lambda c: _numeric(rows[str(c)], col)
+                          if str(c) in rows else -math.inf, reverse=rev)
+            return
+        if self.sort_mode == "order":
+            self.sort("id", key=lambda c: rows[str(c)].order if str(c) in rows else 0)
+        else:
+            self.sort("id", key=lambda c: _numeric(rows[str(c)], "spd")
+                      if str(c) in rows else -math.inf, reverse=self.sort_mode == "best")
+
+    def action_cycle_sort(self) -> None:
+        self._sort_col = None
+        self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
+        self._apply_sort()
+        self.notify(f"scenarios sorted: {self.sort_mode}", timeout=2)
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        col = str(event.column_key.value)
+        if self._sort_col == col:
+            self._sort_reverse = not self._sort_reverse
+        else:
+            self._sort_col, self._sort_reverse = col, col not in ("id",)
+        self._apply_sort()
+
+    def selected_text(self) -> str:
+        """The highlighted row as tab-separated text (for copy)."""
+        if self.row_count == 0:
+            return ""
+        try:
+            row_key, _ = self.coordinate_to_cell_key((self.cursor_row, 0))
+        except Exception:
+            return ""
+        cells = self.get_row(row_key)
+        head = "\t".join(label for _, label in COLUMNS)
+        return head + "\n" + "\t".join(str(c) for c in cells)

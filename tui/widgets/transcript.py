@@ -1,0 +1,157 @@
+"""The transcript: a window of block widgets over `state.blocks`.
+
+- Follows new output (Textual's anchor) but never snaps back while the user reads
+  further up: the anchor is released by any user scroll and re-engages only when the
+  user returns to the bottom.
+- Long campaigns stay fast: at most `MAX_MOUNTED` blocks are mounted. While following,
+  the oldest are pruned; scrolling to the top (or `u`) mounts `LOAD_MORE` earlier ones,
+  so every block stays reachable.
+- Updates are diffs: blocks are immutable, so a changed block is a new object; only
+  the widgets whose block object changed are updated, new blocks are mounted.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Static
+
+from tui.state import Block
+from tui.widgets.event_block import EventBlock
+from tui.widgets.text_block import TextBlock
+from tui.widgets.tool_block import ToolBlock
+
+WINDOW = 40        # blocks mounted after a reset (seek, first load)
+MAX_MOUNTED = 160  # pruning threshold while following
+LOAD_MORE = 40
+
+
+def make_block_widget(block: Block) -> Widget:
+    if block.kind == "text":
+        return TextBlock(block)
+    if block.kind == "tool":
+        return ToolBlock(block)
+    return EventBlock(block)
+
+
+class EarlierMarker(Static):
+    DEFAULT_CSS = "EarlierMarker { height: 1; color: $text-muted; padding: 0 1; }"
+
+
+class Transcript(VerticalScroll, can_focus=True):
+    BINDINGS = [Binding("u", "load_earlier", "Earlier", show=False)]
+    DEFAULT_CSS = "Transcript { height: 1fr; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._blocks: list[Block] = []
+        self._first = 0
+        self._widgets: list[Widget] = []
+        self._marker = EarlierMarker("")
+        self._loading = False
+
+    def compose(self):
+        yield self._marker
+
+    def on_mount(self) -> None:
+        self.anchor()
+        self._update_marker()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def following(self) -> bool:
+        return self.is_anchored and not self._anchor_released
+
+    @property
+    def mounted_range(self) -> tuple[int, int]:
+        return self._first, self._first + len(self._widgets)
+
+    def show(self, blocks: list[Block], reset: bool = False) -> None:
+        n = len(blocks)
+        end = self._first + len(self._widgets)
+        if (reset or n - end > MAX_MOUNTED or n < self._first
+                or (self._first > 0 and n - self._first < WINDOW // 2)):
+            self._rebuild(blocks)
+            return
+        self._blocks = blocks
+        if n < end:  # stepped back in a replay: drop the blocks that no longer exist
+            keep = n - self._first
+            old, self._widgets = self._widgets[keep:], self._widgets[:keep]
+            self.remove_children(old)
+            end = n
+        for j, w in enumerate(self._widgets):
+            b = blocks[self._first + j]
+            if w.block is not b:  # type: ignore[attr-defined]
+                w.set_block(b)  # type: ignore[attr-defined]
+        new = [make_block_widget(b) for b in blocks[end:]]
+        if new:
+            self._widgets.extend(new)
+            self.mount_all(new)
+        if self.following and len(self._widgets) > MAX_MOUNTED:
+            drop = len(self._widgets) - MAX_MOUNTED + LOAD_MORE
+            old, self._widgets = self._widgets[:drop], self._widgets[drop:]
+            self._first += drop
+            self.remove_children(old)
+            self._update_marker()
+
+    def _rebuild(self, blocks: list[Block]) -> None:
+        self._blocks = blocks
+        old = self._widgets
+        self._first = max(0, len(blocks) - WINDOW)
+        self._widgets = [make_block_widget(b) for b in blocks[self._first:]]
+        with self.app.batch_update():
+            if old:
+                self.remove_children(old)
+            if self._widgets:
+                self.mount_all(self._widgets)
+            self._update_marker()
+        self.anchor()
+
+    def _update_marker(self) -> None:
+        if self._first > 0:
+            self._marker.update(f"▲ {self._first} earlier blocks: scroll to the top or press u")
+            self._marker.display = True
+        else:
+            self._marker.display = False
+
+    # ------------------------------------------------------------------ earlier blocks
+
+    def action_load_earlier(self) -> None:
+        if self._first == 0 or self._loading:
+            return
+        start = max(0, self._first - LOAD_MORE)
+        new = [make_block_widget(b) for b in self._blocks[start:self._first]]
+        self._loading = True
+        before_max = self.max_scroll_y
+        before_y = self.scroll_y
+        self.release_anchor()
+        self._first = start
+        self._widgets = new + self._widgets
+        self.mount_all(new, after=self._marker)
+        self._update_marker()
+
+        def keep_place() -> None:
+            self.scroll_to(y=before_y + (self.max_scroll_y - before_max), animate=False,
+                           immediate=True, release_anchor=False)
+            self._loading = False
+
+        self.call_after_refresh(keep_place)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new <= 0 and old > 0 and self._first > 0 and not self._loading:
+            self.action_load_earlier()
+
+    # ------------------------------------------------------------------ selection
+
+    def selected_block(self) -> Widget | None:
+        focused = self.app.focused
+        if focused is not None and focused in self._widgets:
+            return focused
+        return self._widgets[-1] if self._widgets else None
+
+    def jump_end(self) -> None:
+        self.anchor()
+        self.scroll_end(animate=False, immediate=True)
