@@ -2,7 +2,9 @@
 `socratic bank search` share it).
 
 Each query word is matched against every word of the entry and scores its best match:
-exact > prefix > inside a word > one or two typos > letters in order (subsequence).
+exact > prefix > same stem > inside a word > one or two typos > letters in order
+(subsequence). The id counts most, then group and text; the entry's triggers, level, why
+and source count less (so "plateau" or a source's title also find entries).
 An entry must match every query word; when none does, entries matching most words are
 returned instead. Best first; ties keep bank order.
 """
@@ -15,8 +17,9 @@ from bank.model import Bank, Entry
 
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 
-EXACT, PREFIX, INSIDE, TYPO1, TYPO2, SUBSEQ = 1.0, 0.85, 0.7, 0.65, 0.45, 0.35
-ID_WEIGHT, GROUP_WEIGHT, TEXT_WEIGHT = 1.2, 1.0, 1.0
+EXACT, PREFIX, STEM, INSIDE, TYPO1, TYPO2, SUBSEQ = 1.0, 0.85, 0.8, 0.7, 0.65, 0.45, 0.35
+ID_WEIGHT, GROUP_WEIGHT, TEXT_WEIGHT, EXTRA_WEIGHT = 1.2, 1.0, 1.0, 0.5
+SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s", "ly")
 PHRASE_BONUS = 0.5
 
 
@@ -48,11 +51,20 @@ def is_subsequence(needle: str, hay: str) -> bool:
     return all(c in it for c in needle)
 
 
+def stem(word: str) -> str:
+    for suffix in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def word_score(q: str, tok: str) -> float:
     if q == tok:
         return EXACT
     if tok.startswith(q):
         return PREFIX
+    if len(q) >= 4 and stem(q) == stem(tok):
+        return STEM
     if len(q) >= 3 and q in tok:
         return INSIDE
     if len(q) >= 4:
@@ -74,7 +86,9 @@ def _fields(entry: Entry) -> list[tuple[list[str], float]]:
     return [
         (tokens(entry.id), ID_WEIGHT),
         (tokens(entry.group) + tokens(entry.kind) + tokens(entry.arch or ""), GROUP_WEIGHT),
-        (tokens(entry.text) + tokens(entry.level), TEXT_WEIGHT),
+        (tokens(entry.text), TEXT_WEIGHT),
+        (tokens(" ".join(entry.triggers)) + tokens(entry.level) + tokens(entry.why)
+         + tokens(entry.source), EXTRA_WEIGHT),
     ]
 
 

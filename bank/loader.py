@@ -157,7 +157,7 @@ def parse_file(path: Path) -> list[Entry]:
     except OSError as exc:
         raise BankError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # editors may add a BOM
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise BankError(f"{shown}:{line}: not UTF-8 text") from None
