@@ -1,0 +1,183 @@
+"""Build a single-file CUDA candidate into a shared library, cached by content.
+
+The cache key covers the source bytes, the task's build command and the toolchain
+(nvcc's version banner), so an unchanged candidate never rebuilds. The evaluator adds
+flags of its own to the task's command: the candidate's own folder on the include path
+(so that a stray header builds and is then reported by the ban check, rather than
+failing obscurely), a dependency file and the kept intermediate cubins (both for the ban
+check).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from socratic.errors import InputError
+
+BUILD_TIMEOUT_S = 600
+EXTRA_FLAGS = "-I {srcdir} -MD -MF {dep} -keep -keep-dir {keep}"
+CACHE_VERSION = "1"
+
+
+@dataclass
+class KernelResources:
+    kernel: str
+    registers: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    shared_bytes: int = 0
+    stack_bytes: int = 0
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    cached: bool
+    seconds: float
+    command: str
+    log: str
+    sha256: str
+    resources: list[KernelResources] = field(default_factory=list)
+    dir: Path | None = None
+
+    @property
+    def library(self) -> Path:
+        assert self.dir is not None
+        return self.dir / "lib.so"
+
+    @property
+    def source(self) -> Path:
+        assert self.dir is not None
+        return self.dir / "candidate.cu"
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["dir"] = str(self.dir) if self.dir else None
+        return out
+
+
+def cache_root() -> Path:
+    root = os.environ.get("SOCRATIC_CACHE")
+    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "socratic"
+    return base / "builds"
+
+
+def find_nvcc() -> str:
+    for candidate in (shutil.which("nvcc"),
+                      os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    raise InputError("nvcc not found: install the CUDA toolkit or put nvcc on PATH (or set CUDA_HOME)")
+
+
+@lru_cache(maxsize=1)
+def toolchain_id() -> str:
+    nvcc = find_nvcc()
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
+    return f"{nvcc}\n{out.stdout.strip()}"
+
+
+def build(source: Path, command_template: str, label: str = "candidate") -> BuildResult:
+    """Build `source` with the task's command; reuse the cached library when nothing changed."""
+    try:
+        code = Path(source).read_bytes()
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read {label}: {exc.strerror}") from None
+    sha = hashlib.sha256(code).hexdigest()
+    key = hashlib.sha256(
+        "\0".join([CACHE_VERSION, sha, command_template, EXTRA_FLAGS, toolchain_id()]).encode()
+    ).hexdigest()[:24]
+    final = cache_root() / key
+    meta_path = final / "build.json"
+    if meta_path.is_file() and (final / "lib.so").is_file():
+        meta = json.loads(meta_path.read_text())
+        return BuildResult(ok=True, cached=True, seconds=0.0, command=meta["command"], log=meta["log"],
+                           sha256=sha, resources=[KernelResources(**r) for r in meta["resources"]], dir=final)
+
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=final.parent))
+    (work / "candidate.cu").write_bytes(code)
+    (work / "keep").mkdir()
+    command = command_template.format(
+        src=shlex.quote(str(work / "candidate.cu")), out=shlex.quote(str(work / "lib.so")),
+        include="",
+    ) + " " + EXTRA_FLAGS.format(
+        srcdir=shlex.quote(str(Path(source).resolve().parent)),
+        dep=shlex.quote(str(work / "deps.d")), keep=shlex.quote(str(work / "keep")))
+    argv = shlex.split(command)
+    if argv and argv[0] == "nvcc":
+        argv[0] = find_nvcc()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        log, ok = proc.stdout + proc.stderr, proc.returncode == 0 and (work / "lib.so").is_file()
+    except subprocess.TimeoutExpired:
+        log, ok = f"build timed out after {BUILD_TIMEOUT_S} s", False
+    except FileNotFoundError as exc:
+        raise InputError(f"build command not found: {exc.filename}") from None
+    seconds = time.monotonic() - t0
+    result = BuildResult(ok=ok, cached=False, seconds=round(seconds, 3), command=command, log=log,
+                         sha256=sha, resources=parse_resources(log), dir=work)
+    if not ok:
+        return result
+    meta_path = work / "build.json"
+    meta_path.write_text(json.dumps({"command": command, "log": log,
+                                     "resources": [asdict(r) for r in result.resources]}))
+    try:
+        os.rename(work, final)  # atomic publish; a concurrent build of the same key may win
+        result.dir = final
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)
+        result.dir = final
+    return result
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PROPS = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
+
+
+def parse_resources(log: str) -> list[KernelResources]:
+    """Per-kernel registers, spills, shared memory and stack from `ptxas -v` output."""
+    kernels: dict[str, KernelResources] = {}
+    current: str | None = None
+    for line in log.splitlines():
+        if m := _ENTRY.search(line):
+            current = m.group(1)
+            kernels.setdefault(current, KernelResources(kernel=current))
+        elif m := _PROPS.search(line):
+            current = m.group(1)
+            kernels.setdefault(current, KernelResources(kernel=current))
+        elif current and (m := _FRAME.search(line)):
+            r = kernels[current]
+            r.stack_bytes, r.spill_stores, r.spill_loads = map(int, m.groups())
+        elif current and (m := _USED.search(line)):
+            r = kernels[current]
+            r.registers = int(m.group(1))
+            r.shared_bytes = int(m.group(2) or 0)
+    names = _demangle(list(kernels))
+    return [KernelResources(**{**asdict(r), "kernel": names.get(r.kernel, r.kernel)})
+            for r in kernels.values() if not r.kernel.startswith("__internal")]
+
+
+def _demangle(names: list[str]) -> dict[str, str]:
+    tool = shutil.which("c++filt")
+    if not tool or not names:
+        return {}
+    try:
+        out = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return dict(zip(names, out.splitlines()))

@@ -1,0 +1,75 @@
+"""`socratic eval` / `python -m evaluator`: evaluate a candidate on a task."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from socratic.errors import InputError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("task_dir", metavar="TASK_DIR", help="task directory, or a bundled task name")
+    p.add_argument("--candidate", metavar="FILE", help="the .cu file to evaluate (default: the baseline)")
+    p.add_argument("--scenarios", metavar="SET|ID,..", help="a scenario set or a comma-separated list of ids")
+    p.add_argument("--check-only", action="store_true", help="build and static ban checks only (no GPU)")
+    p.add_argument("--list", action="store_true", help="list the scenario sets and ids, then exit")
+    p.add_argument("--json", action="store_true",
+                   help="print the result document on stdout; progress as JSON lines on stderr")
+    p.add_argument("--seeds", type=int, metavar="N", help="input seeds per scenario (default: the task's)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-scenario timeout (default 60 s)")
+    p.add_argument("--no-timing", action="store_true", help="correctness only")
+    p.add_argument("--no-compare", action="store_true", help="skip comparison implementations")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eval", help="build, check and time a candidate kernel against the baseline",
+                       description="Build a candidate, check it for banned libraries, check every scenario "
+                       "against the original kernel and an fp32 reference, and time it against the original.")
+    add_arguments(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaluator import report
+    from evaluator.runner import EvalOptions, evaluate
+    from evaluator.task import load_task
+    from socratic.resources import resolve_task_dir
+
+    task_dir = resolve_task_dir(args.task_dir)
+    if args.list:
+        task = load_task(task_dir)
+        if args.json:
+            print(json.dumps({"task": task.name, "default_set": task.default_set,
+                              "sets": {n: [s.id for s in scs] for n, scs in task.sets.items()}}, indent=1))
+        else:
+            print(report.list_sets(task))
+        return 0
+    if args.seeds is not None and args.seeds < 1:
+        raise InputError(f"--seeds must be at least 1 (got {args.seeds})")
+    if args.timeout <= 0:
+        raise InputError(f"--timeout must be positive (got {args.timeout})")
+
+    def progress(row: dict, index: int, total: int) -> None:
+        if args.json:
+            print(json.dumps({"event": "scenario", "index": index, "total": total, **row}), file=sys.stderr, flush=True)
+        else:
+            print(report.progress_line(row, index, total), file=sys.stderr, flush=True)
+
+    opts = EvalOptions(task_dir=task_dir, candidate=Path(args.candidate) if args.candidate else None,
+                       scenarios=args.scenarios, check_only=args.check_only, seeds=args.seeds,
+                       timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing)
+    doc = evaluate(opts, progress)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print(report.table(doc))
+    return doc["exit_code"]
+
+
+def standalone_main(argv: list[str] | None = None) -> int:
+    """`python -m evaluator ...`: the same as `socratic eval ...`."""
+    from socratic.cli import main
+    return main(["eval", *(sys.argv[1:] if argv is None else argv)])

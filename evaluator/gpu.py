@@ -1,0 +1,181 @@
+"""Thin layer over cuda.core / cuda.bindings for the evaluation worker: the device, a
+non-blocking stream, owned allocations, the evaluator's own helper kernels, events and
+host copies. Only evaluator.worker imports this (it needs a GPU)."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from cuda.bindings import driver
+from cuda.core import Device, EventOptions, LaunchConfig, ObjectCode, StreamOptions, launch
+
+from evaluator.build import cache_root, find_nvcc, toolchain_id
+
+HELPERS_SRC = Path(__file__).with_name("helpers.cu")
+DIST = {"normal": 0, "uniform": 1, "zeros": 2}
+STATS_DTYPE = np.dtype([
+    ("checked", "<u8"), ("c_bad", "<u8"), ("b_bad", "<u8"), ("inf_mismatch", "<u8"),
+    ("c_max", "<f4"), ("b_max", "<f4"), ("cb_max", "<f4"), ("pad", "<f4"),
+    ("c_sum", "<f8"), ("b_sum", "<f8"),
+])
+BF16_NAN = np.array([0x7FC1], dtype=np.uint16)
+F32_NAN = np.array([0x7FC00001], dtype=np.uint32)
+
+
+class GpuError(RuntimeError):
+    """A CUDA error; after a fault the context is unusable and the worker must exit."""
+
+
+def check(result):
+    """Raise GpuError for a failed cuda.bindings call; return its value(s) otherwise."""
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        _, text = driver.cuGetErrorString(err)
+        raise GpuError(f"{name.decode() if name else err}: {text.decode() if text else ''}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def helpers_fatbin() -> bytes:
+    """The helper kernels, compiled once per toolchain (cached beside the builds)."""
+    code = HELPERS_SRC.read_bytes()
+    key = hashlib.sha256(code + toolchain_id().encode()).hexdigest()[:16]
+    path = cache_root().parent / "helpers" / f"{key}.fatbin"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        subprocess.run([find_nvcc(), "-fatbin", "-O3", "-std=c++17",
+                        "-gencode=arch=compute_90a,code=sm_90a", "-gencode=arch=compute_80,code=compute_80",
+                        str(HELPERS_SRC), "-o", str(tmp)], check=True, capture_output=True, timeout=300)
+        os.replace(tmp, path)
+    return path.read_bytes()
+
+
+@dataclass
+class DeviceInfo:
+    name: str
+    cc: str
+    sms: int
+    driver: int
+    l2_bytes: int
+
+
+class Gpu:
+    def __init__(self, device_id: int = 0):
+        self.device = Device(device_id)
+        self.device.set_current()
+        # non-blocking: work a candidate puts on the legacy default stream cannot hide in ours
+        self.stream = self.device.create_stream(options=StreamOptions(nonblocking=True))
+        self.module = ObjectCode.from_fatbin(helpers_fatbin())
+        self.kernels = {n: self.module.get_kernel(n) for n in (
+            "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin")}
+        self._timing = EventOptions(timing_enabled=True)
+        props = self.device.properties
+        self.info = DeviceInfo(
+            name=self.device.name, cc=f"{self.device.compute_capability[0]}.{self.device.compute_capability[1]}",
+            sms=props.multiprocessor_count, driver=check(driver.cuDriverGetVersion()),
+            l2_bytes=props.l2_cache_size,
+        )
+        self.grid = self.info.sms * 8
+        self._flush = self.alloc(max(2 * self.info.l2_bytes, 64 << 20) + 4096)
+        self._scratch = self.alloc(4096)
+        self._salt = 0
+
+    # memory -----------------------------------------------------------------
+    def alloc(self, nbytes: int):
+        return self.device.allocate(max(int(nbytes), 256), stream=self.stream)
+
+    def free_memory(self) -> int:
+        free, _total = check(driver.cuMemGetInfo())
+        return int(free)
+
+    def poison(self, buf, dtype: str) -> None:
+        if dtype == "f32":
+            buf.fill(F32_NAN, stream=self.stream)
+        else:
+            buf.fill(BF16_NAN, stream=self.stream)
+
+    def scramble(self, buf, salt: int) -> None:
+        buf.fill(np.array([(salt * 2654435761) & 0xFFFFFFFF | 1], dtype=np.uint32), stream=self.stream)
+
+    def flush_l2(self) -> None:
+        """Overwrite a buffer twice the L2's size, so the next launch starts from DRAM."""
+        self._salt = (self._salt + 1) & 0xFFFFFFFF
+        self._flush.fill(np.array([self._salt], dtype=np.uint32), stream=self.stream)
+
+    def to_host(self, buf, nbytes: int, out: np.ndarray) -> np.ndarray:
+        check(driver.cuMemcpyDtoHAsync(out.ctypes.data, int(buf.handle), nbytes, self.stream.handle))
+        self.stream.sync()
+        return out
+
+    def from_host(self, buf, arr: np.ndarray) -> None:
+        arr = np.ascontiguousarray(arr)
+        check(driver.cuMemcpyHtoDAsync(int(buf.handle), arr.ctypes.data, arr.nbytes, self.stream.handle))
+        self.stream.sync()
+
+    # helper kernels -----------------------------------------------------------
+    def _launch(self, name: str, *args) -> None:
+        launch(self.stream, LaunchConfig(grid=self.grid, block=256), self.kernels[name], *args)
+
+    def fill(self, buf, dtype: str, count: int, seed: int, init: str, a: float, b: float) -> None:
+        if init == "zeros":
+            buf.fill(0, stream=self.stream)
+            return
+        lo, hi = (a, b) if init == "normal" else (a - b * 3 ** 0.5, a + b * 3 ** 0.5)  # same mean and std
+        self._launch(f"fill_{dtype}", int(buf.handle), np.uint64(count), np.uint64(seed),
+                     np.int32(DIST[init]), np.float32(lo), np.float32(hi))
+
+    def hash(self, buf, nbytes: int) -> int:
+        self._scratch.fill(0, stream=self.stream)
+        self._launch("hash_u16", int(buf.handle), np.uint64(nbytes // 2), int(self._scratch.handle))
+        return int(self.to_host(self._scratch, 8, np.zeros(1, np.uint64))[0])
+
+    def compare(self, dtype: str, cand, base, ref, count: int, stats) -> None:
+        """Accumulate comparison statistics into the device `stats` record (no sync)."""
+        self._launch(f"compare_{dtype}", int(cand.handle), int(base.handle) if base else 0,
+                     int(ref.handle) if ref else 0, np.uint64(count), int(stats.handle))
+
+    def new_stats(self):
+        buf = self.alloc(STATS_DTYPE.itemsize)
+        buf.fill(0, stream=self.stream)
+        return buf
+
+    def read_stats(self, buf) -> np.void:
+        out = np.zeros(1, dtype=STATS_DTYPE)
+        self.to_host(buf, STATS_DTYPE.itemsize, out.view(np.uint8))
+        return out[0]
+
+    def spin(self, seconds: float) -> None:
+        cycles = int(seconds * 2.0e9)
+        launch(self.stream, LaunchConfig(grid=self.info.sms * 4, block=128), self.kernels["spin"],
+               np.int64(cycles), int(self._scratch.handle))
+        self.stream.sync()
+
+    # events -------------------------------------------------------------------
+    def event(self):
+        return self.device.create_event(options=self._timing)
+
+    def record(self, event) -> None:
+        self.stream.record(event)
+
+    def sync(self) -> None:
+        self.stream.sync()
+
+    def sync_all(self) -> None:
+        check(driver.cuCtxSynchronize())
+
+    @property
+    def stream_handle(self) -> int:
+        return int(self.stream.handle)
+
+
+def c_ptr(buf) -> ctypes.c_void_p:
+    return ctypes.c_void_p(int(buf.handle))

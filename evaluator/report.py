@@ -1,0 +1,74 @@
+"""Human-readable text for an evaluation: a progress line per scenario and the final table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _num(value: Any, fmt: str, width: int) -> str:
+    return (format(value, fmt) if isinstance(value, (int, float)) else "-").rjust(width)
+
+
+def progress_line(row: dict, index: int, total: int) -> str:
+    verdict = "ok  " if row.get("correct") else "FAIL"
+    speed = f"{row['speedup']:.3f}x" if row.get("speedup") else ""
+    why = "" if row.get("correct") else "  " + "; ".join(row.get("failures", []))[:120]
+    return f"[{index:>3}/{total}] {verdict} {row['id']:<34} {speed}{why}"
+
+
+def table(doc: dict) -> str:
+    lines = []
+    b = doc["build"]
+    lines.append(f"task {doc['task']}  set {doc['set']}  candidate {doc['candidate']['path']} "
+                 f"({doc['candidate']['sha256'][:12]})")
+    if doc.get("gpu"):
+        g = doc["gpu"]
+        lines.append(f"gpu  {g['name']} (cc {g['cc']}, {g['sms']} SMs)")
+    took = " (cached)" if b["cached"] else " in {:.1f} s".format(b["seconds"])
+    lines.append(f"build {'ok' if b['ok'] else 'FAILED'}{took}")
+    if not b["ok"]:
+        lines += ["  " + l for l in b["log"].strip().splitlines()[-25:]]
+    for r in b.get("resources", [])[:12]:
+        lines.append(f"  {r['registers']:>4} regs {r['shared_bytes']:>7} B smem {r['stack_bytes']:>5} B stack "
+                     f"{r['spill_stores']:>4}/{r['spill_loads']:<4} B spill  {r['kernel'][:70]}")
+    hits = doc["bans"]["hits"]
+    lines.append("bans  none found" if not hits else f"bans  {len(hits)} hit(s):")
+    for h in hits[:20]:
+        lines.append(f"  {h['library']:<14} {h['layer']:<15} {h['where']}: {h['detail'][:80]}")
+    rows = doc["scenarios"]
+    if rows:
+        comps = sorted({n for r in rows for n in (r.get("comparisons") or {})})
+        head = (f"{'scenario':<34} {'ok':<4} {'err':>8} {'base err':>8} {'base ms':>9} {'cand ms':>9} "
+                f"{'speedup':>8} {'±':>6} {'TFLOP/s':>8} {'bound':>6}")
+        head += "".join(f" {'vs ' + n:>9}" for n in comps)
+        lines += ["", head, "-" * len(head)]
+        for r in rows:
+            line = (f"{r['id'][:34]:<34} {'ok' if r.get('correct') else 'FAIL':<4} "
+                    f"{_num(r.get('err'), '.2e', 8)} {_num(r.get('err_baseline'), '.2e', 8)} "
+                    f"{_num(r.get('baseline_ms'), '.4f', 9)} {_num(r.get('candidate_ms'), '.4f', 9)} "
+                    f"{_num(r.get('speedup'), '.3f', 8)} {_num(r.get('spread'), '.3f', 6)} "
+                    f"{_num(r.get('tflops'), '.1f', 8)} "
+                    f"{_num(100 * r['bound_fraction'] if r.get('bound_fraction') else None, '.0f', 5)}%")
+            for n in comps:
+                line += f" {_num((r.get('comparisons') or {}).get(n, {}).get('speedup'), '.3f', 9)}"
+            lines.append(line)
+            if not r.get("correct"):
+                for f in r.get("failures", [])[:4]:
+                    lines.append(f"    ! {f}")
+        s = doc["summary"]
+        lines.append("")
+        vs = "".join(f"  vs {n} {v:.3f}x" for n, v in s.get("geomean_vs", {}).items())
+        gm = f"{s['geomean_speedup']:.3f}x" if s.get("geomean_speedup") else "-"
+        mn = f"{s['min_speedup']:.3f}x" if s.get("min_speedup") else "-"
+        lines.append(f"{s['n_correct']}/{s['n']} correct  geomean {gm}  min {mn}  worst {s['worst_scenario']}{vs}")
+    verdict = {0: "PASS", 1: "FAIL"}.get(doc["exit_code"], "ERROR")
+    lines.append(verdict)
+    return "\n".join(lines)
+
+
+def list_sets(task) -> str:
+    lines = [f"task {task.name} ({task.dir})  entry {task.entry}  default set {task.default_set}"]
+    for name, scenarios in task.sets.items():
+        lines.append(f"\n{name} ({len(scenarios)} scenarios)")
+        lines += [f"  {sc.id}" for sc in scenarios]
+    return "\n".join(lines)

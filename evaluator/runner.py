@@ -1,0 +1,268 @@
+"""One evaluation, end to end: build, static ban checks, then the GPU work in child
+processes with a per-scenario timeout, then comparison implementations and the summary.
+
+A worker that faults or hangs costs only the scenario it was on: the runner records that
+scenario's failure, starts a fresh worker and goes on with the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from evaluator import bans
+from evaluator.build import BuildResult, build
+from evaluator.task import Scenario, Task, TaskError, load_task
+from socratic.errors import InputError
+
+SCHEMA = "socratic.eval/1"
+STARTUP_TIMEOUT_S = 180
+TIMING = {"min_pairs": 10, "max_pairs": 400, "target_ms": 150.0, "max_seconds": 1.5}
+
+Progress = Callable[[dict, int, int], None]
+
+
+@dataclass
+class EvalOptions:
+    task_dir: Path
+    candidate: Path | None = None
+    scenarios: str | None = None
+    check_only: bool = False
+    seeds: int | None = None
+    timeout_s: float = 60.0
+    compare: bool = True
+    time: bool = True
+
+
+def _build_trusted(path: Path, task: Task, what: str) -> BuildResult:
+    result = build(path, task.build_command, label=what)
+    if not result.ok:
+        first = next((l for l in result.log.splitlines() if "error" in l.lower()), result.log.strip()[:200])
+        raise TaskError(f"{path}: the task's {what} does not build: {first}")
+    return result
+
+
+def gpu_present() -> str | None:
+    """None when a CUDA device is usable, else why not (checked without a context)."""
+    try:
+        from cuda.bindings import driver
+        err, = driver.cuInit(0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return f"the CUDA driver did not initialise ({err.name})"
+        err, count = driver.cuDeviceGetCount()
+        if err != driver.CUresult.CUDA_SUCCESS or count == 0:
+            return "no CUDA device found"
+    except Exception as exc:  # no driver library at all
+        return f"no NVIDIA driver ({type(exc).__name__})"
+    return None
+
+
+def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, Any]:
+    task = load_task(opts.task_dir)
+    candidate = Path(opts.candidate) if opts.candidate else task.baseline
+    if not candidate.is_file():
+        raise InputError(f"{candidate}: no such candidate file")
+    label, scenarios = task.select(opts.scenarios)
+
+    cand_build = build(candidate, task.build_command)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA, "task": task.name, "set": label,
+        "candidate": {"path": str(candidate), "sha256": cand_build.sha256},
+        "gpu": None, "build": _build_json(cand_build), "bans": {"ok": True, "hits": []},
+        "scenarios": [], "summary": {}, "exit_code": 1,
+    }
+    hits = bans.static_checks(cand_build, candidate.name) if cand_build.ok else \
+        bans.check_source(candidate, candidate.name)
+    doc["bans"] = {"ok": not hits, "hits": [h.to_json() for h in hits]}
+    if opts.check_only or not cand_build.ok:
+        doc["summary"] = summarize([], 0)
+        doc["exit_code"] = 0 if cand_build.ok and doc["bans"]["ok"] else 1
+        return doc
+
+    why = gpu_present()
+    if why:
+        raise InputError(f"a full evaluation needs an NVIDIA GPU: {why} (use --check-only for build and ban checks)")
+    base_build = _build_trusted(task.baseline, task, "baseline")
+    ref_build = _build_trusted(task.reference.source, task, "reference")
+
+    job = {
+        "task_dir": str(task.dir.resolve()), "baseline_lib": str(base_build.library),
+        "candidate_lib": str(cand_build.library), "reference_lib": str(ref_build.library),
+        "seeds": opts.seeds, "timing": TIMING, "time": opts.time, "eval_seed": secrets.randbits(62),
+    }
+    rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress)
+    doc["gpu"] = gpu
+    doc["scenarios"] = rows
+    runtime_hits = [h for r in rows for h in r.pop("runtime_bans", [])]
+    if runtime_hits:
+        seen = {(h["library"], h["where"]) for h in doc["bans"]["hits"]}
+        doc["bans"]["hits"] += [h for h in runtime_hits if (h["library"], h["where"]) not in seen
+                                and not seen.add((h["library"], h["where"]))]
+        doc["bans"]["ok"] = False
+    if opts.compare and opts.time and task.comparisons:
+        from evaluator.comparisons import run_comparisons
+        run_comparisons(task, scenarios, rows, opts.timeout_s)
+    doc["summary"] = summarize(rows, len(scenarios))
+    ok = doc["summary"]["all_correct"] and doc["bans"]["ok"]
+    doc["exit_code"] = 0 if ok else 1
+    return doc
+
+
+def _build_json(b: BuildResult) -> dict:
+    return {"ok": b.ok, "cached": b.cached, "seconds": b.seconds, "command": b.command,
+            "log": b.log[-20000:], "resources": [r.__dict__ for r in b.resources]}
+
+
+def failed_row(sc: Scenario, message: str) -> dict:
+    return {"id": sc.id, "params": {k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
+            "correct": False, "failures": [message], "error": message, "err": None, "err_baseline": None,
+            "err_ratio": None, "errors": {}, "speedup": None}
+
+
+def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
+                progress: Progress | None) -> tuple[list[dict], dict | None]:
+    rows: dict[str, dict] = {}
+    pending = list(scenarios)
+    gpu: dict | None = None
+    total = len(scenarios)
+
+    def done(row: dict) -> None:
+        rows[row["id"]] = row
+        if progress:
+            progress(row, len(rows), total)
+
+    while pending:
+        worker = _Worker({**job, "scenarios": [s.id for s in pending]})
+        try:
+            current: Scenario | None = None
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            while pending:
+                msg = worker.next(deadline)
+                if msg is None:       # timed out
+                    if current is None:
+                        raise InputError(f"the evaluation worker did not start within {STARTUP_TIMEOUT_S} s: {worker.stderr_tail()}")
+                    done(failed_row(current, f"timed out after {timeout_s:g} s (hang or far too slow); worker killed"))
+                    pending.remove(current)
+                    break
+                if msg.get("type") == "eof":
+                    text = worker.stderr_tail() or f"exit code {worker.returncode()}"
+                    if current is None:
+                        raise InputError(f"the evaluation worker failed before its first scenario: {text}")
+                    done(failed_row(current, f"evaluation process died: {text}"))
+                    pending.remove(current)
+                    break
+                kind = msg.get("type")
+                if kind == "ready":
+                    gpu = msg["gpu"]
+                elif kind == "start":
+                    current = next(s for s in pending if s.id == msg["id"])
+                    deadline = time.monotonic() + timeout_s
+                elif kind == "row":
+                    done(msg["row"])
+                    pending = [s for s in pending if s.id != msg["row"]["id"]]
+                    current = None
+                elif kind == "fatal":
+                    if current is None:
+                        raise InputError(f"the evaluation worker failed: {msg.get('error')}")
+                    done(failed_row(current, f"CUDA error: {msg.get('error')}"))
+                    pending.remove(current)
+                    break
+        finally:
+            worker.kill()
+    return [rows[s.id] for s in scenarios if s.id in rows], gpu
+
+
+class _Worker:
+    """A `python -m evaluator.worker` child in its own process group. Its verdicts come on
+    a private pipe, each line signed with a per-worker key (see evaluator.worker)."""
+
+    def __init__(self, job: dict):
+        self.stderr = tempfile.TemporaryFile()
+        self.key = secrets.token_bytes(32)
+        read_fd, write_fd = os.pipe()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "evaluator.worker"], stdin=subprocess.PIPE, stdout=self.stderr,
+            stderr=self.stderr, start_new_session=True, env=env, pass_fds=(write_fd,),
+            cwd=str(Path(__file__).resolve().parent.parent),
+        )
+        os.close(write_fd)
+        self.channel = os.fdopen(read_fd, "rb")
+        self.lines: queue.Queue = queue.Queue()
+        self.proc.stdin.write(json.dumps({**job, "channel_fd": write_fd, "key": self.key.hex()}).encode())
+        self.proc.stdin.close()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for raw in self.channel:
+            try:
+                outer = json.loads(raw)
+                body = outer["body"].encode()
+                if hmac.compare_digest(outer["mac"], hmac.new(self.key, body, hashlib.sha256).hexdigest()):
+                    self.lines.put(json.loads(body))
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                continue  # unsigned or malformed lines are not the worker's
+        self.proc.wait()
+        self.lines.put({"type": "eof"})
+
+    def next(self, deadline: float) -> dict | None:
+        try:
+            return self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def stderr_tail(self) -> str:
+        self.stderr.seek(0)
+        text = self.stderr.read().decode(errors="replace").strip()
+        return " | ".join(text.splitlines()[-3:])[-400:]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+
+def summarize(rows: list[dict], expected: int) -> dict[str, Any]:
+    timed = [r for r in rows if r.get("speedup")]
+    speedups = [r["speedup"] for r in timed]
+    failing = [r["id"] for r in rows if not r.get("correct")]
+    worst = failing[0] if failing else (min(timed, key=lambda r: r["speedup"])["id"] if timed else None)
+    geomean_vs: dict[str, float] = {}
+    names = {n for r in rows for n in (r.get("comparisons") or {})}
+    for name in sorted(names):
+        vals = [r["comparisons"][name]["speedup"] for r in rows
+                if (r.get("comparisons") or {}).get(name, {}).get("speedup")]
+        if vals:
+            geomean_vs[name] = _geomean(vals)
+    return {
+        "all_correct": bool(rows) and len(rows) == expected and not failing,
+        "n": expected, "n_correct": sum(1 for r in rows if r.get("correct")),
+        "failing": failing,
+        "geomean_speedup": _geomean(speedups) if speedups else None,
+        "min_speedup": min(speedups) if speedups else None,
+        "worst_scenario": worst, "geomean_vs": geomean_vs,
+    }
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -1,0 +1,348 @@
+"""Load and check a task directory (kernels/<task>/task.toml) into plain records.
+
+Every problem becomes a TaskError (an InputError: one line, exit code 2) that names the
+file and, where it can be found, the line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import string
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.expr import ExprError, evaluate, k
+from socratic.errors import InputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+FIELD_TYPES = ("ptr", "i32", "u32", "i64", "u64", "f32")
+DTYPES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
+ROLES = ("input", "output", "workspace")
+INITS = ("normal", "uniform", "zeros")
+
+
+class TaskError(InputError):
+    pass
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    name: str
+    role: str
+    dtype: str
+    shape: tuple[Any, ...] = ()        # expressions; workspace uses `bytes` instead
+    bytes: Any = None
+    init: str = "normal"
+    mean: float = 0.0
+    std: float = 1.0
+    per_unit: Any = None               # outputs: elements per reference unit
+    floor: float = 1e-3                # outputs: error floor of the pass rule
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    type: str
+    buffer: str | None = None
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class ReferenceSpec:
+    source: Path
+    entry: str
+    units: Any
+    unit_flops: Any
+    max_flops: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    values: dict[str, Any]
+
+
+@dataclass
+class Task:
+    name: str
+    dir: Path
+    path: Path
+    entry: str
+    baseline: Path
+    build_command: str
+    reference: ReferenceSpec
+    fields: list[FieldSpec]
+    buffers: list[BufferSpec]
+    metrics: dict[str, Any]
+    goal: dict[str, Any]
+    sets: dict[str, list[Scenario]]
+    default_set: str
+    seeds: int = 3
+    comparisons: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def outputs(self) -> list[BufferSpec]:
+        return [b for b in self.buffers if b.role == "output"]
+
+    @property
+    def inputs(self) -> list[BufferSpec]:
+        return [b for b in self.buffers if b.role == "input"]
+
+    def all_scenarios(self) -> dict[str, Scenario]:
+        merged: dict[str, Scenario] = {}
+        for scenarios in self.sets.values():
+            for sc in scenarios:
+                merged.setdefault(sc.id, sc)
+        return merged
+
+    def select(self, spec: str | None) -> tuple[str, list[Scenario]]:
+        """`SET` or `ID,ID,..` → (label, scenarios). Unknown names are a TaskError."""
+        spec = spec or self.default_set
+        if spec in self.sets:
+            return spec, self.sets[spec]
+        every = self.all_scenarios()
+        chosen = []
+        for sid in (s.strip() for s in spec.split(",") if s.strip()):
+            if sid not in every:
+                raise TaskError(
+                    f"unknown scenario or set {sid!r} for task {self.name!r} "
+                    f"(sets: {', '.join(self.sets)}; `socratic eval {self.dir} --list` shows ids)"
+                )
+            chosen.append(every[sid])
+        if not chosen:
+            raise TaskError(f"no scenarios named in {spec!r}")
+        return ",".join(s.id for s in chosen), chosen
+
+    def metric(self, name: str, scenario: Scenario) -> float:
+        expr = self.metrics.get(name)
+        return float(evaluate(expr, scenario.values)) if expr is not None else 0.0
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    return None
+
+
+class _Loader:
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise TaskError(f"{path}: cannot read: {exc.strerror}") from None
+        try:
+            self.data = tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as exc:
+            raise TaskError(f"{path}: malformed TOML: {exc}") from None
+
+    def fail(self, message: str, near: str | None = None) -> TaskError:
+        line = _line_of(self.text, near) if near else None
+        where = f"{self.path}:{line}" if line else f"{self.path}"
+        return TaskError(f"{where}: {message}")
+
+    def need(self, table: dict, key: str, kind: type | tuple, ctx: str) -> Any:
+        if key not in table:
+            return self._missing(key, ctx)
+        value = table[key]
+        if not isinstance(value, kind):
+            raise self.fail(f"{ctx}{key} has the wrong type ({type(value).__name__})", f"{key}")
+        return value
+
+    def _missing(self, key: str, ctx: str):
+        raise self.fail(f"missing required key {ctx}{key}", ctx.rstrip(".").split(".")[-1] or None)
+
+
+def load_task(task_dir: Path | str) -> Task:
+    task_dir = Path(task_dir)
+    if not task_dir.is_dir():
+        raise TaskError(f"{task_dir}: no such task directory")
+    path = task_dir / "task.toml"
+    if not path.is_file():
+        raise TaskError(f"{path}: missing task file (a task directory holds task.toml)")
+    ld = _Loader(path)
+    d = ld.data
+
+    name = ld.need(d, "name", str, "")
+    entry = ld.need(d, "entry", str, "")
+    baseline = task_dir / ld.need(d, "baseline", str, "")
+    if not baseline.is_file():
+        raise ld.fail(f"baseline file {baseline.name!r} not found in {task_dir}", "baseline")
+    build = ld.need(d, "build", dict, "")
+    command = ld.need(build, "command", str, "build.")
+    for placeholder in ("{src}", "{out}"):
+        if placeholder not in command:
+            raise ld.fail(f"build.command lacks {placeholder}", "command")
+
+    ref = ld.need(d, "reference", dict, "")
+    reference = ReferenceSpec(
+        source=task_dir / ld.need(ref, "source", str, "reference."),
+        entry=ld.need(ref, "entry", str, "reference."),
+        units=ld.need(ref, "units", (str, int), "reference."),
+        unit_flops=ref.get("unit_flops", 1),
+        max_flops=float(ref.get("max_flops", 4e11)),
+    )
+    if not reference.source.is_file():
+        raise ld.fail(f"reference source {reference.source.name!r} not found", "source")
+
+    buffers = [_buffer(ld, b) for b in ld.need(d, "buffers", list, "")]
+    names = [b.name for b in buffers]
+    if len(set(names)) != len(names):
+        raise ld.fail("duplicate buffer names", "[[buffers]]")
+    if not any(b.role == "output" for b in buffers):
+        raise ld.fail("no buffer has role = \"output\"", "[[buffers]]")
+
+    params = ld.need(d, "params", dict, "")
+    fields = [_field(ld, f, names) for f in ld.need(params, "fields", list, "params.")]
+
+    metrics = d.get("metrics", {})
+    goal = {"min_speedup": 1.0, "against": "baseline", **d.get("goal", {})}
+    derived = d.get("derived", {})
+    defaults = d.get("defaults", {})
+    id_template = d.get("id", None)
+
+    sets_table = ld.need(d, "sets", dict, "")
+    sets: dict[str, list[Scenario]] = {}
+    for set_name, spec in sets_table.items():
+        sets[set_name] = _expand_set(ld, set_name, spec, defaults, derived, id_template)
+    for set_name, scenarios in sets.items():
+        ids = [s.id for s in scenarios]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ld.fail(f"set {set_name!r} has duplicate scenario ids: {', '.join(dupes[:5])}", f"[sets.{set_name}")
+    default_set = d.get("default_set", next(iter(sets)) if sets else "")
+    if default_set not in sets:
+        raise ld.fail(f"default_set {default_set!r} is not a set", "default_set")
+
+    task = Task(
+        name=name, dir=task_dir, path=path, entry=entry, baseline=baseline,
+        build_command=command, reference=reference, fields=fields, buffers=buffers,
+        metrics=metrics, goal=goal, sets=sets, default_set=default_set,
+        seeds=int(d.get("seeds", 3)), comparisons=d.get("comparisons", {}),
+    )
+    _check_expressions(ld, task)
+    return task
+
+
+def _buffer(ld: _Loader, b: Any) -> BufferSpec:
+    if not isinstance(b, dict):
+        raise ld.fail("each [[buffers]] entry must be a table", "buffers")
+    name = ld.need(b, "name", str, "buffers.")
+    role = b.get("role")
+    if role not in ROLES:
+        raise ld.fail(f"buffer {name!r}: role must be one of {', '.join(ROLES)}", f'"{name}"')
+    dtype = b.get("dtype", "u8" if role == "workspace" else None)
+    if dtype not in DTYPES:
+        raise ld.fail(f"buffer {name!r}: dtype must be one of {', '.join(DTYPES)}", f'"{name}"')
+    init = b.get("init", "normal")
+    if init not in INITS:
+        raise ld.fail(f"buffer {name!r}: init must be one of {', '.join(INITS)}", f'"{name}"')
+    if role == "workspace":
+        if "bytes" not in b:
+            raise ld.fail(f"workspace buffer {name!r} needs bytes", f'"{name}"')
+    elif not isinstance(b.get("shape"), list):
+        raise ld.fail(f"buffer {name!r} needs a shape list", f'"{name}"')
+    if role == "output" and "per_unit" not in b:
+        raise ld.fail(f"output buffer {name!r} needs per_unit (elements per reference unit)", f'"{name}"')
+    return BufferSpec(
+        name=name, role=role, dtype=dtype, shape=tuple(b.get("shape", ())), bytes=b.get("bytes"),
+        init=init, mean=float(b.get("mean", 0.0)), std=float(b.get("std", 1.0)),
+        per_unit=b.get("per_unit"), floor=float(b.get("floor", 1e-3)),
+    )
+
+
+def _field(ld: _Loader, f: Any, buffer_names: list[str]) -> FieldSpec:
+    if not isinstance(f, dict) or "name" not in f:
+        raise ld.fail("each params.fields entry needs a name", "fields")
+    spec = FieldSpec(name=f["name"], type=f.get("type", ""), buffer=f.get("buffer"), value=f.get("value"))
+    if spec.type not in FIELD_TYPES:
+        raise ld.fail(f"field {spec.name!r}: type must be one of {', '.join(FIELD_TYPES)}", f'"{spec.name}"')
+    if spec.type == "ptr" and spec.buffer not in buffer_names:
+        raise ld.fail(f"field {spec.name!r}: buffer {spec.buffer!r} is not a declared buffer", f'"{spec.name}"')
+    if spec.type != "ptr" and spec.value is None:
+        raise ld.fail(f"field {spec.name!r} needs a value expression", f'"{spec.name}"')
+    return spec
+
+
+class _IdFormatter(string.Formatter):
+    """`{seqlen_q:k}` formats a size the readable way (8192 → 8k)."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec == "k":
+            return k(value)
+        return super().format_field(value, format_spec)
+
+
+def _scenario(ld: _Loader, set_name: str, raw: dict, defaults: dict, derived: dict,
+              id_template: str | None) -> Scenario:
+    values = {**defaults, **{key: v for key, v in raw.items() if key != "id"}}
+    for key, expr in derived.items():
+        if key in raw:
+            continue
+        try:
+            values[key] = evaluate(expr, values)
+        except (ExprError, TypeError, ValueError) as exc:
+            raise ld.fail(f"set {set_name!r}: derived {key!r}: {exc} (scenario {raw})", f"{key} =") from None
+    sid = raw.get("id")
+    if sid is None:
+        if not id_template:
+            raise ld.fail(f"set {set_name!r}: a scenario has no id and the task has no id template", f"sets.{set_name}")
+        try:
+            sid = _IdFormatter().format(id_template, **values)
+        except (KeyError, ValueError, IndexError) as exc:
+            raise ld.fail(f"id template {id_template!r}: {exc}", "id =") from None
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*", str(sid)):
+        raise ld.fail(f"set {set_name!r}: scenario id {sid!r} is not a plain word", str(sid))
+    return Scenario(id=str(sid), values=values)
+
+
+def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: dict, derived: dict,
+                id_template: str | None) -> list[Scenario]:
+    if not isinstance(spec, dict):
+        raise ld.fail(f"[sets.{set_name}] must be a table", f"sets.{set_name}")
+    out: list[Scenario] = []
+    for raw in spec.get("scenarios", []):
+        if not isinstance(raw, dict):
+            raise ld.fail(f"set {set_name!r}: each scenario must be an inline table", f"sets.{set_name}")
+        out.append(_scenario(ld, set_name, raw, defaults, derived, id_template))
+    for grid in spec.get("grid", []):
+        grid = dict(grid)
+        where = grid.pop("where", None)  # optional filter expression over each combination
+        keys = list(grid)
+        axes = [v if isinstance(v, list) else [v] for v in grid.values()]
+        for combo in itertools.product(*axes):
+            raw = dict(zip(keys, combo))
+            sc = _scenario(ld, set_name, raw, defaults, derived, id_template)
+            if where is None or evaluate(where, sc.values):
+                out.append(sc)
+    if not out:
+        raise ld.fail(f"set {set_name!r} is empty", f"sets.{set_name}")
+    return out
+
+
+def _check_expressions(ld: _Loader, task: Task) -> None:
+    """Evaluate every expression of every scenario once, so errors surface at load."""
+    for sc in task.all_scenarios().values():
+        exprs: list[tuple[str, Any]] = [("reference.units", task.reference.units),
+                                        ("reference.unit_flops", task.reference.unit_flops)]
+        exprs += [(f"metrics.{k_}", v) for k_, v in task.metrics.items()]
+        for b in task.buffers:
+            exprs += [(f"buffer {b.name} shape", s) for s in b.shape]
+            if b.bytes is not None:
+                exprs.append((f"buffer {b.name} bytes", b.bytes))
+            if b.per_unit is not None:
+                exprs.append((f"buffer {b.name} per_unit", b.per_unit))
+        exprs += [(f"field {f.name}", f.value) for f in task.fields if f.value is not None]
+        for label, expr in exprs:
+            try:
+                evaluate(expr, sc.values)
+            except (ExprError, TypeError, ValueError) as exc:
+                raise ld.fail(f"{label}: {exc} (scenario {sc.id})", str(expr) if isinstance(expr, str) else None) from None

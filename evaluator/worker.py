@@ -1,0 +1,395 @@
+"""The GPU half of an evaluation, run in a child process (`python -m evaluator.worker`).
+
+Protocol: one job (JSON) on stdin; JSON lines on a private pipe (fd `channel_fd` of the
+job), each signed with the job's key, so that a candidate printing to stdout, or writing
+to the pipe without the key, cannot forge a verdict:
+    {"type": "ready", "gpu": {...}}            once the device and helper kernels are up
+    {"type": "start", "id": ID}                 before each scenario (the parent's timeout clock)
+    {"type": "row", "row": {...}}               after each scenario
+    {"type": "fatal", "id": ID, "error": TEXT}  a CUDA fault: the context is gone, the worker exits 3
+The parent (evaluator.runner) kills the worker when a scenario outlives its timeout and
+starts a new one for the remaining scenarios.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import hmac
+import json
+import os
+import math
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evaluator import bans
+from evaluator.expr import evaluate
+from evaluator.gpu import Gpu, GpuError
+from evaluator.limits import bound_ms
+from evaluator.task import BufferSpec, Scenario, Task, load_task
+
+CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
+          "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f32": ctypes.c_float}
+ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
+OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
+FOREIGN_WORK_S = 0.002        # device still busy this long after our stream is done: side work
+
+
+_channel = None
+_key = b""
+
+
+def emit(record: dict) -> None:
+    body = json.dumps(record, separators=(",", ":"))
+    mac = hmac.new(_key, body.encode(), hashlib.sha256).hexdigest()
+    _channel.write(json.dumps({"body": body, "mac": mac}) + "\n")
+    _channel.flush()
+
+
+def params_type(task: Task) -> type:
+    return type("Params", (ctypes.Structure,), {"_fields_": [(f.name, CTYPES[f.type]) for f in task.fields]})
+
+
+def load_entry(path: str, name: str, reference: bool = False):
+    lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+    fn = getattr(lib, name)
+    fn.restype = ctypes.c_int
+    fn.argtypes = ([ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p] if reference
+                   else [ctypes.c_void_p, ctypes.c_void_p])
+    return fn
+
+
+@dataclass
+class OutputErrors:
+    """Comparison statistics of one output, accumulated over the seeds."""
+    c_max: float = 0.0
+    b_max: float = 0.0
+    cb_max: float = 0.0
+    c_sum: float = 0.0
+    b_sum: float = 0.0
+    checked: int = 0
+    c_bad: int = 0
+    b_bad: int = 0
+    inf_mismatch: int = 0
+    expected: int = 0
+
+    def add(self, s: np.void, expected: int) -> None:
+        self.c_max, self.b_max = max(self.c_max, float(s["c_max"])), max(self.b_max, float(s["b_max"]))
+        self.cb_max = max(self.cb_max, float(s["cb_max"]))
+        self.c_sum += float(s["c_sum"])
+        self.b_sum += float(s["b_sum"])
+        self.checked += int(s["checked"])
+        self.c_bad += int(s["c_bad"])
+        self.b_bad += int(s["b_bad"])
+        self.inf_mismatch += int(s["inf_mismatch"])
+        self.expected += expected
+
+
+@dataclass
+class RoleBuffers:
+    outputs: dict[str, Any]
+    workspace: dict[str, Any]
+    params: list[ctypes.Structure] = field(default_factory=list)  # one per input set
+
+
+class Evaluation:
+    def __init__(self, job: dict):
+        self.job = job
+        self.task = load_task(job["task_dir"])
+        self.gpu = Gpu()
+        self.Params = params_type(self.task)
+        self.base_fn = load_entry(job["baseline_lib"], self.task.entry)
+        self.ref_fn = load_entry(job["reference_lib"], self.task.reference.entry, reference=True)
+        self.cand_fn = None   # loaded lazily: its module load is measured by the memory check
+        self.rng = np.random.default_rng(int(job["eval_seed"]))
+        self.events: list[Any] = []
+        self.own_memory_checked = False
+
+    # setup ---------------------------------------------------------------------
+    def _bytes(self, b: BufferSpec, v: dict) -> int:
+        if b.role == "workspace":
+            return int(evaluate(b.bytes, v))
+        return self._count(b, v) * ELEMENT_BYTES[b.dtype]
+
+    @staticmethod
+    def _count(b: BufferSpec, v: dict) -> int:
+        return math.prod(int(evaluate(s, v)) for s in b.shape) if b.shape else 0
+
+    def _params(self, v: dict, inputs: dict, outputs: dict, workspace: dict) -> ctypes.Structure:
+        p = self.Params()
+        for f in self.task.fields:
+            if f.type == "ptr":
+                buf = inputs.get(f.buffer) or outputs.get(f.buffer) or workspace.get(f.buffer)
+                setattr(p, f.name, int(buf.handle))
+            else:
+                value = evaluate(f.value, v)
+                setattr(p, f.name, float(value) if f.type == "f32" else int(value))
+        return p
+
+    # one scenario ---------------------------------------------------------------
+    def run(self, sc: Scenario) -> dict:
+        task, gpu, v = self.task, self.gpu, sc.values
+        n_sets = max(1, int(self.job.get("seeds") or task.seeds))
+        inputs = [{b.name: gpu.alloc(self._bytes(b, v)) for b in task.inputs} for _ in range(n_sets)]
+        ws_specs = [b for b in task.buffers if b.role == "workspace"]
+        roles = {role: RoleBuffers(
+            outputs={b.name: gpu.alloc(self._bytes(b, v)) for b in task.outputs},
+            workspace={b.name: gpu.alloc(self._bytes(b, v)) for b in ws_specs}) for role in ("base", "cand")}
+        ref_out = {b.name: gpu.alloc(self._count(b, v) * 4) for b in task.outputs}
+        for role in roles.values():
+            role.params = [self._params(v, inp, role.outputs, role.workspace) for inp in inputs]
+        ref_params = [self._params(v, inp, ref_out, roles["base"].workspace) for inp in inputs]
+
+        units = int(evaluate(task.reference.units, v))
+        unit_flops = max(1.0, float(evaluate(task.reference.unit_flops, v)))
+        n_sel = min(units, max(1, int(task.reference.max_flops // unit_flops)))
+        selected = np.sort(self.rng.choice(units, size=n_sel, replace=False)).astype(np.int32)
+        sel_buf = gpu.alloc(selected.nbytes)
+        gpu.from_host(sel_buf, selected)
+        per_unit = {b.name: int(evaluate(b.per_unit, v)) for b in task.outputs}
+
+        failures: list[str] = []
+        errors = {b.name: OutputErrors() for b in task.outputs}
+        stream = ctypes.c_void_p(gpu.stream_handle)
+
+        for s in range(n_sets):
+            self._fill_inputs(inputs[s], v)
+            before = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in inputs[s].items()}
+            for b in task.outputs:
+                gpu.poison(ref_out[b.name], "f32")
+            rc = self.ref_fn(ctypes.byref(ref_params[s]), ctypes.c_void_p(int(sel_buf.handle)), n_sel, stream)
+            if rc != 0:
+                raise GpuError(f"the fp32 reference returned {rc} for scenario {sc.id}")
+            self._call("base", roles["base"], s, stream, salt=s)
+            rc = self._call("cand", roles["cand"], s, stream, salt=s + 7)
+            if rc != 0:
+                failures.append(f"candidate returned error code {rc}")
+            # statistics as soon as the given stream is done, then again once the whole device is
+            stats_now = {b.name: gpu.new_stats() for b in task.outputs}
+            for b in task.outputs:
+                gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                            ref_out[b.name], self._count(b, v), stats_now[b.name])
+            first = {n: gpu.read_stats(st) for n, st in stats_now.items()}   # syncs the stream
+            lag = self._device_lag()
+            if lag > FOREIGN_WORK_S:
+                failures.append(f"the device stayed busy {lag * 1e3:.1f} ms after the given stream finished: "
+                                "work outside the stream")
+            stats_later = {b.name: gpu.new_stats() for b in task.outputs}
+            for b in task.outputs:
+                gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                            ref_out[b.name], self._count(b, v), stats_later[b.name])
+            later = {n: gpu.read_stats(st) for n, st in stats_later.items()}
+            for name in first:
+                if first[name].tobytes() != later[name].tobytes():
+                    failures.append(f"{name} changed after the given stream finished: work outside the stream")
+                errors[name].add(first[name], n_sel * per_unit[name])
+            after = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in inputs[s].items()}
+            for name in before:
+                if before[name] != after[name]:
+                    failures.append(f"input {name} was modified")
+
+        row = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
+        failures += self._judge(errors, row)
+        row["runtime_bans"] = [h.to_json() for h in bans.check_runtime(bans.runtime_libraries())]
+        if row["runtime_bans"]:
+            failures.append("banned library loaded at run time: " + ", ".join(h["where"] for h in row["runtime_bans"]))
+        if not failures and self.job.get("time", True):
+            failures += self._time(sc, inputs, roles, errors, row)
+        row["correct"] = not failures
+        row["failures"] = sorted(set(failures), key=failures.index)
+        row["error"] = None
+        return row
+
+    def _device_lag(self) -> float:
+        """Seconds the whole device needs to go idle once our stream is done (0 when no
+        work was left elsewhere)."""
+        t0 = time.perf_counter()
+        self.gpu.sync_all()
+        return time.perf_counter() - t0
+
+    def _spec(self, name: str) -> BufferSpec:
+        return next(b for b in self.task.buffers if b.name == name)
+
+    def _fill_inputs(self, inputs: dict, v: dict) -> None:
+        for b in self.task.inputs:
+            seed = int(self.rng.integers(1, 2**63 - 1))
+            self.gpu.fill(inputs[b.name], b.dtype, self._count(b, v), seed, b.init, b.mean, b.std)
+
+    def _call(self, role: str, buffers: RoleBuffers, s: int, stream, salt: int) -> int:
+        """Poison outputs, scramble the workspace, then call the baseline or candidate."""
+        gpu = self.gpu
+        for b in self.task.outputs:
+            gpu.poison(buffers.outputs[b.name], b.dtype)
+        for buf in buffers.workspace.values():
+            gpu.scramble(buf, salt)
+        if role == "base":
+            return self.base_fn(ctypes.byref(buffers.params[s]), stream)
+        if self.cand_fn is None:
+            gpu.sync_all()
+            free_before = gpu.free_memory()
+            self.cand_fn = load_entry(self.job["candidate_lib"], self.task.entry)
+            rc = self.cand_fn(ctypes.byref(buffers.params[s]), stream)
+            gpu.sync_all()
+            self.own_memory = free_before - gpu.free_memory()
+            self.free_after_first = gpu.free_memory()
+            return rc
+        return self.cand_fn(ctypes.byref(buffers.params[s]), stream)
+
+    def _judge(self, errors: dict[str, OutputErrors], row: dict) -> list[str]:
+        failures = []
+        detail: dict[str, dict] = {}
+        worst = (-1.0, 0.0, 0.0)   # (error / tolerance, error, baseline error) of the worst output
+        for b in self.task.outputs:
+            e = errors[b.name]
+            finite = max(1, e.checked - e.inf_mismatch)
+            c_mean, b_mean = e.c_sum / finite, e.b_sum / finite
+            tol_max = max(2 * e.b_max, b.floor)
+            tol_mean = max(2 * b_mean, b.floor / 10)
+            detail[b.name] = {
+                "max": e.c_max, "mean": c_mean, "baseline_max": e.b_max, "baseline_mean": b_mean,
+                "tol_max": tol_max, "tol_mean": tol_mean, "vs_baseline_max": e.cb_max,
+                "checked": e.checked, "nonfinite": e.c_bad, "inf_mismatch": e.inf_mismatch,
+            }
+            worst = max(worst, (e.c_max / tol_max, e.c_max, e.b_max))
+            if e.checked != e.expected:
+                failures.append(f"{b.name}: the fp32 reference wrote {e.checked} of {e.expected} checked elements")
+            if e.b_bad:
+                failures.append(f"{b.name}: the baseline produced {e.b_bad} non-finite elements (task problem)")
+            if e.c_bad:
+                failures.append(f"{b.name}: {e.c_bad} elements NaN/Inf or never written")
+            if e.inf_mismatch:
+                failures.append(f"{b.name}: {e.inf_mismatch} elements differ where the reference is infinite")
+            if e.c_max > tol_max:
+                failures.append(f"{b.name}: max error {e.c_max:.3g} > tolerance {tol_max:.3g} (baseline {e.b_max:.3g})")
+            if c_mean > tol_mean:
+                failures.append(f"{b.name}: mean error {c_mean:.3g} > tolerance {tol_mean:.3g} (baseline {b_mean:.3g})")
+            if e.cb_max > 2 * (tol_max + e.b_max):
+                failures.append(f"{b.name}: differs from the baseline by {e.cb_max:.3g} outside the checked rows")
+        if getattr(self, "own_memory", 0) > OWN_MEMORY_LIMIT:
+            failures.append(f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
+                            f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation")
+            self.own_memory = 0  # reported once
+        elif self.cand_fn is not None and self.gpu.free_memory() < self.free_after_first - OWN_MEMORY_LIMIT:
+            failures.append("candidate allocated device memory during a call")
+        row["errors"] = detail
+        row["err"], row["err_baseline"] = worst[1], worst[2]
+        row["err_ratio"] = worst[1] / worst[2] if worst[2] > 0 else None
+        return failures
+
+    def _time(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers],
+              errors: dict[str, OutputErrors], row: dict) -> list[str]:
+        """Interleaved baseline/candidate pairs on fresh inputs, L2 flushed before each launch."""
+        gpu, task, v, opts = self.gpu, self.task, sc.values, self.job["timing"]
+        stream = ctypes.c_void_p(gpu.stream_handle)
+        spot: dict[str, Any] = {}
+
+        def pair(i: int, timed: bool) -> None:
+            s = i % len(inputs)
+            self._fill_inputs(inputs[s], v)
+            order = ("base", "cand") if i % 2 == 0 else ("cand", "base")
+            for role in order:
+                for b in task.outputs:
+                    gpu.poison(roles[role].outputs[b.name], b.dtype)
+                for buf in roles[role].workspace.values():
+                    gpu.scramble(buf, i)
+                gpu.flush_l2()
+                if timed:
+                    gpu.record(self._event(4 * i + (0 if role == "base" else 2)))
+                fn = self.base_fn if role == "base" else self.cand_fn
+                fn(ctypes.byref(roles[role].params[s]), stream)
+                if timed:
+                    gpu.record(self._event(4 * i + (1 if role == "base" else 3)))
+            for b in task.outputs:   # every timed output is checked against the baseline's
+                gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                            None, self._count(b, v), spot[b.name])
+
+        # warm-up: until the clocks settle (two consecutive pair times within 2%) or 30 pairs
+        t_start = time.monotonic()
+        last = per_pair = None
+        for w in range(30):
+            pair(w, True)
+            gpu.sync()
+            per_pair = (self._event(4 * w + 1) - self._event(4 * w)) + (self._event(4 * w + 3) - self._event(4 * w + 2))
+            if last is not None and w >= 2 and abs(per_pair - last) <= 0.02 * last:
+                break
+            last = per_pair
+        n = int(min(opts["max_pairs"], max(opts["min_pairs"], math.ceil(opts["target_ms"] / max(per_pair, 1e-4)))))
+        deadline = t_start + opts["max_seconds"]
+        spot = {b.name: gpu.new_stats() for b in task.outputs}   # warm-up outputs are not judged
+        base_ms, cand_ms = [], []
+        chunk = 16
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            for i in range(start, stop):
+                pair(i, True)
+            gpu.sync()
+            lag = self._device_lag()
+            if lag > FOREIGN_WORK_S:
+                return [f"the device stayed busy {lag * 1e3:.1f} ms after timed runs: work outside the stream"]
+            for i in range(start, stop):
+                base_ms.append(self._event(4 * i + 1) - self._event(4 * i))
+                cand_ms.append(self._event(4 * i + 3) - self._event(4 * i + 2))
+            if time.monotonic() > deadline and len(base_ms) >= opts["min_pairs"]:
+                break
+        ratios = np.array(base_ms) / np.array(cand_ms)
+        q1, med, q3 = np.percentile(ratios, [25, 50, 75])
+        b_ms, c_ms = float(np.median(base_ms)), float(np.median(cand_ms))
+        flops, nbytes = task.metric("flops", sc), task.metric("bytes", sc)
+        bound = bound_ms(gpu.info.name, flops, nbytes)
+        row.update({
+            "baseline_ms": b_ms, "candidate_ms": c_ms, "speedup": float(med), "spread": float((q3 - q1) / 2),
+            "pairs": len(ratios), "tflops": flops / (c_ms * 1e9) if flops else None,
+            "tbps": nbytes / (c_ms * 1e9) if nbytes else None,
+            "bound_ms": bound["measured"], "bound_fraction": bound["measured"] / c_ms if bound["measured"] else None,
+            "below_bound": bool(bound["physical"] and c_ms < bound["physical"]),
+        })
+        failures = []
+        if row["below_bound"]:
+            failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {bound['physical']:.4g} ms")
+        for b in task.outputs:
+            st = gpu.read_stats(spot[b.name])
+            e = errors[b.name]
+            if int(st["c_bad"]):
+                failures.append(f"{b.name}: {int(st['c_bad'])} NaN/unwritten elements in timed runs")
+            if float(st["cb_max"]) > 2 * (max(2 * e.b_max, b.floor) + e.b_max):
+                failures.append(f"{b.name}: timed runs differ from the baseline by {float(st['cb_max']):.3g}")
+        return failures
+
+    def _event(self, i: int):
+        while len(self.events) <= i:
+            self.events.append(self.gpu.event())
+        return self.events[i]
+
+
+def main() -> int:
+    global _channel, _key
+    job = json.loads(sys.stdin.read())
+    _key = bytes.fromhex(job.pop("key"))
+    _channel = os.fdopen(job["channel_fd"], "w")
+    current = None
+    try:
+        ev = Evaluation(job)
+        ev.gpu.spin(job.get("warmup_seconds", 0.3))
+        emit({"type": "ready", "gpu": ev.gpu.info.__dict__})
+        scenarios = ev.task.all_scenarios()
+        for sid in job["scenarios"]:
+            current = sid
+            emit({"type": "start", "id": sid})
+            emit({"type": "row", "row": ev.run(scenarios[sid])})
+    except GpuError as exc:
+        emit({"type": "fatal", "id": current, "error": str(exc)})
+        return 3
+    except Exception as exc:  # the parent turns this into the scenario's failure
+        emit({"type": "fatal", "id": current, "error": f"{type(exc).__name__}: {exc}",
+              "trace": traceback.format_exc(limit=4)})
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
