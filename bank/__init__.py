@@ -10,9 +10,35 @@ Public API (the harness and the TUI code against exactly this):
 See bank/README.md for the file schema.
 """
 
-from bank.fuzzy import search
-from bank.loader import load_bank
-from bank.model import Bank, BankError, Entry
-from bank.rank import SuggestContext, suggest
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# Loaded on first use, so that `import bank.cli` (and `socratic --help`) stays cheap.
+_WHERE = {
+    "load_bank": "bank.loader", "Bank": "bank.model", "Entry": "bank.model",
+    "BankError": "bank.model", "SuggestContext": "bank.rank", "suggest": "bank.rank",
+    "search": "bank.fuzzy",
+}
 
 __all__ = ["load_bank", "Bank", "Entry", "SuggestContext", "suggest", "search", "BankError"]
+
+if TYPE_CHECKING:
+    from bank.fuzzy import search
+    from bank.loader import load_bank
+    from bank.model import Bank, BankError, Entry
+    from bank.rank import SuggestContext, suggest
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bank' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
