@@ -1,0 +1,25 @@
+"""Shared test setup: GPU tests (marked `gpu`) are skipped, never failed, without a GPU."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+
+@functools.lru_cache(maxsize=1)
+def _no_gpu_reason() -> str | None:
+    from evaluator.runner import gpu_present
+    return gpu_present()
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any("gpu" in item.keywords for item in items):
+        return
+    reason = _no_gpu_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"needs an NVIDIA GPU: {reason}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,91 @@
+"""Evaluator on a real GPU: the baseline passes as its own candidate, and each hostile
+candidate is rejected for the right reason. Run on an H200 before resolving."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from tests.candidates.rmsnorm_hostile import source
+from tests.evalcli import socratic
+
+pytestmark = pytest.mark.gpu
+
+
+def evaluate(tmp_path, name: str, *extra: str, env=None):
+    path = tmp_path / f"{name}.cu"
+    path.write_text(source(name))
+    return socratic("eval", "kernels/rmsnorm", "--candidate", str(path), "--json", *extra, env=env)
+
+
+def failures(result) -> str:
+    return " | ".join(f for r in result.doc["scenarios"] for f in r["failures"])
+
+
+def test_baseline_passes_as_its_own_candidate():
+    res = socratic("eval", "kernels/rmsnorm", "--scenarios", "smoke", "--json")
+    assert res.code == 0, res.stderr
+    doc = res.doc
+    assert doc["summary"]["all_correct"]
+    for row in doc["scenarios"]:
+        assert 0.9 < row["speedup"] < 1.1, row
+        assert row["err"] <= row["errors"]["y"]["tol_max"]
+
+
+def test_correct_rewrite_passes(tmp_path):
+    res = evaluate(tmp_path, "correct", "--scenarios", "smoke")
+    assert res.code == 0, failures(res)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("wrong", "max error"),
+    ("stale_output", "never written"),
+    ("partial_write", "never written"),
+    ("input_mutation", "input x was modified"),
+    ("side_stream", "outside the stream"),
+    ("side_busy", "outside the stream"),
+    ("deferred", "never written"),
+    ("pointer_cache", "error"),
+    ("shape_special", "max error"),
+    ("precision_downgrade", "error"),
+    ("own_allocation", "device memory of its own"),
+])
+def test_hostile_candidate_is_rejected(tmp_path, name, expected):
+    res = evaluate(tmp_path, name, "--scenarios", "smoke")
+    assert res.code == 1, f"{name} was accepted: {res.stderr[-2000:]}"
+    assert not res.doc["summary"]["all_correct"]
+    assert expected in failures(res), failures(res)
+
+
+def test_fault_is_reported_and_later_scenarios_still_run(tmp_path):
+    res = evaluate(tmp_path, "fault", "--scenarios", "r1-c4k,r17-c1000,r4k-c8k", "--timeout", "60")
+    assert res.code == 1
+    assert "CUDA error" in res.row("r17-c1000")["error"] or "died" in res.row("r17-c1000")["error"]
+    assert res.row("r1-c4k")["correct"] and res.row("r4k-c8k")["correct"]
+
+
+def test_hang_is_reported_and_later_scenarios_still_run(tmp_path):
+    res = evaluate(tmp_path, "hang", "--scenarios", "r1-c4k,r17-c1000,r4k-c8k", "--timeout", "15")
+    assert res.code == 1
+    assert "timed out" in res.row("r17-c1000")["error"]
+    assert res.row("r1-c4k")["correct"] and res.row("r4k-c8k")["correct"]
+
+
+def test_runtime_dlopen_of_a_banned_library_is_caught(tmp_path):
+    import site
+    found = [p for d in site.getsitepackages() for p in glob.glob(f"{d}/nvidia/cu*/lib/libcublas.so*")]
+    found += glob.glob("/usr/local/cuda*/lib64/libcublas.so*")
+    if not found:
+        pytest.skip("no libcublas on this machine to dlopen")
+    res = evaluate(tmp_path, "dlopen_runtime", "--scenarios", "r1-c4k",
+                   env={**os.environ, "SOCRATIC_TEST_DLOPEN": found[0]})
+    assert res.code == 1
+    assert any(h["layer"] == "runtime" for h in res.doc["bans"]["hits"]), res.doc["bans"]
+
+
+def test_full_set_of_rmsnorm_baseline_is_correct():
+    res = socratic("eval", "rmsnorm", "--scenarios", "full", "--no-timing", "--json")
+    assert res.code == 0, res.stderr[-3000:]
+    assert res.doc["summary"]["n_correct"] == res.doc["summary"]["n"] >= 50
