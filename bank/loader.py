@@ -206,6 +206,14 @@ def _entry(item: Any, index: int, count: int, shown: str, lines: _Lines) -> Entr
             raise fail(f"field '{name}' must be one line", name)
         return value.strip()
 
+    def bounded(name: str, limit: int) -> str:
+        value = string(name)
+        if not value:
+            raise fail(f"field '{name}' is empty", name)
+        if len(value) > limit:
+            raise fail(f"{name} too long ({len(value)} > {limit} characters)", name)
+        return value
+
     def choice(name: str, allowed: tuple[str, ...], what: str) -> str:
         value = string(name)
         if value not in allowed:
@@ -216,11 +224,7 @@ def _entry(item: Any, index: int, count: int, shown: str, lines: _Lines) -> Entr
         raise fail("id must be lower-case letters, digits and . _ - "
                    "(starting with a letter or digit)", "id")
     group = choice("group", GROUPS, "group")
-    text = string("text")
-    if not text:
-        raise fail("field 'text' is empty", "text")
-    if len(text) > MAX_TEXT:
-        raise fail(f"text too long ({len(text)} > {MAX_TEXT} characters)", "text")
+    text = bounded("text", MAX_TEXT)
     if not text.endswith("?"):
         raise fail("text must be one question ending in '?'", "text")
 
@@ -252,11 +256,7 @@ def _entry(item: Any, index: int, count: int, shown: str, lines: _Lines) -> Entr
     arch = None
     if "arch" in item:
         arch = choice("arch", ARCHS, "arch")
-    why = string("why")
-    if not why:
-        raise fail("field 'why' is empty", "why")
-    if len(why) > MAX_WHY:
-        raise fail(f"why too long ({len(why)} > {MAX_WHY} characters)", "why")
+    why = bounded("why", MAX_WHY)
 
     derived = "comparison" if requires else "arch" if arch else "core"
     kind = choice("kind", KINDS, "kind") if "kind" in item else derived
