@@ -6,6 +6,7 @@ Public API (the harness and the TUI code against exactly this):
     bank = load_bank(extra_dirs=None)      # shipped, then user config dir, then extra_dirs
     suggest(bank, "plateau", SuggestContext(arch="hopper"), limit=5)
     search(bank, "spill registers", limit=20)
+    arch_from_cc("9.0")                    # -> "hopper" (extra helper for SuggestContext.arch)
 
 See bank/README.md for the file schema.
 """
@@ -19,16 +20,17 @@ from typing import TYPE_CHECKING
 _WHERE = {
     "load_bank": "bank.loader", "Bank": "bank.model", "Entry": "bank.model",
     "BankError": "bank.model", "SuggestContext": "bank.rank", "suggest": "bank.rank",
-    "search": "bank.fuzzy",
+    "arch_from_cc": "bank.rank", "search": "bank.fuzzy",
 }
 
-__all__ = ["load_bank", "Bank", "Entry", "SuggestContext", "suggest", "search", "BankError"]
+__all__ = ["load_bank", "Bank", "Entry", "SuggestContext", "suggest", "search", "BankError",
+           "arch_from_cc"]
 
 if TYPE_CHECKING:
     from bank.fuzzy import search
     from bank.loader import load_bank
     from bank.model import Bank, BankError, Entry
-    from bank.rank import SuggestContext, suggest
+    from bank.rank import SuggestContext, arch_from_cc, suggest
 
 
 def __getattr__(name: str):

@@ -54,6 +54,13 @@ class SuggestContext:
     recent_text: str = ""          # optional words from the campaign; may lift entries
 
 
+def arch_from_cc(cc: str | None) -> str | None:
+    """The bank's arch name for a compute capability such as "9.0" (the evaluator's
+    gpu.cc): 9.x is hopper, 10.x blackwell (tcgen05, tensor memory); others None."""
+    major = str(cc or "").split(".")[0]
+    return {"9": "hopper", "10": "blackwell"}.get(major)
+
+
 def words(text: str) -> set[str]:
     return {w for w in WORD_RE.findall(text.lower()) if len(w) >= 4 and w not in STOPWORDS}
 

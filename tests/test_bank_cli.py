@@ -182,3 +182,18 @@ def test_missing_bank_dir_is_input_error(tmp_path):
 def test_no_action_is_usage_error():
     r = run()
     assert r.returncode == 2 and "list" in r.stderr
+
+
+def test_empty_why_and_single_file_bank_dir(tmp_path):
+    path = write(tmp_path, ENTRY.format(id="user.bad").replace(
+        'why = "Points at the hottest part."', 'why = ""'))
+    r = run("validate", "--bank-dir", str(path))
+    assert_one_line_error(r, path, 8, "user.bad", "'why' is empty")
+
+
+def test_list_and_search_after_action_see_user_entries(tmp_path):
+    write(tmp_path, ENTRY.format(id="user.hot-part"))
+    r = run("list", "--bank-dir", str(tmp_path))
+    assert r.returncode == 0 and "user.hot-part" in r.stdout
+    r = run("search", "hottest", "user", "--bank-dir", str(tmp_path))
+    assert r.returncode == 0 and r.stdout.splitlines()[0].strip() == "user.hot-part"

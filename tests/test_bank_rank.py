@@ -149,3 +149,28 @@ def test_search_by_group_and_limit(bank):
 
 def test_search_is_deterministic(bank):
     assert ids(search(bank, "shared memory")) == ids(search(bank, "shared memory"))
+
+
+def test_arch_from_cc():
+    from bank import arch_from_cc
+
+    assert arch_from_cc("9.0") == "hopper" and arch_from_cc("10.0") == "blackwell"
+    assert arch_from_cc("12.0") is None and arch_from_cc(None) is None
+
+
+# ---- loader through the Python API ----------------------------------------------------
+
+def test_load_bank_extra_dirs_and_duplicates(tmp_path, monkeypatch):
+    entry = ('[[entry]]\nid = "{id}"\ngroup = "gap"\ntext = "Where does the time go?"\n'
+             'triggers = ["plateau"]\nlevel = "process"\nprovenance = "new"\nwhy = "w"\n')
+    monkeypatch.setenv("SOCRATIC_BANK_DIR", str(tmp_path / "config"))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "mine.toml").write_text(entry.format(id="user.one"))
+    (tmp_path / "extra.toml").write_text(entry.format(id="user.two"))
+    bank = load_bank([tmp_path / "extra.toml"])
+    assert len(bank.entries) == 126 and bank.get("user.one") and bank.get("user.two")
+    assert bank.entries[-1].id == "user.two"  # extra dirs load after the config dir
+    (tmp_path / "extra.toml").write_text(entry.format(id="user.one"))
+    with pytest.raises(BankError) as err:
+        load_bank([tmp_path / "extra.toml"])
+    assert "extra.toml:1" in str(err.value) and "mine.toml:1" in str(err.value)
