@@ -306,6 +306,8 @@ class CampaignState:
         if isinstance(auto, bool):
             self.auto = auto
         scenarios = ev.get("scenarios")
+        if isinstance(scenarios, dict):  # the harness logs {"set": ..., "ids": [...]}
+            scenarios = scenarios.get("ids")
         if isinstance(scenarios, list):
             for item in scenarios:
                 sid = item.get("id") if isinstance(item, dict) else item
@@ -352,8 +354,9 @@ class CampaignState:
                                      output=_clip(out), ok=ok, done=True))
             return
         old = self.blocks[idx]
+        secs = num(ev.get("seconds"))
         self.blocks[idx] = replace(old, output=_clip(out), ok=ok, done=True,
-                                   duration=max(0.0, t - old.t))
+                                   duration=secs if secs is not None else max(0.0, t - old.t))
 
     def _eval_start(self, ev, seq, t):
         n = _int(ev.get("n"), (self.eval_n or 0) + 1)
@@ -397,6 +400,9 @@ class CampaignState:
         )
         if self.eval_running:
             self.eval_done += 1
+        total = num(ev.get("total"))
+        if total is not None:
+            self.eval_total = int(total)
 
     def _eval_end(self, ev, seq, t):
         n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else (self.eval_n or 0)
@@ -416,7 +422,13 @@ class CampaignState:
         self.eval_n = n
         self.eval_running = False
         idx = self.eval_index.get(n)
-        data = (("n", n), ("point", point), ("error", _str(ev.get("error")) or None))
+        error = ev.get("error") or summary.get("error")
+        if not error and summary.get("build_ok") is False:
+            error = "build failed"
+        elif not error and summary.get("bans_ok") is False:
+            error = "banned library use"
+        data = (("n", n), ("point", point), ("error", _str(error) or None),
+                ("set", _str(ev.get("set")) or None), ("source", _str(ev.get("source")) or None))
         if idx is not None and idx < len(self.blocks) and self.blocks[idx].kind == "eval":
             old = self.blocks[idx]
             self.blocks[idx] = replace(old, ok=point.all_correct, done=True,
@@ -494,10 +506,16 @@ class CampaignState:
         elif action == "auto_questions":
             val = ev.get("value", ev.get("on", ev.get("enabled")))
             self.auto = val if isinstance(val, bool) else not bool(self.auto)
-        elif action == "waiting":
+        elif action in ("wait", "waiting"):
             if self.status != "ended":
                 self.status = "waiting"
         self.blocks.append(Block("control", seq, t, title=action or "control",
+                                 text=_str(ev.get("reason"))))
+
+    def _resume(self, ev, seq, t):
+        if self.status in ("ended", "starting", "stopping"):
+            self.status = "running"
+        self.blocks.append(Block("control", seq, t, title="campaign resumed",
                                  text=_str(ev.get("reason"))))
 
     def _end(self, ev, seq, t):
@@ -521,6 +539,7 @@ _HANDLERS = {
     "usage": CampaignState._usage,
     "control": CampaignState._control,
     "campaign.end": CampaignState._end,
+    "campaign.resume": CampaignState._resume,
 }
 
 

@@ -28,6 +28,9 @@ def render_block(b: Block) -> Text:
     elif b.kind == "eval":
         point: EvalPoint | None = b.get("point")
         t.append(f"◆ eval {b.title}", style="bold")
+        tags = [x for x in (b.get("set"), b.get("source")) if x]
+        if tags:
+            t.append(f" ({', '.join(tags)})", style="dim")
         if not b.done:
             t.append("  running…", style="dim italic")
         elif point is not None:

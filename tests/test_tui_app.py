@@ -1,0 +1,353 @@
+"""Pilot tests: every key binding in watch and replay mode, pending questions, follow
+behaviour, pruning and copy."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_tui_support import FakeBank, make_session, read_inbox, tiny_events, write_events
+from tui.app import SPEEDS, SocraticApp
+from tui.screens.ask import AskScreen
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.help import HelpScreen
+from tui.screens.picker import PickerScreen
+from tui.state import fold
+from tui.widgets.question_picker import QuestionPicker
+from tui.widgets.transcript import Transcript
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class Clock:
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events())
+    return tmp_path
+
+
+def watch_app(session, **kw):
+    kw.setdefault("bank", FakeBank())
+    kw.setdefault("clock", Clock())
+    return SocraticApp(session, "watch", watch_files=False, **kw)
+
+
+def replay_app(session, **kw):
+    kw.setdefault("clock", Clock())
+    kw.setdefault("autoplay", False)
+    return SocraticApp(session, "replay", **kw)
+
+
+# ---------------------------------------------------------------------------- watch keys
+
+
+async def test_watch_loads_state(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.state.status == "ended" and len(app.state.evals) == 2
+        table = app.query_one("#table")
+        assert table.row_count == 2
+        assert str(table.get_cell("r1-c4096", "verdict")) == "✓ ok"
+
+
+async def test_slash_filter_enter_injects_bank_question(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        picker = app.screen.query_one(QuestionPicker)
+        # the latest trigger's suggestions are on top, asked entries marked
+        assert picker.shown[0].id == "correctness.masking"
+        await pilot.press(*"spill")
+        await pilot.pause()
+        assert picker.highlighted_entry().id == "compiler.spills"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, PickerScreen)
+        assert read_inbox(tiny) == [{"type": "question", "text": "Does ptxas report register spills?",
+                                     "bank_id": "compiler.spills"}]
+        assert len(app.pending) == 1
+        assert app.query_one("#pending").display
+
+
+async def test_picker_arrows_escape_and_asked_marks(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        picker = app.screen.query_one(QuestionPicker)
+        first = picker.highlighted_entry().id
+        await pilot.press("down")
+        assert picker.highlighted_entry().id != first
+        await pilot.press("up")
+        assert picker.highlighted_entry().id == first
+        preview = str(app.screen.query_one("#preview").render())
+        assert "why:" in preview and "asked before" in preview
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, PickerScreen)
+        assert read_inbox(tiny) == []
+
+
+async def test_i_free_text_question(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, AskScreen)
+        await pilot.press(*"why slow?")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert read_inbox(tiny) == [{"type": "question", "text": "why slow?"}]
+        # escape cancels without writing
+        await pilot.press("i", "x", "escape")
+        await pilot.pause()
+        assert len(read_inbox(tiny)) == 1
+
+
+async def test_pending_until_harness_logs_question(tmp_path):
+    evs = tiny_events()[:8]
+    write_events(tmp_path / "events.jsonl", evs)
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i", *"mask?", "enter")
+        await pilot.pause()
+        assert [p["text"] for p in app.pending] == ["mask?"]
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}], "a")
+        app._poll_file()
+        await pilot.pause()
+        assert app.pending == []
+        assert not app.query_one("#pending").display
+        assert app.state.blocks[-1].kind == "question"
+
+
+async def test_p_pauses_then_resumes(tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events()[:5])
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("p")
+        assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "pause"}
+        write_events(tmp_path / "events.jsonl", [{"seq": 6, "t": 6, "type": "control", "action": "pause"}], "a")
+        app._poll_file()
+        assert app.display_status() == "paused"
+        await pilot.press("p")
+        assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "resume"}
+
+
+async def test_e_evaluate_and_a_auto_toggle(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("e")
+        await pilot.press("a")
+        await pilot.press("a")
+        assert read_inbox(tiny) == [{"type": "control", "action": "evaluate"},
+                                    {"type": "control", "action": "auto_on"},
+                                    {"type": "control", "action": "auto_off"}]
+
+
+async def test_x_asks_to_confirm(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert read_inbox(tiny) == []
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert read_inbox(tiny) == [{"type": "control", "action": "stop"}]
+
+
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_help_and_quit(tiny, mode):
+    app = watch_app(tiny) if mode == "watch" else replay_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_watch_keys_do_nothing_in_replay(tiny):
+    app = replay_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("slash", "i", "p", "e", "x", "a")
+        await pilot.pause()
+        assert not (tiny / "inbox.jsonl").exists()
+        assert not isinstance(app.screen, (PickerScreen, AskScreen, ConfirmScreen))
+
+
+async def test_copy_selected_block_and_row(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("c")
+        assert "campaign end" in app.clipboard
+        app.query_one("#table").focus()
+        await pilot.press("c")
+        assert "r1-c4096" in app.clipboard and "speedup" in app.clipboard
+
+
+async def test_tool_block_expands_with_enter(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        from tui.widgets.tool_block import ToolBlock
+
+        tool = app.query_one(ToolBlock)
+        tool.focus()
+        await pilot.press("enter")
+        assert tool.expanded
+        assert "NOTES.md" in str(tool.render())
+        await pilot.press("c")
+        assert "candidate.cu" in app.clipboard
+
+
+# ---------------------------------------------------------------------------- replay keys
+
+
+def _sig(s):
+    return (s.seq, len(s.blocks), [(r.id, r.speedup) for r in s.rows_in_order()], len(s.evals))
+
+
+async def test_replay_step_and_jumps(tiny):
+    events = tiny_events()
+    app = replay_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.pos == 0
+        await pilot.press("right", "right", "right")
+        assert app.pos == 3 and _sig(app.state) == _sig(fold(events[:3]))
+        await pilot.press("left")
+        assert app.pos == 2 and _sig(app.state) == _sig(fold(events[:2]))
+        await pilot.press("right_square_bracket")
+        assert events[app.pos - 1]["type"] == "eval.end" and app.state.evals[-1].n == 1
+        await pilot.press("right_square_bracket")
+        assert app.state.evals[-1].n == 2
+        await pilot.press("left_square_bracket")
+        assert app.state.evals[-1].n == 1 and len(app.state.evals) == 1
+        await pilot.press("home")
+        assert app.pos == 0
+        await pilot.press("right_curly_bracket")
+        assert events[app.pos - 1]["type"] == "question"
+        q = app.pos
+        await pilot.press("end")
+        assert app.pos == len(events) and app.state.status == "ended"
+        await pilot.press("left_curly_bracket")
+        assert app.pos == q
+        # the screen is the state of the prefix
+        assert _sig(app.state) == _sig(fold(events[:q]))
+        header = str(app.query_one("#evalhead").render())
+        assert "eval #1" in header
+
+
+async def test_replay_space_plays_with_clock_and_speed(tiny):
+    clock = Clock()
+    app = replay_app(tiny, clock=clock, speed=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.speed == 1
+        await pilot.press("plus")
+        assert app.speed == 2
+        await pilot.press("minus", "minus")
+        assert app.speed == 1
+        for _ in range(20):
+            await pilot.press("plus")
+        assert app.speed == SPEEDS[-1]
+        await pilot.press("minus")
+        await pilot.press("space")
+        assert app.playing
+        clock.t += 0.5  # x500: the 18 s campaign plays out
+        app._tick()
+        await pilot.pause()
+        assert app.pos == len(tiny_events()) and not app.playing
+        await pilot.press("space")  # at the end: space restarts from the start
+        assert app.playing and app.pos <= 1  # restarted (the t=0 event may already show)
+        await pilot.press("space")
+        assert not app.playing
+
+
+async def test_replay_caps_idle_gaps(tmp_path):
+    evs = tiny_events()[:3]
+    evs[2]["t"] = 86_400.0  # a day of nothing
+    write_events(tmp_path / "events.jsonl", evs)
+    clock = Clock()
+    app = replay_app(tmp_path, clock=clock, speed=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("space")
+        for _ in range(30):
+            clock.t += 0.1
+            app._tick()
+        assert app.pos == 3
+
+
+async def test_replay_end_on_large_session_windowed(tmp_path):
+    session, events = make_session(tmp_path, n_events=3000)
+    app = replay_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        first, end = tr.mounted_range
+        assert end == len(app.state.blocks) and first > 0
+        assert end - first <= 200
+        # earlier blocks stay reachable
+        await pilot.press("tab")
+        tr.focus()
+        await pilot.press("u")
+        await pilot.pause()
+        assert tr.mounted_range[0] < first
+
+
+# ---------------------------------------------------------------------------- follow / prune
+
+
+async def test_follow_but_never_snap_back(tmp_path):
+    session, events = make_session(tmp_path, n_events=1500, end=False)
+    path = session / "events.jsonl"
+    write_events(path, events[:1000])
+    app = watch_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        assert tr.following
+        tr.scroll_to(y=0, animate=False, immediate=True)  # the user reads further up
+        await pilot.pause()
+        y = tr.scroll_y
+        write_events(path, events[1000:1100], "a")
+        app._poll_file()
+        await pilot.pause()
+        assert not tr.following and tr.scroll_y <= y + 1
+        tr.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        write_events(path, events[1100:1200], "a")
+        app._poll_file()
+        await pilot.pause()
+        await pilot.pause()
+        assert tr.scroll_y >= tr.max_scroll_y - 1
+
+
+async def test_table_updates_only_changed_cells(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.query_one("#table")
+        assert table.show(app.state) == 0
+        await pilot.press("tab")
+        table.focus()
+        await pilot.press("s")
+        assert table.sort_mode == "worst"
+        keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
+        assert keys == ["r4096-c8192", "r1-c4096"]  # 1.10× before 1.25×

@@ -1,0 +1,119 @@
+"""The state model without a screen: the reducer, tolerance, the checkpointed timeline."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from tests.test_tui_support import generator, tiny_events
+from tui.state import CampaignState, Timeline, fold
+
+
+def test_tiny_campaign_folds_to_expected_state():
+    s = fold(tiny_events())
+    assert s.task == "rmsnorm" and s.goal == 1.0 and s.status == "ended"
+    assert [r.id for r in s.rows_in_order()] == ["r1-c4096", "r4096-c8192"]
+    r1 = s.rows["r1-c4096"]
+    assert r1.speedup == 1.25 and r1.best == 1.25 and r1.correct
+    r2 = s.rows["r4096-c8192"]
+    # eval 1 was incorrect for r2, so its best is only the correct eval-2 speedup
+    assert r2.best == 1.1
+    assert [e.n for e in s.evals] == [1, 2]
+    assert s.evals[0].all_correct is False and s.evals[1].comparisons == (("fa3", 0.5),)
+    assert s.tool_calls == 1 and s.input_tokens == 1000 and abs(s.cost_usd - 0.01) < 1e-9
+    assert s.asked == {"correctness.masking"}
+    assert s.last_trigger.kind == "correctness_failure"
+    kinds = [b.kind for b in s.blocks]
+    assert kinds == ["start", "trigger", "text", "tool", "eval", "trigger", "question",
+                     "eval", "stophook", "end"]
+    text = s.blocks[2]
+    assert text.text == "Let me look at the kernel."
+    tool = s.blocks[3]
+    assert tool.done and tool.ok and tool.duration == 0.2 and tool.detail == "ls -la"
+    assert s.missing_goal() == []
+
+
+def test_rows_missing_goal_and_error_ratio():
+    s = fold(tiny_events()[:11])
+    assert s.missing_goal() == ["r1-c4096", "r4096-c8192"]
+    assert s.rows["r4096-c8192"].err_ratio == 250.0
+    assert s.rows["r1-c4096"].meets(1.0) is False
+
+
+def test_unknown_types_and_bad_fields_are_tolerated():
+    evs = [
+        {"type": "campaign.start"},                          # nothing else
+        {"type": "something.new", "x": 1},                   # unknown type
+        {"no": "type"},
+        "not a dict",
+        {"type": "eval.scenario", "scenario": "a", "speedup": "fast", "correct": "yes"},
+        {"type": "eval.scenario"},                           # no scenario id
+        {"type": "eval.end", "summary": "oops"},
+        {"type": "usage", "input_tokens": None, "cost_usd": float("nan")},
+        {"type": "tool.result", "id": "never-called", "output": 42},
+        {"type": "trigger", "suggestions": "x"},
+        {"type": "question"},
+        {"type": "stophook", "failing": [1, {"scenario": "a"}]},
+        {"type": "control"},
+        {"type": "agent.text", "text": None},
+    ]
+    s = fold(evs)
+    assert s.n_ignored == 4
+    assert s.rows["a"].speedup is None and s.rows["a"].correct is None
+    assert s.evals[0].geomean is None
+    assert s.input_tokens == 0 and s.cost_usd == 0.0
+
+
+def test_control_states_and_auto():
+    s = fold([{"type": "campaign.start", "auto_questions": True},
+              {"type": "control", "action": "pause"}])
+    assert s.status == "paused" and s.auto is True
+    s.apply({"type": "control", "action": "resume"})
+    assert s.status == "running"
+    s.apply({"type": "control", "action": "auto_off"})
+    assert s.auto is False
+    s.apply({"type": "control", "action": "wait"})
+    assert s.status == "waiting"
+    s.apply({"type": "control", "action": "stop"})
+    assert s.status == "stopping"
+    s.apply({"type": "campaign.end", "reason": "stopped"})
+    assert s.status == "ended" and s.end_reason == "stopped"
+
+
+def test_copy_is_independent():
+    evs = tiny_events()
+    s = fold(evs[:4])
+    c = s.copy()
+    s.apply_all(evs[4:])
+    assert len(c.blocks) == 3 and c.blocks[2].text == "Let me look at the kernel."
+    assert c.tool_calls == 0 and not c.evals
+
+
+def _signature(s: CampaignState):
+    return (s.status, s.t, s.tool_calls, s.input_tokens, round(s.cost_usd, 6),
+            [(r.id, r.speedup, r.best, r.correct, r.stale) for r in s.rows_in_order()],
+            [(e.n, e.geomean) for e in s.evals], s.asked, [(b.kind, b.text, b.output, b.ok)
+                                                          for b in s.blocks])
+
+
+def test_timeline_state_at_equals_fold_of_prefix():
+    events = generator().make_events(3000, seed=5)
+    tl = Timeline(events, every=128)
+    rng = random.Random(0)
+    for i in [0, 1, 127, 128, 129, len(events) - 1, len(events)] + rng.sample(range(len(events)), 20):
+        assert _signature(tl.state_at(i)) == _signature(fold(events[:i])), i
+
+
+def test_timeline_seek_is_fast_and_positions():
+    events = generator().make_events(25_000, seed=1)
+    tl = Timeline(events)
+    t = time.perf_counter()
+    for i in (len(events), len(events) - 1, len(events) // 2, 17, 24_000):
+        tl.state_at(i)
+    assert (time.perf_counter() - t) / 5 < 0.05
+    ends = tl.positions("eval")
+    assert ends and all(events[p - 1]["type"] == "eval.end" for p in ends)
+    assert tl.next_position("eval", 0) == ends[0]
+    assert tl.prev_position("eval", ends[1]) == ends[0]
+    qs = tl.positions("question")
+    assert qs and events[qs[0] - 1]["type"] == "question"
