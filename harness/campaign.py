@@ -381,8 +381,10 @@ class Campaign:
                 suggestions = []
         self.emit("trigger", kind=fired.kind, reason=fired.reason,
                   suggestions=[s[0] for s in suggestions])
-        if self.config.auto_questions and suggestions:
-            bid, text = suggestions[0]
+        asked = set(self.asked_ids) | {q.get("bank_id") for q in self.questions}
+        fresh = [s for s in suggestions if s[0] not in asked]
+        if self.config.auto_questions and fresh:
+            bid, text = fresh[0]  # the bank's top suggestion not posed yet
             self.questions.append({"text": text, "bank_id": bid, "trigger": fired.kind,
                                    "source": "auto"})
             self.save_state()

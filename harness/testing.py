@@ -44,7 +44,7 @@ def make_task(root: Path, goal: float = 1.2) -> Path:
     return d
 
 
-def test_config(**kw: Any) -> Config:
+def fake_config(**kw: Any) -> Config:
     trig = kw.pop("triggers", None) or TriggerConfig()
     base = dict(model="claude-sonnet-4-6", evaluator=list(FAKE_EVALUATOR), retry_base_s=0.01,
                 retry_max_s=0.05, api_timeout_s=20, poll_s=0.02, bash_timeout_s=20,

@@ -1,0 +1,151 @@
+"""The five trigger detectors, each on its own, with their thresholds."""
+
+from __future__ import annotations
+
+from harness.config import TriggerConfig
+from harness.evaluation import Evaluation, History, judge
+from harness.task import Goal
+from harness.triggers import (CorrectnessFailure, DeclaredDone, Detectors, Plateau, Start,
+                              SuspiciousGain, declares_limit)
+
+_n = 0
+
+
+def ev(geo: float | None = 1.0, mn: float | None = None, correct: bool = True,
+       bound: float = 0.3, sha: str | None = None, build_ok: bool = True) -> Evaluation:
+    global _n
+    _n += 1
+    mn = geo if mn is None else mn
+    rows = [{"id": "a", "correct": correct, "speedup": mn, "bound_fraction": bound},
+            {"id": "b", "correct": True, "speedup": geo, "bound_fraction": 0.2}]
+    result = {"schema": "socratic.eval/1", "build": {"ok": build_ok}, "bans": {"ok": True},
+              "scenarios": rows if build_ok else [],
+              "summary": {"all_correct": correct and build_ok, "n": 2,
+                          "n_correct": 2 if correct else 1, "geomean_speedup": geo,
+                          "min_speedup": mn, "worst_scenario": "a"}}
+    return Evaluation(_n, sha or f"sha{_n}", "bench", result, 0 if correct else 1)
+
+
+def test_start_fires_once():
+    s = Start()
+    f = s.fire("rmsnorm", "goal")
+    assert f and f.kind == "start" and "rmsnorm" in f.reason
+    assert s.fire("rmsnorm", "goal") is None
+
+
+def test_plateau_after_window_without_one_percent():
+    p = Plateau(TriggerConfig(plateau_window=5, plateau_min_gain=0.01))
+    assert p.on_eval(ev(1.0)) is None             # first correct: the reference
+    assert p.on_eval(ev(1.2)) is None             # +20%: improvement resets
+    fired = [p.on_eval(ev(x)) for x in (1.205, 1.19, 1.21, 1.2, 1.203)]  # all < +1%
+    assert fired[:4] == [None] * 4
+    assert fired[4] and fired[4].kind == "plateau" and "1.200x" in fired[4].reason
+    # counter restarts: the next four do not fire again
+    assert [p.on_eval(ev(1.2)) for _ in range(4)] == [None] * 4
+
+
+def test_plateau_counts_failures_and_threshold_is_configurable():
+    p = Plateau(TriggerConfig(plateau_window=2, plateau_min_gain=0.10))
+    p.on_eval(ev(1.0))
+    assert p.on_eval(ev(1.05)) is None            # +5% < 10%
+    assert p.on_eval(ev(1.0, correct=False)).kind == "plateau"
+
+
+def test_plateau_needs_a_correct_reference():
+    p = Plateau(TriggerConfig(plateau_window=2))
+    assert [p.on_eval(ev(1.0, correct=False)) for _ in range(5)] == [None] * 5
+
+
+def test_suspicious_gain_one_step():
+    s = SuspiciousGain(TriggerConfig(suspicious_step=0.25))
+    assert s.on_eval(ev(1.0)) is None
+    assert s.on_eval(ev(1.2)) is None             # +20%
+    f = s.on_eval(ev(1.6))                         # +33% over the previous correct one
+    assert f and f.kind == "suspicious_gain" and "+33%" in f.reason
+    assert s.on_eval(ev(3.0, correct=False)) is None  # incorrect results are not gains
+
+
+def test_suspicious_gain_near_bound():
+    s = SuspiciousGain(TriggerConfig(suspicious_bound_fraction=0.9))
+    f = s.on_eval(ev(1.0, bound=0.95))
+    assert f and "a at 95% of its bound" in f.reason
+    assert s.on_eval(ev(1.0, bound=0.5)) is None
+
+
+def test_correctness_failure_needs_the_explanation():
+    c = CorrectnessFailure(TriggerConfig(explanation_min_chars=20))
+    c.on_eval(ev(1.0, correct=False))
+    assert c.on_text("ok") is None                 # too short to be an explanation
+    f = c.on_text("The failure comes from the tail of each row: lanes past cols read garbage.")
+    assert f and f.kind == "correctness_failure" and "a" in f.reason and "tail" in f.reason
+    assert c.on_text("Another long text that is not after a failure at all.") is None
+
+
+def test_correctness_failure_cleared_by_a_passing_eval():
+    c = CorrectnessFailure(TriggerConfig())
+    c.on_eval(ev(1.0, build_ok=False))
+    c.on_eval(ev(1.0))
+    assert c.on_text("x" * 200) is None
+
+
+def test_correctness_failure_build_failure():
+    c = CorrectnessFailure(TriggerConfig(explanation_min_chars=5))
+    c.on_eval(ev(1.0, build_ok=False))
+    assert "build failed" in c.on_text("a missing semicolon").reason
+
+
+def test_declared_done_text_and_stop_with_cooldown():
+    d = DeclaredDone(TriggerConfig(declared_done_cooldown=1))
+    assert d.on_text("Let me try a vectorized load next.", 1) is None
+    f = d.on_text("This kernel is now memory-bound, so we are near the limit.", 1)
+    assert f and f.kind == "declared_done"
+    assert d.on_stop(False, 3, 1) is None          # same evaluation count: cooldown
+    f = d.on_stop(False, 3, 2)
+    assert f and "3 scenario(s) short" in f.reason
+    assert d.on_stop(True, 0, 5) is None           # a stop with the goal met is no declaration
+
+
+def test_limit_phrases():
+    for s in ("I believe we have reached the hardware limit", "It can't be improved further",
+              "there is no further room", "this is optimal", "We're done here."):
+        assert declares_limit(s), s
+    for s in ("Let me check the bound fraction", "Next I will improve the loads"):
+        assert declares_limit(s) is None, s
+
+
+def test_detectors_replay_fires_nothing_and_keeps_state():
+    d = Detectors(TriggerConfig(plateau_window=2))
+    for x in (1.0, 1.0):
+        assert d.on_eval(ev(x), goal_set=True, replay=True) == []
+    assert [f.kind for f in d.on_eval(ev(1.0), goal_set=True)] == ["plateau"]
+
+
+def test_goal_predicate_every_scenario():
+    g = Goal(1.1)
+    met, failing = judge(ev(1.2, mn=1.05), g)
+    assert not met and [f["scenario"] for f in failing] == ["a"]
+    assert failing[0]["speedup"] == 1.05 and failing[0]["goal"] == 1.1
+    met, failing = judge(ev(1.2), g)
+    assert met and failing == []
+    met, failing = judge(ev(2.0, correct=False), g)
+    assert not met and failing[0]["correct"] is False
+    met, failing = judge(ev(2.0, build_ok=False), g)
+    assert not met and failing[0]["scenario"] == "(build)"
+
+
+def test_goal_against_comparison():
+    e = ev(1.5)
+    for r in e.result["scenarios"]:
+        r["comparisons"] = {"fa3": {"ms": 1.0, "speedup": 0.9}}
+    met, failing = judge(e, Goal(1.0, "fa3"))
+    assert not met and len(failing) == 2 and failing[0]["speedup"] == 0.9
+
+
+def test_history_best_and_cache():
+    h = History()
+    a, b = ev(1.1, sha="x"), ev(1.3, sha="y")
+    h.add(a)
+    h.add(b)
+    h.add(ev(5.0, correct=False, sha="z"))
+    assert h.best() is b
+    assert h.find("x", "bench") is a and h.find("x", "smoke") is None
