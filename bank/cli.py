@@ -72,11 +72,12 @@ def _emit(doc) -> None:
     print(json.dumps(doc, indent=2))
 
 
-def _wrap(text: str, indent: str) -> str:
+def _wrap(text: str, indent: str, first: str | None = None) -> str:
     import textwrap
 
-    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent,
-                         break_on_hyphens=False)
+    return textwrap.fill(text, WIDTH, initial_indent=indent if first is None else first,
+                         subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def _tag(entry) -> str:
@@ -133,7 +134,7 @@ def _show(bank, args, as_json: bool) -> int:
     print(_wrap(entry.text, ""))
     print()
     for name, value in rows:
-        print(_wrap(f"{name + ':':<21}{value}", "").replace("\n", "\n" + " " * 21))
+        print(_wrap(str(value), " " * 21, first=f"{name + ':':<21}"))
     print()
     print("why:")
     print(_wrap(entry.why, "  "))
