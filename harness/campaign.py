@@ -28,7 +28,7 @@ from harness.agent import Agent, ContextTooLong, FatalAPIError, Response
 from harness.config import Config
 from harness.evaluation import (Evaluation, History, compact_table, describe_failing, judge,
                                 run_evaluator)
-from harness.session import Session
+from harness.session import Session, repair_tail
 from harness.task import Task, changed_files, restore, sha256_text
 from harness.tools import Redactor, Tools, scrubbed_env, tool_specs
 from harness.triggers import Detectors, Fired
@@ -164,6 +164,8 @@ class Campaign:
         session = Session(Path(session_dir))
         if not session.events.exists() or not session.config_file.exists():
             raise InputError(f"{session_dir}: not a campaign session (no events.jsonl/config.json)")
+        for path in (session.events, session.messages):
+            repair_tail(path)  # a line torn by the crash must not swallow the next one
         saved = session.load_config()
         data = dict(saved.get("config") or {})
         data.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -178,7 +180,7 @@ class Campaign:
             suggester = bank_suggester(cls._has_comparison(task, config))
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=source)
-        c._rebuild()
+        c._rebuild(overrides)
         return c
 
     @staticmethod
@@ -186,7 +188,7 @@ class Campaign:
         goal = task.goal(config.goal_min_speedup)
         return goal.against != "baseline" or bool(task.data.get("comparisons"))
 
-    def _rebuild(self) -> None:
+    def _rebuild(self, overrides: dict[str, Any] | None = None) -> None:
         """State from the event log, state.json, messages.jsonl and the workspace."""
         events, _ = read_jsonl(self.session.events)
         results: dict[str, dict[str, Any]] = {}
@@ -213,6 +215,8 @@ class Campaign:
         self.questions = list(state.get("questions") or [])
         self.notes = list(state.get("notes") or [])
         self.paused = bool(state.get("paused", False))
+        if "auto_questions" in state and not (overrides or {}).get("auto_questions"):
+            self.config.auto_questions = bool(state["auto_questions"])
         self.ctx, self.messages = self.session.load_messages()
         pending: list[dict[str, Any]] = []
         if self.messages and self.messages[-1].get("role") == "user":
@@ -286,7 +290,8 @@ class Campaign:
 
     def save_state(self) -> None:
         self.session.save_state({"inbox_offset": self.inbox_offset, "questions": self.questions,
-                                 "notes": self.notes, "paused": self.paused})
+                                 "notes": self.notes, "paused": self.paused,
+                                 "auto_questions": self.config.auto_questions})
 
     def _on_retry(self, attempt: int, error: str, wait: float) -> None:
         self.emit("api.retry", attempt=attempt, error=self.redact(error), wait_s=round(wait, 3))
@@ -322,10 +327,12 @@ class Campaign:
                                        "trigger": c.get("trigger"), "source": "human"})
             elif c.get("type") == "control":
                 action = c.get("action")
-                if action not in ("pause", "resume", "stop", "evaluate"):
+                if action not in ("pause", "resume", "stop", "evaluate", "auto_on", "auto_off"):
                     continue
                 self.emit("control", action=action)
-                if action == "pause":
+                if action in ("auto_on", "auto_off"):
+                    self.config.auto_questions = action == "auto_on"
+                elif action == "pause":
                     self.paused = True
                 elif action == "resume":
                     self.paused = False

@@ -53,6 +53,25 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def repair_tail(path: Path) -> bool:
+    """End a file torn by a crash mid-line with a newline, so that the next append starts a
+    line of its own (readers skip the torn line). Returns whether it was torn."""
+    try:
+        with open(path, "rb+") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) == b"\n":
+                return False
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            return True
+    except FileNotFoundError:
+        return False
+
+
 @dataclass
 class Session:
     dir: Path

@@ -1,0 +1,221 @@
+"""`socratic run` / `socratic inject` end to end: a headless campaign process against the
+fake API, kill -9 in the middle of a tool call and `--resume` with nothing lost, the
+detached (attached-watch) mode, and the inject validations."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.fakeapi import FakeAnthropic
+from harness.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
+from socratic.cli import main
+from socratic.eventlog import inject, read_jsonl
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def env_for(api: FakeAnthropic) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_BASE_URL": api.url,
+                "SOCRATIC_EVALUATOR": " ".join(FAKE_EVALUATOR), "ANTHROPIC_MODEL": "claude-test",
+                "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")})
+    return env
+
+
+def socratic(*args: str, api: FakeAnthropic, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "socratic", *args], env=env_for(api),
+                            cwd=kw.pop("cwd", REPO), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **kw)
+
+
+def events(d: Path) -> list[dict]:
+    p = Path(d) / "events.jsonl"
+    return read_jsonl(p)[0] if p.exists() else []
+
+
+def wait_for(pred, timeout=30.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def write(speed):
+    return ("write_file", {"path": "candidate.cu", "content": candidate_source(speed)})
+
+
+def test_kill_9_and_resume_loses_nothing(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    seen = {}
+
+    def after_resume(body):
+        seen["body"] = body
+        return {"text": "Back. Making it faster.", "tools": [write(1.5)]}
+
+    script = [
+        {"text": "Baseline first.", "tools": [("evaluate", {})]},
+        {"tools": [write(1.1), ("bash", {"command": "echo before-kill"})]},
+        {"text": "A long experiment.", "tools": [("bash", {"command": "sleep 15"})]},
+        after_resume,
+        {"text": "done"},
+    ]
+    with FakeAnthropic(script) as api:
+        p = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
+        ok = wait_for(lambda: any(e["type"] == "tool.call" and "sleep" in json.dumps(e["input"])
+                                  for e in events(sess)))
+        assert ok, p.stderr.read1().decode() if p.poll() is not None else "no sleep call"
+        inject(sess, {"type": "question", "text": "What did the baseline measure?"})
+        time.sleep(0.2)
+        before = (sess / "events.jsonl").read_bytes()
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
+        # a torn last line (a crash mid-write) is tolerated on read
+        with open(sess / "events.jsonl", "ab") as fh:
+            fh.write(b'{"seq": 999, "type": "agent.te')
+        r = socratic("run", "--resume", str(sess), "--headless", api=api)
+        out, err = r.communicate(timeout=60)
+        assert r.returncode == 0, err.decode()
+    after = (sess / "events.jsonl").read_bytes()
+    assert after.startswith(before)                       # nothing before the kill is lost
+    evts = events(sess)
+    assert [e["seq"] for e in evts] == list(range(1, len(evts) + 1))
+    types = [e["type"] for e in evts]
+    assert types.count("campaign.start") == 1 and types.count("campaign.resume") == 1
+    assert evts[-1]["type"] == "campaign.end" and evts[-1]["reason"] == "goal_met"
+    assert evts[-1]["tool_calls"] == 5 and evts[-1]["evaluations"] == 2
+    t_resume = [e["t"] for e in evts if e["type"] == "campaign.resume"][0]
+    assert t_resume >= max(e["t"] for e in evts if e["seq"] < 10)  # the clock goes on
+    # the resumed conversation holds every earlier message, the interrupted call answered
+    msgs = seen["body"]["messages"]
+    uses = [b for m in msgs if m["role"] == "assistant" for b in m["content"]
+            if b["type"] == "tool_use"]
+    assert [u["name"] for u in uses] == ["evaluate", "write_file", "bash", "bash"]
+    results = {b["tool_use_id"]: b for b in msgs[-1]["content"] if b["type"] == "tool_result"}
+    assert "not run" in results[uses[-1]["id"]]["content"]
+    texts = [b["text"] for b in msgs[-1]["content"] if b["type"] == "text"]
+    assert any("What did the baseline measure?" in t for t in texts)     # inbox kept
+    earlier = {b["tool_use_id"]: b for m in msgs if m["role"] == "user"
+               for b in m["content"] if b["type"] == "tool_result"}
+    assert "before-kill" in earlier[uses[2]["id"]]["content"]
+    q = [e for e in evts if e["type"] == "question"]
+    assert len(q) == 1 and q[0]["source"] == "human"
+    # the key was in the campaign process's environment but never reached the session
+    for f in sess.rglob("*"):
+        if f.is_file():
+            assert FAKE_KEY.encode() not in f.read_bytes(), f
+
+
+def test_kill_while_waiting_for_the_model_and_resume(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    script = [{"tools": [("bash", {"command": "echo first"})]},
+              {"delay": 20, "text": "never delivered"},
+              {"tools": [write(1.4)]}, {"text": "done"}]
+    with FakeAnthropic(script) as api:
+        p = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
+        assert wait_for(lambda: len(api.requests) >= 2)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
+        r = socratic("run", "--resume", "--session-dir", str(sess), str(sess), "--headless",
+                     api=api)
+        _, err = r.communicate(timeout=60)
+        assert r.returncode == 0, err.decode()
+        resent = api.requests[2]["messages"]
+        assert resent[-1]["content"][0]["type"] == "tool_result"
+        assert "first" in resent[-1]["content"][0]["content"]
+    assert events(sess)[-1]["reason"] == "goal_met"
+
+
+def test_run_headless_exit_codes_and_model_from_env(tmp_path):
+    task = make_task(tmp_path)
+    with FakeAnthropic([{"tools": [write(1.5)]}, {"text": "done"}]) as api:
+        r = socratic("run", str(task), "--headless", "--session-dir", str(tmp_path / "a"),
+                     "--auto-questions", "--max-turns", "5", api=api)
+        _, err = r.communicate(timeout=60)
+        assert r.returncode == 0, err.decode()
+        assert api.requests[0]["model"] == "claude-test"
+        r = socratic("run", str(task), "--headless", "--session-dir", str(tmp_path / "b"),
+                     "--max-turns", "1", "--model", "claude-other", api=api)
+        _, err = r.communicate(timeout=60)
+        assert r.returncode == 1 and b"max_turns" in err
+        assert api.requests[-1]["model"] == "claude-other"
+    start = events(tmp_path / "a")[0]
+    assert start["model"] == "claude-test" and start["auto_questions"] is True
+
+
+def test_detached_campaign_with_progress_lines(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    with FakeAnthropic([{"text": "Evaluating.", "tools": [("evaluate", {})]},
+                        {"tools": [write(1.5)]}, {"text": "done"}]) as api:
+        # no TUI importable in the child: progress lines on stdout
+        code = ("import sys; sys.modules['tui.app'] = None; from socratic.cli import main; "
+                "raise SystemExit(main(sys.argv[1:]))")
+        r = subprocess.run([sys.executable, "-c", code, "run", str(task), "--session-dir",
+                            str(sess)], env=env_for(api), cwd=REPO, capture_output=True,
+                           timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    out = r.stdout.decode()
+    assert "eval #1: correct" in out and "stop attempt: goal met" in out and "end: goal_met" in out
+    assert b"campaign started as process" in r.stderr
+    assert (sess / "campaign.log").exists()
+    assert events(sess)[-1]["reason"] == "goal_met"
+
+
+def test_run_bad_input(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    assert main(["run", str(tmp_path / "nope"), "--headless"]) == 2
+    assert "task.toml" in capsys.readouterr().err
+    task = make_task(tmp_path)
+    assert main(["run", str(task), "--headless", "--max-turns", "0"]) == 2
+    assert main(["run", "--resume", str(tmp_path / "nosession"), "--headless"]) == 2
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["run", str(task), "--headless"]) == 2
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+def test_inject(tmp_path, capsys):
+    sess = tmp_path / "s"
+    sess.mkdir()
+    assert main(["inject", str(sess), "--text", "why?"]) == 2          # no campaign there
+    (sess / "events.jsonl").write_text("")
+    assert main(["inject", str(sess), "--text", "Which bound?"]) == 0
+    assert main(["inject", str(sess), "--pause"]) == 0
+    assert main(["inject", str(sess), "--evaluate"]) == 0
+    assert main(["inject", str(sess), "--bank", "no.such-question"]) == 2
+    assert "no.such-question" in capsys.readouterr().err
+    cmds = read_jsonl(sess / "inbox.jsonl")[0]
+    assert cmds[0] == {"type": "question", "text": "Which bound?", "bank_id": None}
+    assert cmds[1:] == [{"type": "control", "action": "pause"},
+                        {"type": "control", "action": "evaluate"}]
+
+
+def test_inject_bank_id(tmp_path):
+    bank = pytest.importorskip("bank")
+    if not hasattr(bank, "load_bank"):
+        pytest.skip("bank API not available")
+    entry = bank.load_bank().entries[0]
+    sess = tmp_path / "s"
+    sess.mkdir()
+    (sess / "events.jsonl").write_text("")
+    assert main(["inject", str(sess), "--bank", entry.id]) == 0
+    assert read_jsonl(sess / "inbox.jsonl")[0][0] == {"type": "question", "text": entry.text,
+                                                      "bank_id": entry.id}
+
+
+def test_cli_module_is_cheap_to_import():
+    code = ("import sys, harness.cli; bad = [m for m in ('anthropic', 'harness.campaign', "
+            "'bank.loader') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.strip() == "[]", out.stderr
