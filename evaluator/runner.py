@@ -178,7 +178,9 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
                 elif kind == "fatal":
                     if current is None:
                         raise InputError(f"the evaluation worker failed: {msg.get('error')}")
-                    done(failed_row(current, f"CUDA error: {msg.get('error')}"))
+                    detail = f" [{msg['trace'].strip().splitlines()[-2].strip()}]" if msg.get("trace") else ""
+                    what = "CUDA error" if msg.get("kind") == "cuda" else "evaluator error"
+                    done(failed_row(current, f"{what}: {msg.get('error')}{detail}"))
                     pending.remove(current)
                     break
         finally:
