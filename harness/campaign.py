@@ -127,6 +127,7 @@ class Campaign:
         self.calls_since_stop = 0
         self.context_tokens = 0
         self.stats = {"model_s": 0.0, "tool_s": 0.0, "wait_s": 0.0}
+        self.overheads: list[float] = []
         self._text_buf: list[str] = []
         self._text_t = 0.0
 
@@ -504,6 +505,7 @@ class Campaign:
             if f:
                 self.fire(f)
         while True:
+            self._iteration_stats()
             self.safe_point()
             if self.stop_requested:
                 return self.end("stopped")
@@ -540,6 +542,16 @@ class Campaign:
                 ended = self._stop_attempt()
                 if ended:
                     return ended
+
+    def _iteration_stats(self) -> None:
+        """Harness overhead of the last loop iteration: wall time less model, tool and
+        paused time (the overhead benchmark reads `overheads`)."""
+        now = time.monotonic()
+        mark = getattr(self, "_mark", None)
+        busy = self.stats["model_s"] + self.stats["tool_s"] + self.stats["wait_s"]
+        if mark is not None:
+            self.overheads.append((now - mark[0]) - (busy - mark[1]))
+        self._mark = (now, busy)
 
     def _respond(self) -> Response:
         t = time.monotonic()
