@@ -17,12 +17,13 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable
 
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
 from tui.state import CampaignState, Timeline
 from tui.widgets.eval_header import EvalHeader
+from tui.widgets.key_hints import KeyHints
 from tui.widgets.pending_bar import PendingBar
 from tui.widgets.scenario_table import ScenarioTable
 from tui.widgets.speedup_plot import SpeedupPlot
@@ -139,7 +140,7 @@ class SocraticApp(App):
                 yield EvalHeader(id="evalhead")
                 yield ScenarioTable(id="table")
                 yield SpeedupPlot(id="plot")
-        yield Footer(compact=True)
+        yield KeyHints(self.mode, id="keys")
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session_dir)

@@ -23,7 +23,8 @@ class StatusLine(Static):
              extra: list[str] | None = None, pending: int = 0) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f" {STATE_MARK.get(status, status.upper())} ", style="bold reverse")
-        parts: list[tuple[str, str]] = [
+        parts: list[tuple[str, str]] = [(label, "bold") for label in extra or []]
+        parts += [
             (fmt.elapsed(elapsed), "bold"),
             (f"evals {len(state.evals)}" + (" +1" if state.eval_running else ""), ""),
             (f"tools {state.tool_calls}", ""),
@@ -37,8 +38,6 @@ class StatusLine(Static):
             parts.append(("auto on" if state.auto else "auto off", ""))
         if pending:
             parts.append((f"{pending} pending", "bold"))
-        for label in extra or []:
-            parts.append((label, "bold"))
         for text, style in parts:
             t.append(" │ ", style="dim")
             t.append(text, style=style)

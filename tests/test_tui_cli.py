@@ -1,0 +1,145 @@
+"""The real command line: bad input exits 2 with one line (never a traceback), the CLI
+module stays cheap to import, and a real terminal session in tmux (skipped without tmux)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_tui_support import ROOT, make_session, read_inbox, tiny_events, write_events
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def socratic(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "socratic", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT, stdin=subprocess.DEVNULL)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, needle: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("socratic: error:") and needle in lines[0]
+
+
+def test_watch_missing_session(tmp_path):
+    assert_one_line_error(socratic("watch", str(tmp_path / "nope")), "not found")
+
+
+def test_watch_not_a_directory(tmp_path):
+    f = tmp_path / "events.jsonl"
+    f.write_text("")
+    assert_one_line_error(socratic("watch", str(f)), "not a session directory")
+
+
+def test_watch_directory_without_events(tmp_path):
+    assert_one_line_error(socratic("watch", str(tmp_path)), "no events.jsonl")
+
+
+def test_replay_bad_inputs(tmp_path):
+    assert_one_line_error(socratic("replay", str(tmp_path / "nope")), "not found")
+    write_events(tmp_path / "events.jsonl", tiny_events())
+    assert_one_line_error(socratic("replay", str(tmp_path), "--speed", "5000"), "--speed")
+
+
+def test_replay_without_demo_is_a_clear_error():
+    from socratic.resources import demo_session_dir
+
+    if (demo_session_dir() / "events.jsonl").is_file():
+        pytest.skip("the demo campaign is installed")
+    assert_one_line_error(socratic("replay"), "demo")
+
+
+def test_cli_module_is_cheap_to_import():
+    code = "import sys, tui.cli; print(json.dumps(sorted(m for m in sys.modules if m.startswith('textual'))))"
+    out = subprocess.run([sys.executable, "-c", "import json;" + code], capture_output=True,
+                         text=True, cwd=ROOT, check=True).stdout
+    assert json.loads(out) == []
+
+
+# ---------------------------------------------------------------------------- tmux
+
+
+class Tmux:
+    def __init__(self, name: str, cmd: str, width: int = 100, height: int = 30) -> None:
+        self.sock = f"socratic-test-{os.getpid()}-{name}"
+        env = "env TERM=xterm-256color COLORTERM= TEXTUAL_ANIMATIONS=none"
+        subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-s", "t", "-x",
+                        str(width), "-y", str(height), f"cd {ROOT} && {env} {cmd}; echo EXITED rc=$?; sleep 30"],
+                       check=True)
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "send-keys", "-t", "t", *keys], check=True)
+
+    def text(self, *keys: str) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "send-keys", "-t", "t", "-l", *keys], check=True)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p", "-t", "t"],
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, needle: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if needle in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{needle!r} not on screen:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+@needs_tmux
+def test_real_terminal_replay(tmp_path):
+    session, events = make_session(tmp_path, n_events=2000)
+    tm = Tmux("replay", f"{sys.executable} -m socratic replay {session} --speed 1 --no-mouse")
+    try:
+        tm.wait_for("▶ x1")  # autoplay from the start at x1
+        tm.keys("End")
+        screen = tm.wait_for(f"event {len(events)}/{len(events)}")
+        assert "ENDED" in screen and "campaign end" in screen
+        tm.keys("[")
+        screen = tm.wait_for("eval #")
+        tm.keys("?")
+        tm.wait_for("previous / next evaluation")
+        tm.keys("Escape")
+        tm.keys("C-q")
+        tm.wait_for("EXITED rc=0", timeout=10)
+    finally:
+        tm.close()
+
+
+@needs_tmux
+def test_real_terminal_watch_injects(tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events()[:8])
+    tm = Tmux("watch", f"{sys.executable} -m socratic watch {tmp_path} --no-mouse", 80, 24)
+    try:
+        tm.wait_for("RUNNING")
+        tm.keys("/")
+        tm.wait_for("filter the bank")
+        tm.text("roofline")
+        tm.keys("Enter")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not read_inbox(tmp_path):
+            time.sleep(0.1)
+        inbox = read_inbox(tmp_path)
+        assert len(inbox) == 1 and inbox[0]["type"] == "question" and inbox[0].get("bank_id")
+        tm.wait_for("pending")
+        tm.keys("C-q")
+        tm.wait_for("EXITED rc=0", timeout=10)
+    finally:
+        tm.close()

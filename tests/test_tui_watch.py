@@ -1,0 +1,135 @@
+"""Live tailing: another process appends to a session while the TUI watches it (inotify
+and polling), an injected question lands in inbox.jsonl; bad input is skipped quietly."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
+from tui.app import SocraticApp
+
+pytestmark = pytest.mark.timeout(90)
+
+WRITER = textwrap.dedent("""
+    import json, sys, time
+    path, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    with open(path, "a", encoding="utf-8") as fh:
+        for i in range(n):
+            ev = {"seq": 100 + i, "t": 100.0 + i, "type": "agent.text", "text": f" chunk{i}"}
+            if i == n // 2:
+                ev = {"seq": 100 + i, "t": 100.0 + i, "type": "tool.call", "id": "w1",
+                      "name": "bash", "input": {"command": "nvcc"}}
+            line = json.dumps(ev) + "\\n"
+            if i == n - 1:  # the last line arrives in two writes
+                fh.write(line[:10]); fh.flush(); time.sleep(0.4)
+                fh.write(line[10:])
+            else:
+                fh.write(line)
+            fh.flush()
+            time.sleep(delay)
+""")
+
+
+async def wait_for(pilot, cond, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        await pilot.pause(0.05)
+    return cond()
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["inotify", "poll"])
+async def test_watch_tails_another_process_and_injects(tmp_path, poll):
+    base = tiny_events()[:7]  # campaign started, one tool call done; still running
+    write_events(tmp_path / "events.jsonl", base)
+    app = SocraticApp(tmp_path, "watch", poll=poll, bank=FakeBank())
+    n = 40
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.state.seq == 7
+        writer = subprocess.Popen([sys.executable, "-c", WRITER,
+                                   str(tmp_path / "events.jsonl"), str(n), "0.02"])
+        try:
+            # while the other process writes, pick a question and inject it
+            await pilot.press("slash", *"mask", "enter")
+            await pilot.pause()
+            inbox = read_inbox(tmp_path)
+            assert inbox == [{"type": "question", "bank_id": "correctness.masking",
+                              "text": "Is the causal mask aligned to the bottom-right corner?"}]
+            assert await wait_for(pilot, lambda: app.state.seq == 100 + n - 1)
+        finally:
+            writer.wait(timeout=30)
+        text = "".join(b.text for b in app.state.blocks if b.kind == "text")
+        assert f"chunk{n - 1}" in text and "chunk0" in text
+        assert app.state.tool_calls == 2
+        assert len(app.pending) == 1  # the harness has not logged it yet
+
+
+async def test_truncated_last_line_waits_for_the_rest(tmp_path):
+    path = tmp_path / "events.jsonl"
+    write_events(path, tiny_events()[:3])
+    app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
+    async with app.run_test(size=(100, 30)) as pilot:
+        line = '{"seq": 4, "t": 4, "type": "agent.text", "text": " and more"}\n'
+        with open(path, "a") as fh:
+            fh.write(line[:20])
+        app._poll_file()
+        await pilot.pause()
+        assert app.state.seq == 3
+        with open(path, "a") as fh:
+            fh.write(line[20:])
+        app._poll_file()
+        await pilot.pause()
+        assert app.state.seq == 4
+        assert app.state.blocks[-1].text.endswith("and more")
+
+
+async def test_malformed_and_unknown_lines_are_skipped(tmp_path):
+    path = tmp_path / "events.jsonl"
+    evs = tiny_events()
+    with open(path, "w") as fh:
+        import json
+
+        for i, ev in enumerate(evs):
+            fh.write(json.dumps(ev) + "\n")
+            if i == 3:
+                fh.write("{not json at all\n")
+                fh.write("[1, 2, 3]\n")
+                fh.write('{"type": "brand.new.event", "seq": 99}\n')
+                fh.write("\n")
+    for mode in ("watch", "replay"):
+        app = SocraticApp(tmp_path, mode, watch_files=False, autoplay=False, start="end",
+                          bank=FakeBank())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert app.state.status == "ended" and len(app.state.evals) == 2
+            assert app.state.n_ignored == 1
+
+
+async def test_log_replaced_starts_over(tmp_path):
+    path = tmp_path / "events.jsonl"
+    write_events(path, tiny_events())
+    app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.state.status == "ended"
+        write_events(path, tiny_events()[:2])
+        app._poll_file()
+        await pilot.pause()
+        assert app.state.seq == 2 and app.state.status == "running"
+
+
+async def test_watch_waits_for_events_file(tmp_path):
+    app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.display_status() == "waiting"
+        write_events(tmp_path / "events.jsonl", tiny_events()[:2])
+        app._poll_file()
+        await pilot.pause()
+        assert app.display_status() == "running"
