@@ -97,6 +97,10 @@ class Campaign:
         self.log = EventLog.open(session.dir)
         self.redact = Redactor([api_key] if api_key else [])
         self.env = scrubbed_env([api_key] if api_key else [])
+        # the evaluator child finds this checkout's packages even when it is not installed
+        root = str(Path(__file__).resolve().parents[1])
+        self.eval_env = dict(self.env, PYTHONPATH=os.pathsep.join(
+            p for p in (root, self.env.get("PYTHONPATH")) if p))
         self.suggester = suggester
         self.history = History()
         self.detectors = Detectors(config.triggers)
@@ -443,7 +447,7 @@ class Campaign:
         else:
             result, code, stderr, error = run_evaluator(
                 self.config.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
-                env=self.env, timeout_s=self.config.eval_timeout_s, on_scenario=on_row)
+                env=self.eval_env, timeout_s=self.config.eval_timeout_s, on_scenario=on_row)
         stderr = self.redact(stderr)
         rel = f"evals/{n:04d}.json"
         doc = result if result is not None else {"error": error, "exit_code": code,
