@@ -142,7 +142,9 @@ class _Loader:
         try:
             self.data = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as exc:
-            raise TaskError(f"{path}: malformed TOML: {exc}") from None
+            m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+            where = f"{path}:{m.group(1)}" if m else str(path)
+            raise TaskError(f"{where}: malformed TOML: {str(exc).split(' (at line')[0]}") from None
 
     def fail(self, message: str, near: str | None = None) -> TaskError:
         line = _line_of(self.text, near) if near else None

@@ -100,17 +100,24 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
   if (have_prev) launch(&prev, s);
   prev = *p; have_prev = true; return 0; }
 ''',
-    # result cache keyed by pointer: replays the output it computed for the same x pointer
+    # result cache keyed by pointer: remembers the outputs of the last 8 input pointers and
+    # replays them (wins whenever inputs are rotated but not refreshed)
     "pointer_cache": r'''
-__device__ bf16 cache[1 << 22];
-static const void* cached_x = nullptr; static size_t cached_n = 0;
+#define SLOTS 8
+#define SLOT_ELEMS (1 << 20)
+__device__ bf16 cache[SLOTS][SLOT_ELEMS];
+static const void* keys[SLOTS]; static size_t sizes[SLOTS]; static int next_slot = 0;
 extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
   size_t n = (size_t)p->rows * p->cols;
-  bf16* c; cudaGetSymbolAddress((void**)&c, cache);
-  if (p->x == cached_x && n == cached_n && n <= (1u << 22)) {
-    cudaMemcpyAsync(p->y, c, n * sizeof(bf16), cudaMemcpyDeviceToDevice, s); return 0; }
+  bf16* base; cudaGetSymbolAddress((void**)&base, cache);
+  for (int i = 0; i < SLOTS; ++i)
+    if (keys[i] == p->x && sizes[i] == n) {
+      cudaMemcpyAsync(p->y, base + (size_t)i * SLOT_ELEMS, n * sizeof(bf16), cudaMemcpyDeviceToDevice, s); return 0; }
   launch(p, s);
-  if (n <= (1u << 22)) { cudaMemcpyAsync(c, p->y, n * sizeof(bf16), cudaMemcpyDeviceToDevice, s); cached_x = p->x; cached_n = n; }
+  if (n <= SLOT_ELEMS) {
+    int i = next_slot; next_slot = (next_slot + 1) % SLOTS;
+    cudaMemcpyAsync(base + (size_t)i * SLOT_ELEMS, p->y, n * sizeof(bf16), cudaMemcpyDeviceToDevice, s);
+    keys[i] = p->x; sizes[i] = n; }
   return 0; }
 ''',
     # benchmark-shape special-casing: a fast wrong answer for one bench shape

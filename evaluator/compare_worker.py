@@ -1,0 +1,77 @@
+"""Times comparison implementations with torch (a child of evaluator.comparisons).
+
+Job on stdin: {"adapter": path, "names": [...], "scenarios": [{"id", "values"}]}.
+Emits JSON lines: {"type": "time", "id", "name", "ms"} and {"type": "unavailable", "name", "reason"}.
+Timing follows the evaluator's rules: L2 flushed before every timed launch, CUDA events,
+warm-up first, median of the repetitions.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+import sys
+
+
+def emit(record: dict) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def time_fn(torch, fn, flush) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    flush.zero_()
+    start.record(); fn(); end.record()
+    torch.cuda.synchronize()
+    reps = int(min(50, max(5, 100.0 / max(start.elapsed_time(end), 1e-3))))
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        start.record(); fn(); end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def main() -> int:
+    job = json.loads(sys.stdin.read())
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch sees no GPU")
+    except Exception as exc:
+        for name in job["names"]:
+            emit({"type": "unavailable", "name": name, "reason": f"torch: {exc}"})
+        return 0
+    spec = importlib.util.spec_from_file_location("socratic_task_compare", job["adapter"])
+    adapter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(adapter)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    dead: set[str] = set()
+    for sc in job["scenarios"]:
+        for name in job["names"]:
+            if name in dead or name not in adapter.FACTORIES:
+                continue
+            try:
+                fn = adapter.FACTORIES[name](sc["values"], torch)
+            except ImportError as exc:
+                dead.add(name)
+                emit({"type": "unavailable", "name": name, "reason": str(exc)[:200]})
+                continue
+            except Exception:
+                continue   # this implementation does not support this scenario
+            try:
+                emit({"type": "time", "id": sc["id"], "name": name, "ms": time_fn(torch, fn, flush)})
+            except Exception:
+                continue
+            finally:
+                del fn
+                torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
