@@ -316,7 +316,12 @@ class Campaign:
     def append_message(self, role: str, content: list[dict[str, Any]]) -> None:
         msg = {"role": role, "content": content}
         self.messages.append(msg)
-        self.session.append_message(self.ctx, msg)
+        stored = msg
+        if self.redact.secrets:
+            raw = json.dumps(msg, ensure_ascii=False)
+            if any(sec in raw for sec in self.redact.secrets):
+                stored = json.loads(self.redact(raw))
+        self.session.append_message(self.ctx, stored)
 
     # ------------------------------------------------------------------ inbox and control
     def poll_inbox(self) -> None:
@@ -449,6 +454,11 @@ class Campaign:
                 self.config.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
                 env=self.eval_env, timeout_s=self.config.eval_timeout_s, on_scenario=on_row)
         stderr = self.redact(stderr)
+        if result is not None and self.redact.secrets:
+            # a candidate can smuggle text into its build log (e.g. #include of a /proc file)
+            raw = json.dumps(result)
+            if any(sec in raw for sec in self.redact.secrets):
+                result = json.loads(self.redact(raw))
         rel = f"evals/{n:04d}.json"
         doc = result if result is not None else {"error": error, "exit_code": code,
                                                  "stderr": stderr[-20000:]}

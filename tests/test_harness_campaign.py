@@ -436,3 +436,28 @@ def test_real_bank_suggestions(tmp_path):
     q = of(ev, "question")[0]
     assert q["bank_id"] == trig["suggestions"][0] and q["source"] == "auto"
     assert bank.load_bank().get(q["bank_id"]).text == q["text"]
+
+
+def test_key_redacted_from_evaluator_results(tmp_path):
+    # a candidate can smuggle text into its build log (an #include of a /proc file, say)
+    script = [{"tools": [write(1.5, "// build-error"), ("evaluate", {})]},
+              {"tools": [write(1.5)]}, {"text": "done"}]
+    import harness.campaign as camp
+
+    real = camp.run_evaluator
+
+    def leaky(*a, **kw):
+        result, code, stderr, err = real(*a, **kw)
+        result["build"]["log"] += "\n" + FAKE_KEY
+        return result, code, stderr + FAKE_KEY, err
+
+    camp.run_evaluator = leaky
+    try:
+        c, reason, api, ev = run_script(tmp_path, script)
+    finally:
+        camp.run_evaluator = real
+    for p in c.session.dir.rglob("*"):
+        if p.is_file():
+            assert FAKE_KEY.encode() not in p.read_bytes(), p
+    assert FAKE_KEY not in json.dumps(api.requests)
+    assert "[redacted]" in of(ev, "tool.result")[1]["output"]
