@@ -110,8 +110,9 @@ def test_real_terminal_replay(tmp_path):
     try:
         tm.wait_for("▶ x1")  # autoplay from the start at x1
         tm.keys("End")
-        screen = tm.wait_for(f"event {len(events)}/{len(events)}")
-        assert "ENDED" in screen and "campaign end" in screen
+        tm.wait_for(f"event {len(events)}/{len(events)}")
+        screen = tm.wait_for("campaign end", timeout=5)
+        assert "ENDED" in screen
         tm.keys("[")
         screen = tm.wait_for("eval #")
         tm.keys("?")

@@ -63,7 +63,7 @@ class SocraticApp(App):
     """`mode` is "watch" or "replay". `clock` (monotonic seconds) and `bank` can be
     injected for tests; `autoplay`/`start` set where a replay begins."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "socratic"
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
@@ -134,7 +134,7 @@ class SocraticApp(App):
         yield StatusLine(id="status")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Transcript(id="transcript")
+                yield Transcript(live=self.mode == "watch", id="transcript")
                 yield PendingBar(id="pending")
             with Vertical(id="right"):
                 yield EvalHeader(id="evalhead")

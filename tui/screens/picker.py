@@ -29,7 +29,7 @@ class PickerScreen(ModalScreen[Any]):
     def compose(self) -> ComposeResult:
         bank, suggestions, asked, trigger, search = self._args
         with Vertical(id="picker-body"):
-            title = "Ask a question from the bank"
+            title = "Ask a question  ·  type to filter · ↑↓ move · Enter asks · Esc closes"
             if self.note:
                 title += f"  ({self.note})"
             yield Static(title, id="picker-title")

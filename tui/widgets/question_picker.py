@@ -56,8 +56,11 @@ class QuestionPicker(Vertical):
 
     DEFAULT_CSS = """
     QuestionPicker { height: 1fr; }
-    QuestionPicker > Input { height: 3; }
-    QuestionPicker > OptionList { height: 1fr; }
+    QuestionPicker > Input, QuestionPicker > Input:focus {
+        height: 1; border: none; padding: 0 1; background: $boost;
+    }
+    QuestionPicker > OptionList { height: 1fr; border: none; text-wrap: nowrap;
+                                  text-overflow: ellipsis; }
     QuestionPicker > #preview { height: auto; max-height: 8; padding: 0 1; border-top: solid $primary; }
     """
 

@@ -17,9 +17,10 @@ from textual.widgets import DataTable
 from tui import format as fmt
 from tui.state import CampaignState, ScenarioRow
 
+# speedup sits next to the id so that it stays visible at 80 columns
 COLUMNS = (
-    ("verdict", "ok"), ("id", "scenario"), ("err", "err"), ("errx", "×base"),
-    ("base", "base ms"), ("cand", "cand ms"), ("spd", "speedup"), ("best", "best"),
+    ("verdict", "ok"), ("id", "scenario"), ("spd", "speedup"), ("best", "best"),
+    ("cand", "cand ms"), ("base", "base ms"), ("err", "err"), ("errx", "err×base"),
     ("tf", "TF/s"), ("bnd", "bound"),
 )
 SORTS = ("order", "worst", "best")
@@ -72,18 +73,19 @@ class ScenarioTable(DataTable):
         missing = v_style != "" and v_text != "·"
         id_style = "bold" if missing else dim
         spd_style = "bold" if missing else dim
-        return (
-            Text(v_text, style=v_style),
-            Text(row.id, style=id_style),
-            Text(fmt.sci(row.err), style=dim, justify="right"),
-            Text(fmt.ratio(row.err_ratio), style=dim, justify="right"),
-            Text(fmt.ms(row.baseline_ms), style=dim, justify="right"),
-            Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),
-            Text(fmt.speedup(row.speedup), style=spd_style, justify="right"),
-            Text(fmt.speedup(row.best), style="dim", justify="right"),
-            Text(fmt.fixed(row.tflops), style=dim, justify="right"),
-            Text(fmt.percent(row.bound_fraction), style=dim, justify="right"),
-        )
+        cells = {
+            "verdict": Text(v_text, style=v_style),
+            "id": Text(row.id, style=id_style),
+            "spd": Text(fmt.speedup(row.speedup), style=spd_style, justify="right"),
+            "best": Text(fmt.speedup(row.best), style="dim", justify="right"),
+            "cand": Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),
+            "base": Text(fmt.ms(row.baseline_ms), style=dim, justify="right"),
+            "err": Text(fmt.sci(row.err), style=dim, justify="right"),
+            "errx": Text(fmt.ratio(row.err_ratio), style=dim, justify="right"),
+            "tf": Text(fmt.fixed(row.tflops), style=dim, justify="right"),
+            "bnd": Text(fmt.percent(row.bound_fraction), style=dim, justify="right"),
+        }
+        return tuple(cells[key] for key, _ in COLUMNS)
 
     def show(self, state: CampaignState) -> int:
         """Bring the table up to `state`; returns the number of cells updated."""

@@ -1,45 +1,33 @@
-"""The agent's text, as Markdown; grows by streaming (Markdown.get_stream) while live."""
+"""The agent's text, rendered as Markdown by one light widget (a Static holding a Rich
+Markdown renderable): history windows mount dozens of these quickly. The block that is
+being streamed live uses StreamingText instead."""
 
 from __future__ import annotations
 
-from textual.widgets import Markdown
+from rich.markdown import Markdown as RichMarkdown
+from textual.widgets import Static
 
 from tui.state import Block
 
 
-class TextBlock(Markdown, can_focus=True):
-    """One run of agent text. `set_block()` streams the new tail if the old text is a
-    prefix of the new one, otherwise replaces the document."""
-
+class TextBlock(Static, can_focus=True):
     DEFAULT_CSS = """
-    TextBlock { margin: 0 0 0 0; padding: 0 1; height: auto; }
+    TextBlock { height: auto; padding: 0 1; margin: 0 0 1 0; }
     TextBlock:focus { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:
-        super().__init__(block.text, open_links=False)
+        super().__init__(self._renderable(block.text))
         self.block = block
-        self._shown = block.text
-        self._stream = None
+
+    @staticmethod
+    def _renderable(text: str) -> RichMarkdown:
+        return RichMarkdown(text.strip(), code_theme="ansi_dark", hyperlinks=False)
 
     def set_block(self, block: Block) -> None:
-        new = block.text
+        if block.text != self.block.text:
+            self.update(self._renderable(block.text))
         self.block = block
-        if new == self._shown:
-            return
-        if new.startswith(self._shown) and self.is_mounted:
-            delta = new[len(self._shown):]
-            if self._stream is None:
-                self._stream = Markdown.get_stream(self)
-            self.call_next(self._stream.write, delta)
-        else:
-            self.update(new)
-        self._shown = new
-
-    async def on_unmount(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
 
     def copy_text(self) -> str:
         return self.block.text

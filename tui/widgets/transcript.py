@@ -13,23 +13,26 @@
 from __future__ import annotations
 
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.state import Block
 from tui.widgets.event_block import EventBlock
+from tui.widgets.streaming_text import StreamingText
 from tui.widgets.text_block import TextBlock
 from tui.widgets.tool_block import ToolBlock
 
-WINDOW = 40        # blocks mounted after a reset (seek, first load)
+WINDOW = 30        # blocks mounted after a reset (seek, first load)
 MAX_MOUNTED = 160  # pruning threshold while following
 LOAD_MORE = 40
 
 
-def make_block_widget(block: Block) -> Widget:
+def make_block_widget(block: Block, live: bool = False) -> Widget:
+    """`live`: the block is the newest one of a campaign being watched, so it may
+    still grow (agent text streams into a StreamingText)."""
     if block.kind == "text":
-        return TextBlock(block)
+        return StreamingText(block) if live else TextBlock(block)
     if block.kind == "tool":
         return ToolBlock(block)
     return EventBlock(block)
@@ -41,18 +44,26 @@ class EarlierMarker(Static):
 
 class Transcript(VerticalScroll, can_focus=True):
     BINDINGS = [Binding("u", "load_earlier", "Earlier", show=False)]
-    DEFAULT_CSS = "Transcript { height: 1fr; }"
+    # the body is at least as tall as the view, so that a short transcript starts at
+    # the top (an anchored scroll view bottom-aligns content shorter than itself)
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; }
+    Transcript > #body { height: auto; min-height: 100%; }
+    """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, live: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.live = live
         self._blocks: list[Block] = []
         self._first = 0
         self._widgets: list[Widget] = []
         self._marker = EarlierMarker("")
+        self._body = Vertical(id="body")
         self._loading = False
 
     def compose(self):
-        yield self._marker
+        with self._body:
+            yield self._marker
 
     def on_mount(self) -> None:
         self.anchor()
@@ -79,35 +90,46 @@ class Transcript(VerticalScroll, can_focus=True):
         if n < end:  # stepped back in a replay: drop the blocks that no longer exist
             keep = n - self._first
             old, self._widgets = self._widgets[keep:], self._widgets[:keep]
-            self.remove_children(old)
+            self._body.remove_children(old)
             end = n
         for j, w in enumerate(self._widgets):
             b = blocks[self._first + j]
             if w.block is not b:  # type: ignore[attr-defined]
                 w.set_block(b)  # type: ignore[attr-defined]
-        new = [make_block_widget(b) for b in blocks[end:]]
+        new = [make_block_widget(b, self.live and i == n - 1)
+               for i, b in enumerate(blocks[end:], start=end)]
         if new:
             self._widgets.extend(new)
-            self.mount_all(new)
+            self._body.mount_all(new)
         if self.following and len(self._widgets) > MAX_MOUNTED:
             drop = len(self._widgets) - MAX_MOUNTED + LOAD_MORE
             old, self._widgets = self._widgets[:drop], self._widgets[drop:]
             self._first += drop
-            self.remove_children(old)
+            self._body.remove_children(old)
             self._update_marker()
 
     def _rebuild(self, blocks: list[Block]) -> None:
+        """Mount the last WINDOW blocks. The new widgets are mounted after the old ones
+        and the old ones are removed only once the new ones are in, so no frame shows an
+        empty transcript (no flicker in tmux)."""
         self._blocks = blocks
         old = self._widgets
-        self._first = max(0, len(blocks) - WINDOW)
-        self._widgets = [make_block_widget(b) for b in blocks[self._first:]]
-        with self.app.batch_update():
-            if old:
-                self.remove_children(old)
-            if self._widgets:
-                self.mount_all(self._widgets)
-            self._update_marker()
+        n = len(blocks)
+        self._first = max(0, n - WINDOW)
+        self._widgets = [make_block_widget(b, self.live and i == n - 1)
+                         for i, b in enumerate(blocks[self._first:], start=self._first)]
+        self._update_marker()
         self.anchor()
+        mounted = self._body.mount_all(self._widgets) if self._widgets else None
+
+        async def swap() -> None:
+            if mounted is not None:
+                await mounted
+            if old:
+                await self._body.remove_children(old)
+            self.scroll_end(animate=False, immediate=True)
+
+        self.call_next(swap)
 
     def _update_marker(self) -> None:
         if self._first > 0:
@@ -129,7 +151,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self.release_anchor()
         self._first = start
         self._widgets = new + self._widgets
-        self.mount_all(new, after=self._marker)
+        self._body.mount_all(new, after=self._marker)
         self._update_marker()
 
         def keep_place() -> None:
