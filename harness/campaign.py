@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import platform
 import shutil
 import signal
@@ -125,6 +126,7 @@ class Campaign:
         self.stop_requested = False
         self.eval_requested = False
         self.tool_calls = 0
+        self.eval_seq = 0
         self.turns = 0
         self.cost = 0.0
         self.empty_stops = 0
@@ -211,6 +213,8 @@ class Campaign:
                 if e.get("bank_id"):
                     self.asked_ids.append(str(e["bank_id"]))
                 self.asked_texts.append(str(e.get("text", "")))
+            elif t == "eval.start":
+                self.eval_seq = max(self.eval_seq, int(e.get("n") or 0))
             elif t == "eval.end":
                 ev = self._load_eval(e)
                 self.history.add(ev)
@@ -432,7 +436,8 @@ class Campaign:
         cand = self.session.candidate
         data = cand.read_bytes() if cand.exists() else b""
         sha = sha256_text(data)
-        n = len(self.history) + 1
+        n = max(len(self.history), self.eval_seq) + 1  # an evaluation cut by a kill keeps its n
+        self.eval_seq = n
         if data:
             dest = self.session.candidates / f"{sha[:16]}.cu"
             if not dest.exists():
@@ -600,7 +605,7 @@ class Campaign:
             fields: dict[str, Any] = {"id": use["id"], "name": use["name"], "ok": ok,
                                       "seconds": round(dt, 3)}
             if len(out) > self.config.log_output_cap:
-                blob = f"blobs/{use['id']}.txt"
+                blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", str(use["id"]))[:80] + ".txt"
                 (self.session.dir / blob).write_text(out, encoding="utf-8")
                 fields["output"] = out[: self.config.log_output_cap] + "\n[... full text in blob]"
                 fields["blob"] = blob
