@@ -7,10 +7,10 @@ import pytest
 
 from tests.test_tui_support import FakeBank, make_session, read_inbox, tiny_events, write_events
 from tui.app import SPEEDS, SocraticApp
-from tui.screens.ask import AskScreen
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.help import HelpScreen
-from tui.screens.picker import PickerScreen
+from tui.ask_screen import AskScreen
+from tui.confirm_screen import ConfirmScreen
+from tui.help_screen import HelpScreen
+from tui.picker_screen import PickerScreen
 from tui.state import fold
 from tui.widgets.question_picker import QuestionPicker
 from tui.widgets.transcript import Transcript

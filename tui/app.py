@@ -308,7 +308,7 @@ class SocraticApp(App):
         return ids, trig.kind
 
     def action_pick(self) -> None:
-        from tui.screens.picker import PickerScreen
+        from tui.picker_screen import PickerScreen
 
         bank = self._get_bank()
         search = None
@@ -340,7 +340,7 @@ class SocraticApp(App):
             self.refresh_view()
 
     def action_ask(self) -> None:
-        from tui.screens.ask import AskScreen
+        from tui.ask_screen import AskScreen
 
         self.push_screen(AskScreen(), lambda text: self.ask(text) if text else None)
 
@@ -352,7 +352,7 @@ class SocraticApp(App):
         self._send({"type": "control", "action": "evaluate"}, "evaluation requested")
 
     def action_stop(self) -> None:
-        from tui.screens.confirm import ConfirmScreen
+        from tui.confirm_screen import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -479,7 +479,7 @@ class SocraticApp(App):
     # ------------------------------------------------------------------ both
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from tui.help_screen import HelpScreen
 
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)

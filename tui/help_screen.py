@@ -48,7 +48,7 @@ def key_table(title: str, keys: list[tuple[str, str]]) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    CSS_PATH = "help.tcss"
+    CSS_PATH = "help_screen.tcss"
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
         Binding("question_mark", "dismiss", "Close", show=False),

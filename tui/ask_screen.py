@@ -10,7 +10,7 @@ from textual.widgets import Input, Static
 
 
 class AskScreen(ModalScreen[str | None]):
-    CSS_PATH = "ask.tcss"
+    CSS_PATH = "ask_screen.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def compose(self) -> ComposeResult:

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    CSS_PATH = "confirm.tcss"
+    CSS_PATH = "confirm_screen.tcss"
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n", "answer(False)", "No"),

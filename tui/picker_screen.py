@@ -16,7 +16,7 @@ from tui.widgets.question_picker import QuestionPicker
 class PickerScreen(ModalScreen[Any]):
     """Dismisses with the picked entry, or None."""
 
-    CSS_PATH = "picker.tcss"
+    CSS_PATH = "picker_screen.tcss"
     BINDINGS = [Binding("escape", "cancel", "Close"),
                 Binding("enter", "pick", "Inject", show=True)]
 

@@ -1,1 +1,0 @@
-"""Modal screens: help, stop confirmation, free-text question, question picker."""
