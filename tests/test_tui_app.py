@@ -32,6 +32,12 @@ def tiny(tmp_path):
     return tmp_path
 
 
+@pytest.fixture
+def running(tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events()[:-1])
+    return tmp_path
+
+
 def watch_app(session, **kw):
     kw.setdefault("bank", FakeBank())
     kw.setdefault("clock", Clock())
@@ -143,7 +149,8 @@ async def test_p_pauses_then_resumes(tmp_path):
         assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "resume"}
 
 
-async def test_e_evaluate_and_a_auto_toggle(tiny):
+async def test_e_evaluate_and_a_auto_toggle(running):
+    tiny = running
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("e")
@@ -154,7 +161,8 @@ async def test_e_evaluate_and_a_auto_toggle(tiny):
                                     {"type": "control", "action": "auto_off"}]
 
 
-async def test_x_asks_to_confirm(tiny):
+async def test_x_asks_to_confirm(running):
+    tiny = running
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("x")
@@ -351,3 +359,51 @@ async def test_table_updates_only_changed_cells(tiny):
         assert table.sort_mode == "worst"
         keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
         assert keys == ["r4096-c8192", "r1-c4096"]  # 1.10× before 1.25×
+
+
+async def test_controls_on_an_ended_campaign_write_nothing(tiny):
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("p", "e", "a", "x")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert read_inbox(tiny) == []
+
+
+async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
+    from tui.widgets.transcript import MAX_MOUNTED
+
+    session, events = make_session(tmp_path, n_events=6000, end=False)
+    path = session / "events.jsonl"
+    write_events(path, events[:200])
+    app = watch_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for i in range(200, 6000, 400):
+            write_events(path, events[i:i + 400], "a")
+            app._poll_file()
+            await pilot.pause()
+        tr = app.query_one(Transcript)
+        first, end = tr.mounted_range
+        assert end == len(app.state.blocks) and end - first <= MAX_MOUNTED
+        assert first > 0
+        tr.focus()
+        while tr.mounted_range[0] > 0:
+            before = tr.mounted_range[0]
+            await pilot.press("u")
+            await pilot.pause()
+            assert tr.mounted_range[0] < before
+        assert tr.mounted_range == (0, len(app.state.blocks))
+
+
+async def test_no_color_keeps_words_and_symbols(tmp_path, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    write_events(tmp_path / "events.jsonl", tiny_events())
+    app = SocraticApp(tmp_path, "replay", autoplay=False, start=0, clock=Clock())
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.no_color
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        table = app.query_one("#table")
+        assert str(table.get_cell("r4096-c8192", "verdict")) == "✗ FAIL"
+        assert str(table.get_cell("r1-c4096", "verdict")) == "▼ slow"
+        assert "INCORRECT" in str(app.query_one("#evalhead").render())

@@ -74,6 +74,9 @@ def test_control_states_and_auto():
     assert s.auto is False
     s.apply({"type": "control", "action": "wait"})
     assert s.status == "waiting"
+    s.apply({"type": "question", "text": "q", "source": "human"})
+    assert s.status == "running"
+    s.apply({"type": "control", "action": "wait"})
     s.apply({"type": "control", "action": "stop"})
     assert s.status == "stopping"
     s.apply({"type": "campaign.end", "reason": "stopped"})

@@ -272,6 +272,13 @@ class SocraticApp(App):
 
     # ------------------------------------------------------------------ watch actions
 
+    def _ended(self) -> bool:
+        if self.state.status == "ended":
+            self.notify("the campaign has ended: nothing to control (socratic run --resume "
+                        "restarts it)", severity="warning", timeout=4)
+            return True
+        return False
+
     def _send(self, command: dict, note: str) -> bool:
         try:
             inject(self.session_dir, command)
@@ -345,14 +352,21 @@ class SocraticApp(App):
         self.push_screen(AskScreen(), lambda text: self.ask(text) if text else None)
 
     def action_pause(self) -> None:
+        if self._ended():
+            return
         action = "resume" if self.state.status == "paused" else "pause"
         self._send({"type": "control", "action": action}, f"{action} requested")
 
     def action_evaluate(self) -> None:
+        if self._ended():
+            return
         self._send({"type": "control", "action": "evaluate"}, "evaluation requested")
 
     def action_stop(self) -> None:
         from tui.confirm_screen import ConfirmScreen
+
+        if self._ended():
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -364,6 +378,8 @@ class SocraticApp(App):
                          answered)
 
     def action_auto(self) -> None:
+        if self._ended():
+            return
         current = self._auto_requested if self._auto_requested is not None else bool(self.state.auto)
         want = not current
         if self._send({"type": "control", "action": "auto_on" if want else "auto_off"},

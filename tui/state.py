@@ -280,6 +280,8 @@ class CampaignState:
             self.t = max(self.t, t)
         if kind != "agent.text":
             self._text_open = False
+        if self.status == "waiting" and kind in _ACTIVITY:
+            self.status = "running"
         handler(self, ev, seq, t if t is not None else self.t)
         return self
 
@@ -542,6 +544,10 @@ _HANDLERS = {
     "campaign.resume": CampaignState._resume,
 }
 
+
+
+# events that show the agent working again after a `wait`
+_ACTIVITY = ("agent.text", "tool.call", "question", "eval.start")
 
 
 def fold(events: Iterable[dict[str, Any]]) -> CampaignState:
