@@ -355,6 +355,9 @@ async def test_table_updates_only_changed_cells(tiny):
         assert table.show(app.state) == 0
         await pilot.press("tab")
         table.focus()
+        assert table.sort_mode == "goal"
+        await pilot.press("s")
+        assert table.sort_mode == "order"
         await pilot.press("s")
         assert table.sort_mode == "worst"
         keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
@@ -407,3 +410,58 @@ async def test_no_color_keeps_words_and_symbols(tmp_path, monkeypatch):
         assert str(table.get_cell("r4096-c8192", "verdict")) == "✗ FAIL"
         assert str(table.get_cell("r1-c4096", "verdict")) == "▼ slow"
         assert "INCORRECT" in str(app.query_one("#evalhead").render())
+
+
+async def test_live_text_streams_into_markdown(running):
+    from tui.widgets.streaming_text import StreamingText
+
+    path = running / "events.jsonl"
+    app = watch_app(running)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chunks = ["Looking at **the** loop", ":\n\n- first point", "\n- second point", "\n\nDone."]
+        for i, chunk in enumerate(chunks):
+            write_events(path, [{"seq": 100 + i, "t": 100.0 + i, "type": "agent.text", "text": chunk}], "a")
+            app._poll_file()
+            await pilot.pause()
+        await pilot.pause(0.2)
+        live = list(app.query(StreamingText))
+        assert live and live[-1].block.text == "".join(chunks)
+        assert live[-1].source == "".join(chunks)
+        bullets = [str(w.render()) for w in live[-1].query("MarkdownBullet")]
+        assert len(bullets) == 2
+
+
+async def test_watch_end_key_scrolls_the_transcript(tmp_path):
+    session, events = make_session(tmp_path, n_events=800)
+    app = watch_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        tr = app.query_one(Transcript)
+        tr.focus()
+        first = tr.mounted_range[0]
+        await pilot.press("home")
+        await pilot.pause()
+        # at the top: the transcript loaded earlier blocks and kept the reading place
+        assert tr.mounted_range[0] < first and tr.scroll_y < tr.max_scroll_y - 10
+        await pilot.press("end")
+        await pilot.pause()
+        assert tr.scroll_y >= tr.max_scroll_y - 1
+
+
+async def test_rows_missing_the_goal_come_first(tmp_path):
+    evs = tiny_events()
+    start = evs[0]
+    rows = [dict(evs[14]), dict(evs[15], speedup=0.8, candidate_ms=0.0625)]
+    write_events(tmp_path / "events.jsonl", [start, {"type": "eval.start", "n": 1}] + rows)
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
+        assert keys == ["r4096-c8192", "r1-c4096"]
+        assert str(table.get_cell("r4096-c8192", "verdict")) == "▼ slow"
+        await pilot.press("home")  # before any evaluation: scenario order
+        keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
+        assert keys == []  # before campaign.start there are no rows
+        await pilot.press("right")
+        keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
+        assert keys == ["r1-c4096", "r4096-c8192"]

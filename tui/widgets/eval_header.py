@@ -10,7 +10,7 @@ from tui.state import CampaignState
 
 
 class EvalHeader(Static):
-    DEFAULT_CSS = "EvalHeader { height: 1; width: 1fr; }"
+    DEFAULT_CSS = "EvalHeader { height: 1; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, state: CampaignState) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")

@@ -15,7 +15,7 @@ HINTS = {
 
 
 class KeyHints(Static):
-    DEFAULT_CSS = "KeyHints { height: 1; width: 1fr; background: $panel; }"
+    DEFAULT_CSS = "KeyHints { height: 1; width: 1fr; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def __init__(self, mode: str, **kwargs) -> None:
         super().__init__(**kwargs)

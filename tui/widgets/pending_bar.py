@@ -9,7 +9,7 @@ from tui import format as fmt
 
 
 class PendingBar(Static):
-    DEFAULT_CSS = "PendingBar { height: auto; max-height: 3; padding: 0 1; display: none; }"
+    DEFAULT_CSS = "PendingBar { height: auto; max-height: 3; padding: 0 1; display: none; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, pending: list[dict], now: float) -> None:
         if not pending:

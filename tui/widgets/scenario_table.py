@@ -2,8 +2,8 @@
 
 Rows are keyed by scenario id; `show()` compares each cell's text with what is already
 there and calls `update_cell` only for cells that changed (inside `app.batch_update()`).
-Sorting is numeric (`s` cycles scenario order, worst speedup first, best first; a click
-on a header sorts by that column).
+Rows that miss the goal come first by default; `s` cycles that, scenario order, worst
+speedup first and best first (numeric sorts); a click on a header sorts by that column.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ COLUMNS = (
     ("cand", "cand ms"), ("base", "base ms"), ("err", "err"), ("errx", "err×base"),
     ("tf", "TF/s"), ("bnd", "bound"),
 )
-SORTS = ("order", "worst", "best")
+# "goal": rows missing the goal first (then scenario order), so they are on screen
+SORTS = ("goal", "order", "worst", "best")
 
 
 def verdict(row: ScenarioRow, goal: float | None) -> tuple[str, str]:
@@ -57,7 +58,8 @@ class ScenarioTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=False, cell_padding=1, **kwargs)
         self._cells: dict[str, tuple[str, ...]] = {}
         self._rows: dict[str, ScenarioRow] = {}
-        self.sort_mode = "order"
+        self.sort_mode = "goal"
+        self._goal: float | None = None
         self._sort_col: str | None = None
         self._sort_reverse = False
 
@@ -92,6 +94,7 @@ class ScenarioTable(DataTable):
         updated = 0
         changed = False
         self._rows = state.rows
+        self._goal = state.goal
         keys = [k for k, _ in COLUMNS]
         for row in state.rows_in_order():
             cells = self._cells_for(row, state.goal)
@@ -136,7 +139,17 @@ class ScenarioTable(DataTable):
                 self.sort("id", key=lambda c: _numeric(rows[str(c)], col)
                           if str(c) in rows else -math.inf, reverse=rev)
             return
-        if self.sort_mode == "order":
+        if self.sort_mode == "goal":
+            goal = self._goal
+
+            def miss_first(c) -> tuple:
+                row = rows.get(str(c))
+                if row is None:
+                    return (1, 0)
+                return (0 if row.meets(goal) is False else 1, row.order)
+
+            self.sort("id", key=miss_first)
+        elif self.sort_mode == "order":
             self.sort("id", key=lambda c: rows[str(c)].order if str(c) in rows else 0)
         else:
             self.sort("id", key=lambda c: _numeric(rows[str(c)], "spd")

@@ -27,7 +27,7 @@ def spark(values: list[float | None], lo: float, hi: float,
 
 
 class SpeedupPlot(Static):
-    DEFAULT_CSS = "SpeedupPlot { height: 2; width: 1fr; }"
+    DEFAULT_CSS = "SpeedupPlot { height: 2; width: 1fr; text-wrap: nowrap; text-overflow: clip; }"
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -61,7 +61,13 @@ class SpeedupPlot(Static):
             vals.append(self._goal)
         lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
         t = Text(no_wrap=True, overflow="crop")
-        last = self._evals[-1] if self._evals else None
+        if not self._evals:
+            t.append("geo  ", style="dim")
+            t.append("(no evaluation yet)", style="dim")
+            t.append("\nmin  ", style="dim")
+            self.update(t)
+            return
+        last = self._evals[-1]
         t.append("geo  ", style="dim")
         t.append(spark(geo, lo, hi, fails), style="bold")
         t.append(f" {fmt.speedup(last.geomean if last else None)}")

@@ -17,28 +17,45 @@ STATE_MARK = {
 class StatusLine(Static):
     """The top status line. `show()` is given everything it draws (no clocks inside)."""
 
-    DEFAULT_CSS = "StatusLine { height: 1; width: 1fr; }"
+    DEFAULT_CSS = "StatusLine { height: 1; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, state: CampaignState, status: str, elapsed: float | None,
              extra: list[str] | None = None, pending: int = 0) -> None:
+        self._args = (state, status, elapsed, extra, pending)
+        full = self._render_line(*self._args, compact=False)
+        width = self.size.width or 100
+        self.update(full if full.cell_len <= width
+                    else self._render_line(*self._args, compact=True))
+
+    def on_resize(self) -> None:
+        if getattr(self, "_args", None):
+            self.show(*self._args)
+
+    @staticmethod
+    def _render_line(state: CampaignState, status: str, elapsed: float | None,
+                     extra: list[str] | None, pending: int, compact: bool) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f" {STATE_MARK.get(status, status.upper())} ", style="bold reverse")
+        mark = STATE_MARK.get(status, status.upper())
+        t.append(f" {mark} " if not compact else f"{mark}", style="bold reverse")
+        running = " +1" if state.eval_running else ""
+        tokens = f"{fmt.count(state.input_tokens)}/{fmt.count(state.output_tokens)}"
         parts: list[tuple[str, str]] = [(label, "bold") for label in extra or []]
         parts += [
             (fmt.elapsed(elapsed), "bold"),
-            (f"evals {len(state.evals)}" + (" +1" if state.eval_running else ""), ""),
+            ((f"ev {len(state.evals)}" if compact else f"evals {len(state.evals)}") + running, ""),
             (f"tools {state.tool_calls}", ""),
-            (f"tok {fmt.count(state.input_tokens)}/{fmt.count(state.output_tokens)}", ""),
+            ((f"{tokens}" if compact else f"tok {tokens}"), ""),
             (f"${state.cost_usd:.2f}", ""),
         ]
         trig = state.last_trigger
         if trig is not None:
-            parts.append((f"trigger {trig.kind}", "bold"))
+            parts.append((f"⚑{trig.kind}" if compact else f"trigger {trig.kind}", "bold"))
         if state.auto is not None:
             parts.append(("auto on" if state.auto else "auto off", ""))
         if pending:
             parts.append((f"{pending} pending", "bold"))
+        sep = "│" if compact else " │ "
         for text, style in parts:
-            t.append(" │ ", style="dim")
+            t.append(sep, style="dim")
             t.append(text, style=style)
-        self.update(t)
+        return t

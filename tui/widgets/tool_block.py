@@ -19,6 +19,7 @@ class ToolBlock(Static, can_focus=True):
     DEFAULT_CSS = """
     ToolBlock { height: auto; padding: 0 1; }
     ToolBlock:focus { background: $boost; }
+    ToolBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     expanded: reactive[bool] = reactive(False)
@@ -45,6 +46,7 @@ class ToolBlock(Static, can_focus=True):
 
     def _draw(self) -> None:
         b = self.block
+        self.set_class(not self.expanded, "-collapsed")
         t = Text(no_wrap=not self.expanded, overflow="ellipsis")
         t.append("▾ " if self.expanded else "▸ ", style="dim")
         if not b.done:
