@@ -159,6 +159,24 @@ class Gpu:
                np.int64(cycles), int(self._scratch.handle))
         self.stream.sync()
 
+    def settings(self) -> dict[str, int]:
+        """Device-wide and stream settings a candidate could change to slow the baseline
+        down (L2 persistence, fetch granularity, cache config, our stream's access window)."""
+        out: dict[str, int] = {}
+        for name in ("CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "CU_LIMIT_MAX_L2_FETCH_GRANULARITY"):
+            try:
+                out[name] = int(check(driver.cuCtxGetLimit(getattr(driver.CUlimit, name))))
+            except (GpuError, AttributeError):
+                pass
+        try:
+            out["cache_config"] = int(check(driver.cuCtxGetCacheConfig()))
+            window = check(driver.cuStreamGetAttribute(
+                self.stream.handle, driver.CUstreamAttrID.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW))
+            out["stream_access_window_bytes"] = int(window.accessPolicyWindow.num_bytes)
+        except (GpuError, AttributeError):
+            pass
+        return out
+
     # events -------------------------------------------------------------------
     def event(self):
         return self.device.create_event(options=self._timing)

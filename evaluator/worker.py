@@ -110,6 +110,7 @@ class Evaluation:
         self.cand_fn = None   # loaded lazily: its module load is measured by the memory check
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
+        self.settings = self.gpu.settings()   # what the candidate must leave as it found it
         self.own_memory = 0           # bytes of device memory the candidate took for itself
         self.own_memory_reported = False
 
@@ -191,6 +192,9 @@ class Evaluation:
                 if any(first[name][k] != later[name][k] for k in STABLE_STATS):
                     failures.append(f"{name} changed after the given stream finished: work outside the stream")
                 errors[name].add(first[name], n_sel * per_unit[name])
+            changed = {k_: v_ for k_, v_ in gpu.settings().items() if self.settings.get(k_) != v_}
+            if changed:
+                failures.append("candidate changed device settings: " + ", ".join(f"{k_}={v_}" for k_, v_ in changed.items()))
             after = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in inputs[s].items()}
             for name in before:
                 if before[name] != after[name]:

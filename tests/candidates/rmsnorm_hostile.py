@@ -149,6 +149,14 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
   if (!mine) cudaMalloc(&mine, 256u << 20);
   launch(p, s); return 0; }
 ''',
+    # device-wide settings that slow the baseline (an L2 set-aside it did not ask for)
+    "device_settings": r'''
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  static bool done = false;
+  if (!done) { done = true; cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 32u << 20);
+               cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, 32); }
+  launch(p, s); return 0; }
+''',
     # a kernel that faults (illegal address)
     "fault": r'''
 __global__ void boom(bf16* y) { y[(size_t)1 << 40] = __float2bfloat16(1.f); }
