@@ -95,7 +95,7 @@ class Campaign:
         self.task_source = task_source
         self.goal = task.goal(config.goal_min_speedup)
         self.goal_set = config.scenarios or task.default_set
-        self.log = EventLog.open(session.dir)
+        self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor([api_key] if api_key else [])
         self.env = scrubbed_env([api_key] if api_key else [])
         # the evaluator child finds this checkout's packages even when it is not installed
@@ -375,6 +375,8 @@ class Campaign:
 
     def deliver(self) -> None:
         """Questions and harness notes go into the next user message (the safe point)."""
+        if not self.notes and not self.questions:
+            return
         for note in self.notes:
             self.pending.append({"type": "text", "text": note})
         self.notes = []
@@ -500,6 +502,7 @@ class Campaign:
         self.emit("campaign.end", reason=reason, evaluations=len(self.history),
                   tool_calls=self.tool_calls, turns=self.turns, cost_usd=round(self.cost, 4),
                   best=best.to_record() if best else None, **extra)
+        self.log.sync()
         self.save_state()
         return reason
 

@@ -77,6 +77,7 @@ class Config:
     retry_max_attempts: int | None = None  # None: retry forever (the campaign never dies of one)
     poll_s: float = 0.2                    # inbox poll while paused / waiting
     text_flush_s: float = 0.1              # agent.text merge interval
+    fsync_every_s: float = 1.0             # events are flushed each; fsync'd at most this often
     triggers: TriggerConfig = field(default_factory=TriggerConfig)
 
     def to_dict(self) -> dict[str, Any]:

@@ -44,12 +44,13 @@ def session_id(task_name: str, now: datetime | None = None) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{task_name}"
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: Any, fsync: bool = True) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
         fh.flush()
-        os.fsync(fh.fileno())
+        if fsync:
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -169,11 +170,13 @@ class Session:
         except (OSError, json.JSONDecodeError):
             return {}
 
+    # Both survive the campaign process being killed (written and flushed before the next
+    # step); they are not fsync'd per step: the event log is the record of what happened.
     def save_state(self, state: dict[str, Any]) -> None:
-        write_json_atomic(self.state_file, state)
+        write_json_atomic(self.state_file, state, fsync=False)
 
     def append_message(self, ctx: int, message: dict[str, Any]) -> None:
-        append_jsonl(self.messages, {"ctx": ctx, "message": message})
+        append_jsonl(self.messages, {"ctx": ctx, "message": message}, fsync=False)
 
     def load_messages(self) -> tuple[int, list[dict[str, Any]]]:
         """The current context's messages (the last handoff wins)."""

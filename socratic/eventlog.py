@@ -58,13 +58,15 @@ def iter_events(session_dir: Path) -> Iterator[dict[str, Any]]:
     yield from events
 
 
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one object as one line, flushed and fsync'd (the log is the truth)."""
+def append_jsonl(path: Path, record: dict[str, Any], fsync: bool = True) -> None:
+    """Append one object as one line, flushed (it survives the writer being killed) and,
+    unless fsync=False, fsync'd (it survives a power loss too)."""
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
-        os.fsync(fh.fileno())
+        if fsync:
+            os.fsync(fh.fileno())
 
 
 @dataclass
@@ -73,16 +75,22 @@ class EventLog:
 
     Opening an existing log (resume) continues its `seq` and its clock: `t` keeps
     growing from the last recorded value.
+
+    Every event is flushed when appended. `fsync_every_s` = 0 also fsyncs every event; a
+    positive value fsyncs at most once per that many seconds (on a slow or network disk an
+    fsync costs milliseconds); `sync()` forces one.
     """
 
     path: Path
     seq: int = 0
     t0: float = field(default_factory=time.monotonic)
+    fsync_every_s: float = 0.0
+    _last_sync: float = field(default=0.0, repr=False)
 
     @classmethod
-    def open(cls, session_dir: Path) -> "EventLog":
+    def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> "EventLog":
         path = Path(session_dir) / EVENTS_FILE
-        log = cls(path)
+        log = cls(path, fsync_every_s=fsync_every_s)
         if path.exists():
             events, _ = read_jsonl(path)
             if events:
@@ -100,8 +108,22 @@ class EventLog:
             "type": type_,
             **fields,
         }
-        append_jsonl(self.path, event)
+        now = time.monotonic()
+        sync = self.fsync_every_s <= 0 or now - self._last_sync >= self.fsync_every_s
+        append_jsonl(self.path, event, fsync=sync)
+        if sync:
+            self._last_sync = now
         return event
+
+    def sync(self) -> None:
+        """fsync the log now (e.g. at the end of a campaign)."""
+        if self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._last_sync = time.monotonic()
 
 
 def inject(session_dir: Path, command: dict[str, Any]) -> None:

@@ -219,3 +219,32 @@ def test_cli_module_is_cheap_to_import():
             "'bank.loader') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_kill_during_an_evaluation_and_resume(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    slow = ("write_file", {"path": "candidate.cu",
+                           "content": candidate_source(1.5, "// sleep: 5")})
+    script = [{"tools": [slow, ("evaluate", {})]},
+              {"tools": [write(1.5)]}, {"text": "done"}]
+    with FakeAnthropic(script) as api:
+        p = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
+        assert wait_for(lambda: any(e["type"] == "eval.start" for e in events(sess)))
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
+        r = socratic("run", "--resume", str(sess), "--headless", api=api)
+        _, err = r.communicate(timeout=60)
+        assert r.returncode == 0, err.decode()
+    evts = events(sess)
+    starts = [e["n"] for e in evts if e["type"] == "eval.start"]
+    assert starts == [1, 2]                      # the cut evaluation keeps its number
+    assert [e["n"] for e in evts if e["type"] == "eval.end"] == [2]
+    assert (sess / "evals/0002.json").exists()
+
+
+def test_overhead_benchmark_runs():
+    r = subprocess.run([sys.executable, "benchmarks/harness_overhead.py", "--calls", "20",
+                        "--json"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    res = json.loads(r.stdout)
+    assert res["calls"] == 20 and res["end"] == "goal_met" and res["median_ms"] < 20
