@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness.config import DEFAULT_MODEL
 from socratic.errors import InputError
 
 
@@ -21,15 +22,17 @@ def register(sub) -> None:
                    help="task directory or bundled task name (with --resume: the session dir)")
     p.add_argument("--session-dir", metavar="DIR", help="the session directory "
                    "(default: sessions/<date-time-task>)")
-    p.add_argument("--model", help="model id (default: $ANTHROPIC_MODEL or "
-                   "the harness default)")
+    p.add_argument("--model", help=f"model id (default: $ANTHROPIC_MODEL or {DEFAULT_MODEL})")
     p.add_argument("--auto-questions", action="store_true",
                    help="pose the bank's top suggestion at each trigger")
     p.add_argument("--headless", action="store_true",
                    help="run the campaign in this process, without the TUI")
-    p.add_argument("--max-tool-calls", type=int, metavar="N")
-    p.add_argument("--max-turns", type=int, metavar="N")
-    p.add_argument("--max-minutes", type=float, metavar="M")
+    p.add_argument("--max-tool-calls", type=int, metavar="N",
+                   help="end the campaign after N tool calls")
+    p.add_argument("--max-turns", type=int, metavar="N",
+                   help="end the campaign after N model responses")
+    p.add_argument("--max-minutes", type=float, metavar="M",
+                   help="end the campaign after M minutes (campaign clock, resumes included)")
     p.add_argument("--goal-min-speedup", type=float, metavar="X",
                    help="override the task's [goal] min_speedup")
     p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
@@ -39,15 +42,21 @@ def register(sub) -> None:
     p.add_argument("--wait-for-human", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(handler=handle_run)
 
-    p = sub.add_parser("inject", help="send a question or control command to a campaign")
+    p = sub.add_parser("inject", help="send a question or control command to a campaign",
+                       description="Append a question or a control command to a campaign's "
+                       "inbox; the campaign acts on it at its next safe point.")
     p.add_argument("session", metavar="SESSION_DIR")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--bank", metavar="ID", help="a question from the bank, by id")
     g.add_argument("--text", metavar="TEXT", help="a question in your own words")
-    g.add_argument("--pause", action="store_const", const="pause", dest="action")
-    g.add_argument("--resume", action="store_const", const="resume", dest="action")
-    g.add_argument("--stop", action="store_const", const="stop", dest="action")
-    g.add_argument("--evaluate", action="store_const", const="evaluate", dest="action")
+    g.add_argument("--pause", action="store_const", const="pause", dest="action",
+                   help="pause after the current tool call")
+    g.add_argument("--resume", action="store_const", const="resume", dest="action",
+                   help="resume a paused campaign")
+    g.add_argument("--stop", action="store_const", const="stop", dest="action",
+                   help="end the campaign cleanly")
+    g.add_argument("--evaluate", action="store_const", const="evaluate", dest="action",
+                   help="evaluate the current candidate now (shown to the agent)")
     p.set_defaults(handler=handle_inject)
 
 
