@@ -112,7 +112,8 @@ class Campaign:
         self.system = prompt.system_prompt(task, self.goal, self.goal_set,
                                            task.scenario_ids(self.goal_set), config.output_cap,
                                            config.bash_timeout_s)
-        self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry)
+        self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry,
+                                    sleep=self._retry_sleep)
         self.messages: list[dict[str, Any]] = []
         self.ctx = 0
         self.pending: list[dict[str, Any]] = []      # content of the next user message
@@ -304,6 +305,20 @@ class Campaign:
 
     def _on_retry(self, attempt: int, error: str, wait: float) -> None:
         self.emit("api.retry", attempt=attempt, error=self.redact(error), wait_s=round(wait, 3))
+
+    def _retry_sleep(self, seconds: float) -> None:
+        """Back off between API attempts while still obeying stop and the time limit."""
+        end = time.monotonic() + seconds
+        while True:
+            self.poll_inbox()
+            if self.stop_requested:
+                raise EndCampaign("stopped")
+            if self.limit_reached() == "max_minutes":
+                raise EndCampaign("max_minutes")
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, max(self.config.poll_s, 0.01)))
 
     def _on_text(self, piece: str) -> None:
         self._text_buf.append(piece)
@@ -515,6 +530,8 @@ class Campaign:
             return self._run()
         except KeyboardInterrupt:
             return self.end("interrupted")
+        except EndCampaign as exc:
+            return self.end(exc.reason)
         except FatalAPIError as exc:
             return self.end("api_error", error=self.redact(str(exc))[:500])
         finally:
@@ -691,6 +708,14 @@ class Campaign:
         self.pending = [{"type": "text", "text": seed}]
         self.emit("context.handoff", ctx=self.ctx, reason=why, tokens=self.context_tokens)
         self.context_tokens = 0
+
+
+class EndCampaign(Exception):
+    """Raised where the loop cannot return directly (inside API retries)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def threading_main() -> bool:

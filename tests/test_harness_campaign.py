@@ -461,3 +461,15 @@ def test_key_redacted_from_evaluator_results(tmp_path):
             assert FAKE_KEY.encode() not in p.read_bytes(), p
     assert FAKE_KEY not in json.dumps(api.requests)
     assert "[redacted]" in of(ev, "tool.result")[1]["output"]
+
+
+def test_stop_honoured_while_retrying(tmp_path):
+    with FakeAnthropic(default={"status": 529}) as api:
+        c = make(tmp_path, api, retry_base_s=0.2, retry_max_s=0.2)
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("r", c.run()))
+        th.start()
+        assert _wait_for(lambda: len(of(events(c), "api.retry")) >= 2)
+        inject(c.session.dir, {"type": "control", "action": "stop"})
+        th.join(10)
+    assert out["r"] == "stopped" and of(events(c), "campaign.end")[0]["reason"] == "stopped"
