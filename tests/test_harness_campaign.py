@@ -473,3 +473,36 @@ def test_stop_honoured_while_retrying(tmp_path):
         inject(c.session.dir, {"type": "control", "action": "stop"})
         th.join(10)
     assert out["r"] == "stopped" and of(events(c), "campaign.end")[0]["reason"] == "stopped"
+
+
+def test_context_too_long_error_hands_off(tmp_path):
+    script = [{"tools": [("bash", {"command": "echo one"})]},
+              {"status": 400, "message": "prompt is too long: 210000 tokens > 200000 maximum"},
+              {"tools": [write(1.5)]}, {"text": "done"}]
+    c, reason, api, ev = run_script(tmp_path, script)
+    h = of(ev, "context.handoff")
+    assert len(h) == 1 and "refused the context" in h[0]["reason"]
+    seed = api.requests[2]["messages"]
+    assert len(seed) == 1 and "one" in seed[0]["content"][0]["text"]
+    assert reason == "goal_met"
+    ctx, msgs = c.session.load_messages()
+    assert ctx == 1 and msgs[0]["content"][0]["text"].startswith("This is a fresh context")
+
+
+def test_auto_questions_toggled_from_the_inbox(tmp_path):
+    holder = {}
+
+    def toggle(body):
+        inject(holder["dir"], {"type": "control", "action": "auto_on"})
+        return {"tools": [("evaluate", {})]}
+
+    script = [toggle, {"tools": [write(1.6), ("evaluate", {})]}, {"text": "done"}]
+    with FakeAnthropic(script) as api:
+        c = make(tmp_path, api)
+        holder["dir"] = c.session.dir
+        c.run()
+    ev = events(c)
+    assert [e["action"] for e in of(ev, "control")] == ["auto_on"]
+    qs = of(ev, "question")
+    assert [q["trigger"] for q in qs] == ["suspicious_gain"]   # start came before auto_on
+    assert c.session.load_state()["auto_questions"] is True
