@@ -145,9 +145,12 @@ def _run_attached(args, session_dir: Path | None) -> int:
         argv.append("--auto-questions")
     if args.resume:
         argv.append("--resume")
+    root = str(Path(__file__).resolve().parents[1])  # this checkout, installed or not
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
     log = open(session_dir / "campaign.log", "ab")
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                            start_new_session=True, cwd=os.getcwd())
+                            start_new_session=True, cwd=os.getcwd(), env=env)
     log.close()
     print(f"socratic: campaign started as process {proc.pid}; session {session_dir}; "
           f"log {session_dir / 'campaign.log'}", file=sys.stderr)
