@@ -120,3 +120,25 @@ def test_timeline_seek_is_fast_and_positions():
     assert tl.prev_position("eval", ends[1]) == ends[0]
     qs = tl.positions("question")
     assert qs and events[qs[0] - 1]["type"] == "question"
+
+
+def test_evaluations_of_another_set_get_their_own_rows():
+    evs = [
+        {"type": "campaign.start", "scenarios": {"set": "bench", "ids": ["a", "b", "None"]}},
+        {"type": "eval.start", "n": 1, "set": "bench"},
+        {"type": "eval.scenario", "n": 1, "scenario": "a", "correct": True, "speedup": 1.5},
+        {"type": "eval.end", "n": 1, "set": "bench", "summary": {}},
+        {"type": "eval.start", "n": 2, "set": "full"},
+        {"type": "eval.scenario", "n": 2, "index": 0, "scenario": "x", "correct": True, "speedup": 0.5},
+        {"type": "eval.scenario", "n": 2, "index": 1, "scenario": "a", "correct": True, "speedup": 2.0},
+    ]
+    s = fold(evs)
+    assert s.table_set == "full" and [r.id for r in s.rows_in_order()] == ["x", "a"]
+    assert s.sets["bench"]["a"].speedup == 1.5 and "None" not in s.sets["bench"]
+    c = s.copy()
+    assert c.rows is c.sets["full"] and c.rows is not s.rows
+    s.apply({"type": "eval.start", "n": 3, "set": "bench"})
+    assert s.table_set == "bench" and sorted(s.rows) == ["a", "b"] and s.rows["a"].stale
+    # no set named at the start: the first evaluated set takes the start's scenarios
+    s = fold([{"type": "campaign.start", "scenarios": ["a"]}, {"type": "eval.start", "set": "bench"}])
+    assert s.goal_set == "bench" and list(s.rows) == ["a"]

@@ -166,7 +166,7 @@ class SocraticApp(App):
             self._refresh_status()
             self.query_one(EvalHeader).show(s)
             self.query_one(ScenarioTable).show(s)
-            self.query_one(SpeedupPlot).show(s.evals, s.goal)
+            self.query_one(SpeedupPlot).show(s.goal_evals(), s.goal)
             self.query_one(Transcript).show(s.blocks, reset=reset)
             self.query_one(PendingBar).show(self.pending, self.clock())
 

@@ -155,6 +155,7 @@ class EvalPoint:
     comparisons: tuple = ()  # (name, geomean speedup vs that implementation)
     t: float = 0.0
     seq: int = 0
+    set: str = ""
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,12 @@ class CampaignState:
     eval_done: int = 0                 # scenarios finished in the running evaluation
     eval_total: int | None = None
     evals: list[EvalPoint] = field(default_factory=list)
-    rows: dict[str, ScenarioRow] = field(default_factory=dict)
+    rows: dict[str, ScenarioRow] = field(default_factory=dict)  # the shown set's rows
+    # rows per scenario set: evaluations of another set (e.g. `full`) get their own rows;
+    # the table shows the set of the latest evaluation; `sets[table_set] is rows`
+    sets: dict[str, dict] = field(default_factory=dict)
+    goal_set: str = ""
+    table_set: str = ""
     # questions and triggers
     last_trigger: Trigger | None = None
     triggers: int = 0
@@ -228,10 +234,13 @@ class CampaignState:
 
     def copy(self) -> "CampaignState":
         """A checkpoint: containers copied, contents shared (they are never mutated)."""
+        sets = {k: dict(v) for k, v in self.sets.items()}
+        rows = sets[self.table_set] if self.table_set in sets else dict(self.rows)
         return replace(
             self,
             evals=list(self.evals),
-            rows=dict(self.rows),
+            rows=rows,
+            sets=sets,
             questions=list(self.questions),
             asked=set(self.asked),
             blocks=list(self.blocks),
@@ -245,6 +254,12 @@ class CampaignState:
     def best_geomean(self) -> float | None:
         vals = [e.geomean for e in self.evals if e.geomean is not None and e.all_correct]
         return max(vals) if vals else None
+
+    def goal_evals(self) -> list[EvalPoint]:
+        """Evaluations of the goal set (what the plot shows)."""
+        if not self.goal_set:
+            return self.evals
+        return [e for e in self.evals if e.set in ("", self.goal_set)]
 
     @property
     def last_eval(self) -> EvalPoint | None:
@@ -309,11 +324,15 @@ class CampaignState:
             self.auto = auto
         scenarios = ev.get("scenarios")
         if isinstance(scenarios, dict):  # the harness logs {"set": ..., "ids": [...]}
+            self.goal_set = _str(scenarios.get("set"))
             scenarios = scenarios.get("ids")
+        self._show_set(self.goal_set)
         if isinstance(scenarios, list):
             for item in scenarios:
                 sid = item.get("id") if isinstance(item, dict) else item
-                if isinstance(sid, (str, int)) and str(sid) not in self.rows:
+                if not isinstance(sid, (str, int)) or str(sid) in ("", "None"):
+                    continue
+                if str(sid) not in self.rows:
                     self.rows[str(sid)] = ScenarioRow(id=str(sid), order=len(self.rows))
             self.eval_total = len(self.rows) or None
         if self.status in ("starting", "ended"):
@@ -360,7 +379,24 @@ class CampaignState:
         self.blocks[idx] = replace(old, output=_clip(out), ok=ok, done=True,
                                    duration=secs if secs is not None else max(0.0, t - old.t))
 
+    def _show_set(self, name: str) -> None:
+        """Make `name` the shown set (its rows become `self.rows`)."""
+        if name not in self.sets:
+            if not self.sets and not self.table_set:
+                self.sets[name] = self.rows  # rows seen before any set name: keep them
+            else:
+                self.sets[name] = {}
+        self.table_set = name
+        self.rows = self.sets[name]
+
     def _eval_start(self, ev, seq, t):
+        set_name = _str(ev.get("set")) or self.goal_set
+        if set_name and not self.goal_set and "" in self.sets and self.table_set == "":
+            # campaign.start named no set: its scenarios are the first evaluated set's
+            self.sets[set_name] = self.sets.pop("")
+            self.goal_set = self.table_set = set_name
+        if set_name != self.table_set or self.table_set not in self.sets:
+            self._show_set(set_name)
         n = _int(ev.get("n"), (self.eval_n or 0) + 1)
         self.eval_n = n
         self.eval_running = True
@@ -384,7 +420,9 @@ class CampaignState:
             return
         sid = str(sid)
         n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else self.eval_n
-        old = self.rows.get(sid) or ScenarioRow(id=sid, order=len(self.rows))
+        index = num(ev.get("index"))
+        old = self.rows.get(sid) or ScenarioRow(
+            id=sid, order=int(index) if index is not None else len(self.rows))
         correct = ev.get("correct")
         correct = correct if isinstance(correct, bool) else None
         speedup = num(ev.get("speedup"))
@@ -418,7 +456,7 @@ class CampaignState:
             n=n, geomean=num(summary.get("geomean_speedup")), min=num(summary.get("min_speedup")),
             all_correct=ac if isinstance(ac, bool) else None,
             worst=_str(summary.get("worst_scenario")) or None, comparisons=comparisons,
-            t=t, seq=seq,
+            t=t, seq=seq, set=_str(ev.get("set")) or self.table_set,
         )
         self.evals.append(point)
         self.eval_n = n

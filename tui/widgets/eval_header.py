@@ -16,6 +16,8 @@ class EvalHeader(Static):
         t = Text(no_wrap=True, overflow="ellipsis")
         last = state.last_eval
         goal = state.goal
+        if state.table_set and state.table_set != state.goal_set:
+            t.append(f"[set {state.table_set}] ", style="bold reverse")
         if state.eval_running and state.eval_n is not None:
             total = f"/{state.eval_total}" if state.eval_total else ""
             t.append(f"eval #{state.eval_n} running {state.eval_done}{total}", style="bold")

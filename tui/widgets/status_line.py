@@ -38,7 +38,8 @@ class StatusLine(Static):
         mark = STATE_MARK.get(status, status.upper())
         t.append(f" {mark} " if not compact else f"{mark}", style="bold reverse")
         running = " +1" if state.eval_running else ""
-        tokens = f"{fmt.count(state.input_tokens)}/{fmt.count(state.output_tokens)}"
+        tokens_in = state.input_tokens + state.cache_read + state.cache_write
+        tokens = f"{fmt.count(tokens_in)}/{fmt.count(state.output_tokens)}"
         parts: list[tuple[str, str]] = [(label, "bold") for label in extra or []]
         parts += [
             (fmt.elapsed(elapsed), "bold"),
