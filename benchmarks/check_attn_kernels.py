@@ -224,7 +224,6 @@ def ref64(q, k, v, scale, causal):
 
 def sdpa_bf16(q, k, v, scale, causal, backend=None):
     """torch SDPA in bf16 (bottom-right causal via an explicit mask when sq != sk)."""
-    import torch
     import torch.nn.functional as F
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
