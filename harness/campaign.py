@@ -28,7 +28,7 @@ from harness import prompt
 from harness.agent import Agent, ContextTooLong, FatalAPIError, Response
 from harness.config import Config
 from harness.evaluation import (Evaluation, History, compact_table, describe_failing, judge,
-                                run_evaluator)
+                                list_sets, run_evaluator)
 from harness.session import Session, repair_tail
 from harness.task import Task, changed_files, restore, sha256_text
 from harness.tools import Redactor, Tools, scrubbed_env, tool_specs
@@ -109,9 +109,11 @@ class Campaign:
                            bash_timeout_s=config.bash_timeout_s, redact=self.redact,
                            evaluate=self._tool_evaluate)
         self.tool_specs = tool_specs(config.output_cap, config.bash_timeout_s)
-        self.system = prompt.system_prompt(task, self.goal, self.goal_set,
-                                           task.scenario_ids(self.goal_set), config.output_cap,
-                                           config.bash_timeout_s)
+        sets = list_sets(config.evaluator, session.task_dir.resolve(), env=self.eval_env)
+        self.scenario_ids = ((sets or {}).get(self.goal_set or "")
+                             or task.scenario_ids(self.goal_set))
+        self.system = prompt.system_prompt(task, self.goal, self.goal_set, self.scenario_ids,
+                                           config.output_cap, config.bash_timeout_s)
         self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry,
                                     sleep=self._retry_sleep)
         self.messages: list[dict[str, Any]] = []
@@ -151,7 +153,7 @@ class Campaign:
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=src.dir.resolve())
         c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
-               scenarios={"set": c.goal_set, "ids": task.scenario_ids(c.goal_set)},
+               scenarios={"set": c.goal_set, "ids": c.scenario_ids},
                gpu=gpu_info(), host=socket.gethostname(), versions=versions(),
                session=session.dir.name, task_source=str(src.dir.resolve()),
                task_hashes=hashes, auto_questions=config.auto_questions,

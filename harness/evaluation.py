@@ -255,6 +255,21 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
     return result, proc.returncode, stderr_text, None
 
 
+def list_sets(argv_prefix: list[str], task_dir: Path, *, env: dict[str, str],
+              timeout_s: float = 120.0) -> dict[str, list[str]] | None:
+    """`<prefix> TASK_DIR --list --json` -> {set: [scenario ids]}, or None if it fails."""
+    try:
+        r = subprocess.run([*argv_prefix, str(task_dir), "--list", "--json"], env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s)
+        doc = json.loads(r.stdout)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError):
+        return None
+    sets = doc.get("sets") if isinstance(doc, dict) else None
+    if not isinstance(sets, dict):
+        return None
+    return {str(k): [str(i) for i in v] for k, v in sets.items() if isinstance(v, list)}
+
+
 @dataclass
 class History:
     """Every evaluation of the campaign, in order, and the cache by (sha, set)."""

@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenarios")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--rules", choices=["demo"], help="markers implied by the demo kernels")
+    ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     task_path = Path(args.task_dir) / "task.toml"
     try:
@@ -104,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         print(f"fakeeval: error: {task_path}: not found", file=sys.stderr)
         return 2
+    if args.list:
+        sets = {name: [r["id"] for r in scenarios_of(task, name)] for name in task.get("sets", {})}
+        print(json.dumps({"task": task.get("name"), "default_set": task.get("default_set"),
+                          "sets": sets}))
+        return 0
     cand = Path(args.candidate or Path(args.task_dir) / task["baseline"])
     try:
         text = cand.read_text()

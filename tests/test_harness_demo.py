@@ -66,6 +66,9 @@ def test_record_demo_dry_run(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[ ]" not in r.stdout
     events = [json.loads(x) for x in (sess / "events.jsonl").read_text().splitlines()]
+    start = events[0]
+    assert start["scenarios"]["set"] == "bench" and start["scenarios"]["ids"][0] == "r1-c4k"
+    assert len(start["scenarios"]["ids"]) == 10
     kinds = {e["trigger"] for e in events if e["type"] == "question" and e.get("trigger")}
     assert {"start", "correctness_failure", "declared_done"} <= kinds
     assert (sess / "workspace/candidate.cu").read_text() == KERNELS["v3"]()
