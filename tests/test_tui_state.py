@@ -94,7 +94,7 @@ def test_copy_is_independent():
 
 def _signature(s: CampaignState):
     return (s.status, s.t, s.tool_calls, s.input_tokens, round(s.cost_usd, 6),
-            [(r.id, r.speedup, r.best, r.correct, r.stale) for r in s.rows_in_order()],
+            [(r.id, r.speedup, r.best, r.correct, s.is_stale(r)) for r in s.rows_in_order()],
             [(e.n, e.geomean) for e in s.evals], s.asked, [(b.kind, b.text, b.output, b.ok)
                                                           for b in s.blocks])
 
@@ -138,7 +138,7 @@ def test_evaluations_of_another_set_get_their_own_rows():
     c = s.copy()
     assert c.rows is c.sets["full"] and c.rows is not s.rows
     s.apply({"type": "eval.start", "n": 3, "set": "bench"})
-    assert s.table_set == "bench" and sorted(s.rows) == ["a", "b"] and s.rows["a"].stale
+    assert s.table_set == "bench" and sorted(s.rows) == ["a", "b"] and s.is_stale(s.rows["a"])
     # no set named at the start: the first evaluated set takes the start's scenarios
     s = fold([{"type": "campaign.start", "scenarios": ["a"]}, {"type": "eval.start", "set": "bench"}])
     assert s.goal_set == "bench" and list(s.rows) == ["a"]

@@ -124,7 +124,6 @@ class ScenarioRow:
     tflops: float | None = None
     bound_fraction: float | None = None
     error: str | None = None       # evaluator's error text (build/launch failure)
-    stale: bool = False            # from an earlier evaluation than the current one
 
     @property
     def err_ratio(self) -> float | None:
@@ -269,6 +268,10 @@ class CampaignState:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def is_stale(self, row: ScenarioRow) -> bool:
+        """The row is from an earlier evaluation than the one running now."""
+        return self.eval_running and row.n is not None and row.n != self.eval_n
+
     def rows_in_order(self) -> list[ScenarioRow]:
         return sorted(self.rows.values(), key=lambda r: r.order)
 
@@ -346,8 +349,8 @@ class CampaignState:
         if not chunk:
             return
         if self._text_open and self.blocks and self.blocks[-1].kind == "text":
-            last = self.blocks[-1]
-            self.blocks[-1] = replace(last, text=last.text + chunk)
+            last = self.blocks[-1]  # (direct construction: replace() is slow on hot paths)
+            self.blocks[-1] = Block("text", last.seq, last.t, text=last.text + chunk)
         else:
             self.blocks.append(Block("text", seq, t, text=chunk))
         self._text_open = True
@@ -404,10 +407,6 @@ class CampaignState:
         total = ev.get("total")
         if num(total) is not None:
             self.eval_total = int(total)
-        # rows from the previous evaluation become stale until this one reports them
-        for sid, row in self.rows.items():
-            if row.n is not None and not row.stale:
-                self.rows[sid] = replace(row, stale=True)
         self.eval_index[n] = len(self.blocks)
         self.blocks.append(Block("eval", seq, t, title=f"#{n}",
                                  detail=_str(ev.get("candidate_sha"))[:12],
@@ -436,7 +435,7 @@ class CampaignState:
             baseline_ms=num(ev.get("baseline_ms")), candidate_ms=num(ev.get("candidate_ms")),
             speedup=speedup, best=best, tflops=num(ev.get("tflops")),
             bound_fraction=num(ev.get("bound_fraction")),
-            error=_str(err) if err else None, stale=False,
+            error=_str(err) if err else None,
         )
         if self.eval_running:
             self.eval_done += 1

@@ -69,9 +69,10 @@ class ScenarioTable(DataTable):
 
     # ------------------------------------------------------------------ render
 
-    def _cells_for(self, row: ScenarioRow, goal: float | None) -> tuple[Text, ...]:
+    def _cells_for(self, row: ScenarioRow, goal: float | None,
+                   stale: bool) -> tuple[Text, ...]:
         v_text, v_style = verdict(row, goal)
-        dim = "dim" if row.stale else ""
+        dim = "dim" if stale else ""
         missing = v_style != "" and v_text != "·"
         id_style = "bold" if missing else dim
         spd_style = "bold" if missing else dim
@@ -97,7 +98,7 @@ class ScenarioTable(DataTable):
         self._goal = state.goal
         keys = [k for k, _ in COLUMNS]
         for row in state.rows_in_order():
-            cells = self._cells_for(row, state.goal)
+            cells = self._cells_for(row, state.goal, state.is_stale(row))
             sig = tuple(c.plain + "|" + str(c.style) for c in cells)
             old = self._cells.get(row.id)
             if old is None:
