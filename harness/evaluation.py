@@ -133,8 +133,9 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
     """What the agent sees: one line per scenario, then the summary and the goal verdict."""
     head = f"evaluation #{ev.n}  set={ev.set or 'default'}  candidate sha256={ev.sha[:12]}"
     if ev.result is None:
-        return (f"{head}\nthe evaluator produced no result (exit {ev.exit_code}): {ev.error}\n"
-                f"{ev.stderr_tail[-2000:]}")
+        tail = ev.stderr_tail.strip()
+        extra = f"\n{tail[-2000:]}" if tail and tail not in (ev.error or "") else ""
+        return f"{head}\nthe evaluator produced no result (exit {ev.exit_code}): {ev.error}{extra}"
     r = ev.result
     build = r.get("build") or {}
     lines = [head]
