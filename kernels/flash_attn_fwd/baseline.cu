@@ -18,7 +18,7 @@
 // Resources (nvcc 13.0 -O3, sm_90a; 0 spill bytes everywhere; dynamic smem = Q + 2x(K+V) tiles):
 //   d=64  BLOCK_N=128: 231 regs,  82944 B      d=96  BLOCK_N=64: 165 regs, 66560 B
 //   d=128 BLOCK_N=64 : 170 regs,  87040 B      d=192 BLOCK_N=32: 241 regs, 76800 B
-//   d=256 BLOCK_N=32 : 252 regs, 101376 B      -> 2 CTAs (8 warps) per SM for every head dim
+//   d=256 BLOCK_N=32 : 252 regs, 101376 B      -> 2 CTAs (8 warps) per SM (3 at d=96)
 // What a Hopper-tuned kernel would do instead (campaign material): wgmma + TMA, warp
 // specialization, producer/consumer pipelining, larger M tiles, intra-warpgroup overlap of
 // softmax and MMA, persistent scheduling, FP8 ...
