@@ -506,3 +506,10 @@ def test_auto_questions_toggled_from_the_inbox(tmp_path):
     qs = of(ev, "question")
     assert [q["trigger"] for q in qs] == ["suspicious_gain"]   # start came before auto_on
     assert c.session.load_state()["auto_questions"] is True
+
+
+def test_api_timeout_retried(tmp_path):
+    script = [{"delay": 2.0, "text": "too late"}, {"tools": [write(1.5)]}, {"text": "done"}]
+    c, reason, api, ev = run_script(tmp_path, script, api_timeout_s=0.5)
+    retries = of(ev, "api.retry")
+    assert len(retries) == 1 and "Timeout" in retries[0]["error"] and reason == "goal_met"
