@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             base_ms = 0.05
             row = {"id": sid, "params": {k: v for k, v in sc.items() if k != "id"},
                    "correct": correct, "failures": [] if correct else
-                   [f"y: max error 0.5 > tol 0.0038 at unit 3"],
+                   ["y: max error 0.5 > tol 0.0038 at unit 3"],
                    "err": 0.0019 if correct else 0.5, "err_baseline": 0.0019,
                    "err_ratio": 1.0 if correct else 263.0, "errors": {},
                    "baseline_ms": base_ms, "candidate_ms": round(base_ms / sp, 6),

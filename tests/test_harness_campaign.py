@@ -212,7 +212,7 @@ def test_inbox_question_delivered_at_the_safe_point(tmp_path):
     with FakeAnthropic([ask_while_streaming, {"tools": [write(1.5)]}, {"text": "done"}]) as api:
         c = make(tmp_path, api)
         holder["dir"] = c.session.dir
-        reason = c.run()
+        assert c.run() == "goal_met"
     ev = events(c)
     q = of(ev, "question")[0]
     assert q["source"] == "human" and q["bank_id"] == "bound.x" and q["trigger"] is None
