@@ -133,15 +133,16 @@ class CorrectnessFailure:
 
 
 LIMIT_PATTERNS = [
-    r"\b(at|near|close to|reached|hit(ting)?)\b[^.\n]{0,40}\b(the )?(limit|roofline|peak|"
-    r"ceiling|bound)\b",
-    r"\b(memory|bandwidth|latency|compute)[- ]bound\b",
-    r"\bcan(not|'t)? (be )?(improved?|go|get) (any )?(further|faster|more)\b",
-    r"\b(no|little) (further|more) (room|headroom|gains?|improvement)\b",
-    r"\b(optimal|best possible|as fast as (it|this) (can|gets))\b",
-    r"\bfundamental(ly)? limit",
+    r"\b(at|near|close to|reached|reaching|hit(ting)?)\b[^.\n]{0,40}\b(the )?(limit|roofline|"
+    r"peak|ceiling|bound)\b",
+    r"\bcan(not|'t)? (be )?(improved?|go|get|made?) (any |much )?(further|faster|more|better)\b",
+    r"\b(no|little) (further|more) (room|headroom|gains?|improvement|speedup)\b",
+    r"\b(is|are|looks|seems|now) (already |essentially |basically )?(near[- ])?optimal\b",
+    r"\b(best possible|as fast as (it|this|the hardware) (can|gets|allows))\b",
+    r"\bfundamental(ly)? (limit|bound)",
     r"\b(i am|i'm|we are|we're) done\b",
     r"\bdiminishing returns\b",
+    r"\bnothing (left|more|further) to (gain|try|optimi[sz]e)\b",
 ]
 _LIMIT_RE = re.compile("|".join(f"(?:{p})" for p in LIMIT_PATTERNS), re.I)
 

@@ -107,9 +107,12 @@ def test_declared_done_text_and_stop_with_cooldown():
 
 def test_limit_phrases():
     for s in ("I believe we have reached the hardware limit", "It can't be improved further",
-              "there is no further room", "this is optimal", "We're done here."):
+              "there is no further room", "this is now near-optimal", "We're done here.",
+              "The kernel is close to the DRAM roofline", "nothing left to optimize"):
         assert declares_limit(s), s
-    for s in ("Let me check the bound fraction", "Next I will improve the loads"):
+    for s in ("Let me check the bound fraction", "Next I will improve the loads",
+              "RMSNorm is memory-bound, so bandwidth is what matters here.",
+              "Pick the optimal block size by measuring 128 and 256 threads."):
         assert declares_limit(s) is None, s
 
 
