@@ -78,6 +78,7 @@ def test_record_demo_dry_run(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_short_campaign_on_rmsnorm_with_the_real_evaluator(tmp_path):
+    pytest.importorskip("anthropic")
     from harness.campaign import Campaign
     from harness.config import Config
     from harness.fakeapi import FakeAnthropic
