@@ -79,7 +79,7 @@ def make_events(n_events: int = 25_000, seed: int = 1, scenarios: list[str] | No
 
     step = 0
     budget = n_events - (1 if end else 0)
-    while len(events) < budget - 40:
+    while len(events) < budget - 80:
         step += 1
         # one model turn: streamed text then a tool call
         for _ in range(rng.randint(3, 12)):
@@ -175,6 +175,8 @@ def make_events(n_events: int = 25_000, seed: int = 1, scenarios: list[str] | No
         # idle gaps now and then (the agent waiting on a long build or a human)
         if rng.random() < 0.01:
             t += rng.uniform(300, 3600)
+    while len(events) < budget:  # top up to exactly n_events with agent text
+        emit("agent.text", rng.uniform(0.05, 0.3), text=" " + _sentence(rng, rng.randint(4, 14)))
     if end:
         emit("campaign.end", 1.0, reason="goal met" if quality >= 1.6 else "max tool calls")
     return events
