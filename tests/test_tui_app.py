@@ -465,3 +465,43 @@ async def test_rows_missing_the_goal_come_first(tmp_path):
         await pilot.press("right")
         keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
         assert keys == ["r1-c4096", "r4096-c8192"]
+
+
+async def test_copy_of_a_tool_block_uses_its_blob(tmp_path):
+    evs = tiny_events()[:7]
+    evs[6] = dict(evs[6], output="head\n[... full text in blob]", blob="blobs/t1.txt")
+    write_events(tmp_path / "events.jsonl", evs)
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / "t1.txt").write_text("the whole output")
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        from tui.widgets.tool_block import ToolBlock
+
+        app.query_one(ToolBlock).focus()
+        await pilot.press("c")
+        assert app.clipboard == "the whole output"
+
+
+async def test_header_click_sorts_numerically(tmp_path):
+    from textual.widgets import DataTable
+
+    evs = tiny_events()[:2] + [
+        {"seq": 3, "t": 3, "type": "eval.start", "n": 1},
+        {"seq": 4, "t": 4, "type": "eval.scenario", "n": 1, "scenario": "r1-c4096", "correct": True,
+         "speedup": 10.0},
+        {"seq": 5, "t": 5, "type": "eval.scenario", "n": 1, "scenario": "r4096-c8192", "correct": True,
+         "speedup": 9.0},
+    ]
+    write_events(tmp_path / "events.jsonl", evs)
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.query_one("#table")
+        col = table.columns["spd"]
+        table.post_message(DataTable.HeaderSelected(table, col.key, 2, col.label))
+        await pilot.pause()
+        keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
+        assert keys == ["r1-c4096", "r4096-c8192"]  # 10.0 before 9.0: numeric, descending
+        table.post_message(DataTable.HeaderSelected(table, col.key, 2, col.label))
+        await pilot.pause()
+        keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
+        assert keys == ["r4096-c8192", "r1-c4096"]

@@ -513,6 +513,14 @@ class SocraticApp(App):
             block = self.query_one(Transcript).selected_block()
             if block is not None and hasattr(block, "copy_text"):
                 text = block.copy_text()
+        block = getattr(focused, "block", None) or getattr(
+            self.query_one(Transcript).selected_block(), "block", None)
+        blob = block.get("blob") if block is not None and text else None
+        if blob:  # the tool's full output was too long for the event log
+            try:
+                text = (self.session_dir / blob).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                pass
         if not text:
             self.notify("nothing to copy", timeout=2)
             return

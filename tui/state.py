@@ -379,8 +379,10 @@ class CampaignState:
             return
         old = self.blocks[idx]
         secs = num(ev.get("seconds"))
+        blob = ev.get("blob")
         self.blocks[idx] = replace(old, output=_clip(out), ok=ok, done=True,
-                                   duration=secs if secs is not None else max(0.0, t - old.t))
+                                   duration=secs if secs is not None else max(0.0, t - old.t),
+                                   data=(("blob", blob),) if isinstance(blob, str) else ())
 
     def _show_set(self, name: str) -> None:
         """Make `name` the shown set (its rows become `self.rows`)."""
