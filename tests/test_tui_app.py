@@ -505,3 +505,30 @@ async def test_header_click_sorts_numerically(tmp_path):
         await pilot.pause()
         keys = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(table.row_count)]
         assert keys == ["r4096-c8192", "r1-c4096"]
+
+
+async def test_new_blocks_wait_below_while_reading(tmp_path):
+    session, events = make_session(tmp_path, n_events=1200, end=False)
+    path = session / "events.jsonl"
+    write_events(path, events[:800])
+    app = watch_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        tr.focus()
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert not tr.following
+        y, mounted = tr.scroll_y, tr.mounted_range
+        write_events(path, events[800:1000], "a")
+        app._poll_file()
+        await pilot.pause()
+        assert tr.scroll_y == y and tr.mounted_range == mounted  # nothing moved
+        below = app.query_one("NewBelowMarker")
+        assert below.display and "new blocks below" in str(below.render())
+        await pilot.press("end")
+        await pilot.pause()
+        await pilot.pause()
+        assert tr.following and tr.mounted_range[1] == len(app.state.blocks)
+        assert not below.display
+        assert tr.scroll_y >= tr.max_scroll_y - 1

@@ -410,6 +410,7 @@ class SocraticApp(App):
         self.state = tl.state_at(self.pos)
         self._vt = tl.times[self.pos - 1] if self.pos > 0 else 0.0
         self._cap_gap()
+        self.query_one(Transcript).anchor()  # a seek shows the transcript's end at that point
         self.refresh_view(reset=reset)
 
     def _cap_gap(self) -> None:

@@ -42,6 +42,15 @@ class EarlierMarker(Static):
     DEFAULT_CSS = "EarlierMarker { height: 1; color: $text-muted; padding: 0 1; }"
 
 
+class NewBelowMarker(Static):
+    """Docked at the bottom of the view while the user reads further up."""
+
+    DEFAULT_CSS = """
+    NewBelowMarker { dock: bottom; height: 1; background: $boost; padding: 0 1;
+                     text-style: bold; display: none; }
+    """
+
+
 class Transcript(VerticalScroll, can_focus=True):
     BINDINGS = [Binding("u", "load_earlier", "Earlier", show=False)]
     # the body is at least as tall as the view, so that a short transcript starts at
@@ -58,10 +67,13 @@ class Transcript(VerticalScroll, can_focus=True):
         self._first = 0
         self._widgets: list[Widget] = []
         self._marker = EarlierMarker("")
+        self._below = NewBelowMarker("")
         self._body = Vertical(id="body")
         self._loading = False
+        self._deferred = 0
 
     def compose(self):
+        yield self._below
         with self._body:
             yield self._marker
 
@@ -80,9 +92,12 @@ class Transcript(VerticalScroll, can_focus=True):
         return self._first, self._first + len(self._widgets)
 
     def show(self, blocks: list[Block], reset: bool = False) -> None:
+        """Bring the transcript up to `blocks`. While the user reads further up (not
+        following), blocks already on screen are updated in place but new ones wait
+        below (a marker counts them) until the user returns to the bottom."""
         n = len(blocks)
         end = self._first + len(self._widgets)
-        if (reset or n - end > MAX_MOUNTED or n < self._first
+        if (reset or n < self._first or (self.following and n - end > MAX_MOUNTED)
                 or (self._first > 0 and n - self._first < WINDOW // 2)):
             self._rebuild(blocks)
             return
@@ -96,12 +111,16 @@ class Transcript(VerticalScroll, can_focus=True):
             b = blocks[self._first + j]
             if w.block is not b:  # type: ignore[attr-defined]
                 w.set_block(b)  # type: ignore[attr-defined]
+        if not self.following:
+            self._update_below(n - end)
+            return
         new = [make_block_widget(b, self.live and i == n - 1)
                for i, b in enumerate(blocks[end:], start=end)]
         if new:
             self._widgets.extend(new)
             self._body.mount_all(new)
-        if self.following and len(self._widgets) > MAX_MOUNTED:
+        self._update_below(0)
+        if len(self._widgets) > MAX_MOUNTED:
             drop = len(self._widgets) - MAX_MOUNTED + LOAD_MORE
             old, self._widgets = self._widgets[:drop], self._widgets[drop:]
             self._first += drop
@@ -119,6 +138,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._widgets = [make_block_widget(b, self.live and i == n - 1)
                          for i, b in enumerate(blocks[self._first:], start=self._first)]
         self._update_marker()
+        self._update_below(0)
         self.anchor()
         mounted = self._body.mount_all(self._widgets) if self._widgets else None
 
@@ -130,6 +150,14 @@ class Transcript(VerticalScroll, can_focus=True):
             self.scroll_end(animate=False, immediate=True)
 
         self.call_next(swap)
+
+    def _update_below(self, count: int) -> None:
+        self._deferred = count
+        if count > 0:
+            self._below.update(f"▼ {count} new blocks below: End (or scroll down) follows again")
+            self._below.display = True
+        else:
+            self._below.display = False
 
     def _update_marker(self) -> None:
         if self._first > 0:
@@ -165,6 +193,8 @@ class Transcript(VerticalScroll, can_focus=True):
         super().watch_scroll_y(old, new)
         if new <= 0 and old > 0 and self._first > 0 and not self._loading:
             self.action_load_earlier()
+        elif self._deferred and self.following:  # back at the bottom: catch up
+            self.call_after_refresh(self.show, self._blocks)
 
     # ------------------------------------------------------------------ selection
 
@@ -175,5 +205,8 @@ class Transcript(VerticalScroll, can_focus=True):
         return self._widgets[-1] if self._widgets else None
 
     def jump_end(self) -> None:
+        """Follow again (replay seeks): mount what waited below and go to the bottom."""
         self.anchor()
+        if self._deferred:
+            self.show(self._blocks)
         self.scroll_end(animate=False, immediate=True)
