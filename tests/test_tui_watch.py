@@ -3,7 +3,6 @@ and polling), an injected question lands in inbox.jsonl; bad input is skipped qu
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import textwrap
