@@ -136,14 +136,16 @@ def child_tailing(session: str, more: str, seconds: float, rate: float) -> dict:
 
         def writer() -> None:
             path = Path(session) / "events.jsonl"
+            t0 = time.perf_counter()
             with open(path, "a", encoding="utf-8") as fh:
-                for ev in extra:
+                for i, ev in enumerate(extra):
                     if stop.is_set():
                         return
                     written[ev["seq"]] = time.perf_counter()
                     fh.write(json.dumps(ev) + "\n")
                     fh.flush()
-                    time.sleep(1.0 / rate)
+                    # a steady rate: sleep to the next tick, not a fixed interval
+                    time.sleep(max(0.0, t0 + (i + 1) / rate - time.perf_counter()))
 
         lags: list[float] = []
         async with app.run_test(size=(100, 30)) as pilot:
