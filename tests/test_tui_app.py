@@ -212,18 +212,32 @@ async def test_copy_selected_block_and_row(tiny):
         assert "r1-c4096" in app.clipboard and "speedup" in app.clipboard
 
 
-async def test_tool_block_expands_with_enter(tiny):
+async def test_block_selection_expand_and_copy(tiny):
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         from tui.widgets.tool_block import ToolBlock
 
+        tr = app.query_one(Transcript)
+        tr.focus()
+        await pilot.press("k")  # select the last block
+        assert tr.selected_block().has_class("-selected")
+        await pilot.press("c")
+        assert "campaign end" in app.clipboard
+        await pilot.press(*["k"] * 6)  # blocks: start trigger text TOOL eval trigger question ...
         tool = app.query_one(ToolBlock)
-        tool.focus()
+        assert tr.selected_block() is tool
+        await pilot.press("j", "shift+up")
+        assert tr.selected_block() is tool
         await pilot.press("enter")
         assert tool.expanded
         assert "NOTES.md" in str(tool.render())
         await pilot.press("c")
         assert "candidate.cu" in app.clipboard
+        await pilot.press("escape", "c")
+        assert "campaign end" in app.clipboard  # nothing selected: the last block
+        # tab goes from the transcript straight to the table (blocks are not focus stops)
+        await pilot.press("tab")
+        assert app.focused is app.query_one("#table")
 
 
 # ---------------------------------------------------------------------------- replay keys
@@ -477,7 +491,9 @@ async def test_copy_of_a_tool_block_uses_its_blob(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         from tui.widgets.tool_block import ToolBlock
 
-        app.query_one(ToolBlock).focus()
+        tr = app.query_one(Transcript)
+        tr.select(tr._widgets.index(app.query_one(ToolBlock)))
+        tr.focus()
         await pilot.press("c")
         assert app.clipboard == "the whole output"
 

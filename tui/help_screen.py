@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 WATCH_KEYS = [
     ("/", "open the question picker and filter the bank"),
-    ("Enter", "in the picker: inject the highlighted question; on a tool block: expand it"),
+    ("Enter", "in the picker: inject the highlighted question"),
     ("i", "type a free-text question"),
     ("p", "pause or resume the campaign"),
     ("e", "evaluate now"),
@@ -28,8 +28,10 @@ REPLAY_KEYS = [
     ("home / end", "first / last event"),
 ]
 COMMON_KEYS = [
-    ("tab", "move focus: transcript blocks, scenario table"),
-    ("c", "copy the selected block or table row (OSC 52)"),
+    ("tab", "move focus between the transcript and the scenario table"),
+    ("j / k", "transcript: select the next / previous block (also shift+↓ / shift+↑)"),
+    ("Enter", "transcript: expand or collapse the selected tool call"),
+    ("c", "copy the selected block (or the last one) or table row (OSC 52)"),
     ("s", "scenario table: cycle sort (order, worst first, best first)"),
     ("u", "transcript: load earlier blocks (or scroll to the top)"),
     ("?", "this help"),

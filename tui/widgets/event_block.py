@@ -86,12 +86,12 @@ def render_block(b: Block) -> Text:
     return t
 
 
-class EventBlock(Static, can_focus=True):
+class EventBlock(Static):
     DEFAULT_CSS = """
     EventBlock { height: auto; padding: 0 1; }
     EventBlock.-question { margin: 1 0 0 0; }
     EventBlock.-stophook { margin: 0 0 0 0; }
-    EventBlock:focus { background: $boost; }
+    EventBlock.-selected { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:

@@ -8,13 +8,13 @@ from textual.widgets import Markdown
 from tui.state import Block
 
 
-class StreamingText(Markdown, can_focus=True):
+class StreamingText(Markdown):
     """One run of agent text. `set_block()` streams the new tail if the old text is a
     prefix of the new one, otherwise replaces the document."""
 
     DEFAULT_CSS = """
     StreamingText { margin: 0 0 0 0; padding: 0 1; height: auto; }
-    StreamingText:focus { background: $boost; }
+    StreamingText.-selected { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:

@@ -10,10 +10,10 @@ from textual.widgets import Static
 from tui.state import Block
 
 
-class TextBlock(Static, can_focus=True):
+class TextBlock(Static):
     DEFAULT_CSS = """
     TextBlock { height: auto; padding: 0 1; margin: 0 0 1 0; }
-    TextBlock:focus { background: $boost; }
+    TextBlock.-selected { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:

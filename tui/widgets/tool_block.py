@@ -4,7 +4,6 @@ it to show the full input and the (truncated) output."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -14,11 +13,11 @@ from tui.state import Block
 MAX_LINES = 40
 
 
-class ToolBlock(Static, can_focus=True):
-    BINDINGS = [Binding("enter", "toggle", "Expand", show=True)]
+
+class ToolBlock(Static):
     DEFAULT_CSS = """
     ToolBlock { height: auto; padding: 0 1; }
-    ToolBlock:focus { background: $boost; }
+    ToolBlock.-selected { background: $boost; }
     ToolBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 

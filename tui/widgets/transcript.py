@@ -52,7 +52,13 @@ class NewBelowMarker(Static):
 
 
 class Transcript(VerticalScroll, can_focus=True):
-    BINDINGS = [Binding("u", "load_earlier", "Earlier", show=False)]
+    BINDINGS = [
+        Binding("u", "load_earlier", "Earlier", show=False),
+        Binding("k,shift+up", "select(-1)", "Prev block", show=False),
+        Binding("j,shift+down", "select(1)", "Next block", show=False),
+        Binding("enter", "toggle_selected", "Expand", show=False),
+        Binding("escape", "select_none", "Unselect", show=False),
+    ]
     # the body is at least as tall as the view, so that a short transcript starts at
     # the top (an anchored scroll view bottom-aligns content shorter than itself)
     DEFAULT_CSS = """
@@ -71,6 +77,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._body = Vertical(id="body")
         self._loading = False
         self._deferred = 0
+        self._sel: int | None = None  # selected block (absolute index), for Enter and copy
 
     def compose(self):
         yield self._below
@@ -119,6 +126,7 @@ class Transcript(VerticalScroll, can_focus=True):
         if new:
             self._widgets.extend(new)
             self._body.mount_all(new)
+            self._mark_selected()
         self._update_below(0)
         if len(self._widgets) > MAX_MOUNTED:
             drop = len(self._widgets) - MAX_MOUNTED + LOAD_MORE
@@ -139,6 +147,7 @@ class Transcript(VerticalScroll, can_focus=True):
                          for i, b in enumerate(blocks[self._first:], start=self._first)]
         self._update_marker()
         self._update_below(0)
+        self._mark_selected()
         self.anchor()
         mounted = self._body.mount_all(self._widgets) if self._widgets else None
 
@@ -181,6 +190,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._widgets = new + self._widgets
         self._body.mount_all(new, after=self._marker)
         self._update_marker()
+        self._mark_selected()
 
         def keep_place() -> None:
             self.scroll_to(y=before_y + (self.max_scroll_y - before_max), animate=False,
@@ -199,10 +209,61 @@ class Transcript(VerticalScroll, can_focus=True):
     # ------------------------------------------------------------------ selection
 
     def selected_block(self) -> Widget | None:
-        focused = self.app.focused
-        if focused is not None and focused in self._widgets:
-            return focused
+        """The selected block's widget, or the last block when none is selected."""
+        w = self._selected_widget()
+        if w is not None:
+            return w
         return self._widgets[-1] if self._widgets else None
+
+    def _selected_widget(self) -> Widget | None:
+        if self._sel is None:
+            return None
+        j = self._sel - self._first
+        return self._widgets[j] if 0 <= j < len(self._widgets) else None
+
+    def select(self, index: int | None) -> None:
+        old = self._selected_widget()
+        if old is not None:
+            old.remove_class("-selected")
+        self._sel = index
+        w = self._selected_widget()
+        if w is not None:
+            w.add_class("-selected")
+            self.scroll_to_widget(w, animate=False, immediate=True)
+
+    def action_select(self, delta: int) -> None:
+        if not self._widgets:
+            return
+        last = self._first + len(self._widgets) - 1
+        if self._sel is None or self._selected_widget() is None:
+            target = last if delta < 0 else self._first
+        else:
+            target = self._sel + delta
+        if target < self._first:
+            self.action_load_earlier()
+            target = max(self._first, target)
+        self.select(max(self._first, min(last, target)))
+
+    def action_select_none(self) -> None:
+        self.select(None)
+
+    def action_toggle_selected(self) -> None:
+        w = self._selected_widget()
+        if isinstance(w, ToolBlock):
+            w.expanded = not w.expanded
+
+    def on_click(self, event) -> None:
+        node = event.widget
+        while node is not None and node is not self:
+            if node in self._widgets:
+                self.select(self._first + self._widgets.index(node))
+                return
+            node = node.parent
+
+    def _mark_selected(self) -> None:
+        w = self._selected_widget()
+        if w is not None:
+            w.add_class("-selected")
 
     def jump_end(self) -> None:
         """Follow again (replay seeks): mount what waited below and go to the bottom."""
