@@ -143,3 +143,18 @@ def test_real_terminal_watch_injects(tmp_path):
         tm.wait_for("EXITED rc=0", timeout=10)
     finally:
         tm.close()
+
+
+def test_run_watch_api_for_socratic_run(tmp_path, monkeypatch):
+    from socratic.errors import InputError
+    from tui import app as tui_app
+
+    runs = []
+    monkeypatch.setattr(tui_app.SocraticApp, "run",
+                        lambda self, **kw: runs.append((self.mode, self.poll, kw)))
+    # the harness attaches right after starting the campaign: events.jsonl may not exist yet
+    assert tui_app.run_watch(tmp_path) == 0
+    assert tui_app.run_watch(tmp_path, poll=True, no_mouse=True) == 0
+    assert runs == [("watch", False, {"mouse": True}), ("watch", True, {"mouse": False})]
+    with pytest.raises(InputError):
+        tui_app.run_watch(tmp_path / "missing")
