@@ -153,6 +153,13 @@ class Gpu:
         self.to_host(buf, STATS_DTYPE.itemsize, out.view(np.uint8))
         return out[0]
 
+    def delay(self, seconds: float = 100e-6) -> None:
+        """Keep the GPU busy for a moment (one warp), so that the host has enqueued the
+        timed launch before the GPU reaches its start event: host latency never lands
+        inside a measurement, which matters for kernels of a few microseconds."""
+        launch(self.stream, LaunchConfig(grid=1, block=32), self.kernels["spin"],
+               np.int64(int(seconds * 2.0e9)), int(self._scratch.handle))
+
     def spin(self, seconds: float) -> None:
         cycles = int(seconds * 2.0e9)
         launch(self.stream, LaunchConfig(grid=self.info.sms * 4, block=128), self.kernels["spin"],

@@ -301,6 +301,7 @@ class Evaluation:
                     gpu.poison(roles[role].outputs[b.name], b.dtype)
                 for buf in roles[role].workspace.values():
                     gpu.scramble(buf, i)
+                gpu.delay()
                 gpu.flush_l2()
                 if timed:
                     gpu.record(self._event(4 * i + (0 if role == "base" else 2)))

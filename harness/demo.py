@@ -137,8 +137,9 @@ rmsnorm_vec_kernel(const uint4* __restrict__ x, const uint4* __restrict__ w,
 FAST_KERNELS = r"""
 // Wide rows: one block per row, the row held in registers (VPT 16-byte vectors per
 // thread), so x is read from DRAM exactly once.
+// Small VPT: at most 32 registers, so 8 CTAs fit on an SM and 1k rows finish in one wave.
 template <int VPT>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, VPT <= 2 ? 8 : 4)
 rmsnorm_block_kernel(const uint4* __restrict__ x, const uint4* __restrict__ w,
                      uint4* __restrict__ y, int nvec, int cols, float eps) {
   const size_t row = blockIdx.x;
