@@ -19,33 +19,49 @@ from pathlib import Path
 from evaluator.task import Scenario, Task
 
 
-def run_comparisons(task: Task, scenarios: list[Scenario], rows: list[dict], timeout_s: float) -> dict[str, str]:
-    """Time each comparison on each correct scenario; add `comparisons` to the rows.
-    Returns {name: reason} for implementations that could not run at all."""
-    adapter = task.dir / task.comparisons.get("adapter", "compare.py")
-    names = list(task.comparisons.get("names", []))
-    timed = {r["id"]: r for r in rows if r.get("candidate_ms")}
-    if not adapter.is_file() or not names or not timed:
-        return {}
-    job = {"adapter": str(adapter.resolve()), "names": names,
-           "scenarios": [{"id": s.id, "values": s.values} for s in scenarios if s.id in timed]}
-    try:
-        proc = subprocess.run([sys.executable, "-m", "evaluator.compare_worker"], input=json.dumps(job),
-                              capture_output=True, text=True, timeout=timeout_s * max(1, len(job["scenarios"])),
-                              cwd=str(Path(__file__).resolve().parent.parent))
-        lines = proc.stdout.splitlines()
-    except subprocess.TimeoutExpired as exc:
-        lines = (exc.stdout or b"").decode(errors="replace").splitlines() if isinstance(exc.stdout, bytes) else []
-    unavailable: dict[str, str] = {}
-    for line in lines:
+class ComparisonRun:
+    """The comparison process, started before the candidate's evaluation so that its
+    imports overlap with it; it touches the GPU only once `finish` sends the job."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.adapter = task.dir / task.comparisons.get("adapter", "compare.py")
+        self.names = list(task.comparisons.get("names", []))
+        self.proc = None
+        if self.adapter.is_file() and self.names:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "evaluator.compare_worker"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                cwd=str(Path(__file__).resolve().parent.parent))
+
+    def finish(self, scenarios: list[Scenario], rows: list[dict], timeout_s: float) -> dict[str, str]:
+        """Time each implementation on each timed scenario; add `comparisons` to the rows.
+        Returns {name: reason} for implementations that could not run at all."""
+        if self.proc is None:
+            return {}
+        timed = {r["id"]: r for r in rows if r.get("candidate_ms")}
+        job = {"adapter": str(self.adapter.resolve()), "names": self.names,
+               "scenarios": [{"id": s.id, "values": s.values} for s in scenarios if s.id in timed]}
         try:
-            msg = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if msg.get("type") == "unavailable":
-            unavailable[msg["name"]] = msg["reason"]
-        elif msg.get("type") == "time" and msg["id"] in timed:
-            row = timed[msg["id"]]
-            row.setdefault("comparisons", {})[msg["name"]] = {
-                "ms": msg["ms"], "speedup": msg["ms"] / row["candidate_ms"]}
-    return unavailable
+            out, _ = self.proc.communicate(json.dumps(job), timeout=timeout_s * max(1, len(job["scenarios"])))
+        except subprocess.TimeoutExpired:
+            self.cancel()
+            out = ""
+        unavailable: dict[str, str] = {}
+        for line in out.splitlines():
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if msg.get("type") == "unavailable":
+                unavailable[msg["name"]] = msg["reason"]
+            elif msg.get("type") == "time" and msg["id"] in timed:
+                row = timed[msg["id"]]
+                row.setdefault("comparisons", {})[msg["name"]] = {
+                    "ms": msg["ms"], "speedup": msg["ms"] / row["candidate_ms"]}
+        return unavailable
+
+    def cancel(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

@@ -104,7 +104,17 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
         "candidate_lib": str(cand_build.library), "reference_lib": str(ref_build.library),
         "seeds": opts.seeds, "timing": TIMING, "time": opts.time, "eval_seed": secrets.randbits(62),
     }
-    rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress)
+    comparisons = None
+    if opts.compare and opts.time and task.comparisons:
+        from evaluator.comparisons import ComparisonRun
+        comparisons = ComparisonRun(task)
+    try:
+        rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress)
+        if comparisons:
+            doc["comparisons_unavailable"] = comparisons.finish(scenarios, rows, opts.timeout_s)
+    finally:
+        if comparisons:
+            comparisons.cancel()
     doc["gpu"] = gpu
     doc["scenarios"] = rows
     runtime_hits = [h for r in rows for h in r.pop("runtime_bans", [])]
@@ -113,9 +123,6 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
         doc["bans"]["hits"] += [h for h in runtime_hits if (h["library"], h["where"]) not in seen
                                 and not seen.add((h["library"], h["where"]))]
         doc["bans"]["ok"] = False
-    if opts.compare and opts.time and task.comparisons:
-        from evaluator.comparisons import run_comparisons
-        doc["comparisons_unavailable"] = run_comparisons(task, scenarios, rows, opts.timeout_s)
     doc["summary"] = summarize(rows, len(scenarios))
     ok = doc["summary"]["all_correct"] and doc["bans"]["ok"]
     doc["exit_code"] = 0 if ok else 1

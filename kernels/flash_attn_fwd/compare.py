@@ -12,10 +12,20 @@ import importlib
 import sys
 
 
+_last: tuple = (None, None)
+
+
 def _inputs(v: dict, torch):
+    """q, k, v for a scenario, shared by the implementations timed on it."""
+    global _last
+    key = tuple(sorted((k, v[k]) for k in ("batch", "seqlen_q", "seqlen_k", "heads_q", "heads_kv", "head_dim")))
+    if _last[0] == key:
+        return _last[1]
+    _last = (None, None)
     q = torch.randn(v["batch"], v["seqlen_q"], v["heads_q"], v["head_dim"], device="cuda", dtype=torch.bfloat16)
     k = torch.randn(v["batch"], v["seqlen_k"], v["heads_kv"], v["head_dim"], device="cuda", dtype=torch.bfloat16)
-    return q, k, torch.randn_like(k)
+    _last = (key, (q, k, torch.randn_like(k)))
+    return _last[1]
 
 
 def fa3(v: dict, torch):
