@@ -14,6 +14,9 @@ Each measurement runs in a fresh child process (headless Textual, 100x30):
   tailing      watch a 20,000-event session while another thread appends 50 events/s
                for --seconds; a key is pressed every 100 ms: input lag = key posted →
                its action ran; tail lag = line written → state updated on screen.
+  terminal     (when tmux is installed) the real `socratic watch` in a 100x30 tmux pane
+               while 50 events/s are appended: `?` sent with send-keys → help visible in
+               capture-pane, `q` → gone (includes tmux and the polling of the pane).
 Prints medians (and p95 where useful) over --repeat runs.
 """
 
@@ -260,7 +263,80 @@ def main() -> int:
         tp = [r["tail_lag_p95_ms"] for r in res if r["tail_lag_p95_ms"] is not None]
         if tl:
             print(f"  write → on screen: median {med(tl):.1f} ms, p95 {med(tp):.1f} ms")
+        shutil_copy(live, Path(tmp) / "live_tmux")
+        lags = tmux_input_lag(Path(tmp) / "live_tmux", more, args.seconds, args.rate)
+        if lags:
+            lags.sort()
+            print(f"  real terminal (tmux, {len(lags)} key presses): key → visible change median "
+                  f"{med(lags) * 1000:.0f} ms, p95 {lags[int(0.95 * (len(lags) - 1))] * 1000:.0f} ms")
+        else:
+            print("  real terminal: skipped (no tmux)")
     return 0
+
+
+def tmux_input_lag(session: Path, more: Path, seconds: float, rate: float) -> list[float] | None:
+    """Key → visible change in a real terminal (tmux), while another thread appends."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        return None
+    sock = f"socratic-bench-{os.getpid()}"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True).stdout
+
+    tmux("new-session", "-d", "-s", "b", "-x", "100", "-y", "30",
+         f"cd {ROOT} && TERM=xterm-256color {sys.executable} -m socratic watch {session}; sleep 5")
+    extra = more.read_text().splitlines(keepends=True)
+    stop = threading.Event()
+
+    def writer() -> None:
+        t0 = time.perf_counter()
+        with open(session / "events.jsonl", "a", encoding="utf-8") as fh:
+            for i, line in enumerate(extra):
+                if stop.is_set():
+                    return
+                fh.write(line)
+                fh.flush()
+                time.sleep(max(0.0, t0 + (i + 1) / rate - time.perf_counter()))
+
+    def wait(pred, timeout=5.0) -> float | None:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < timeout:
+            if pred(tmux("capture-pane", "-p", "-t", "b")):
+                return time.perf_counter() - t0
+            time.sleep(0.01)
+        return None
+
+    lags: list[float] = []
+    opens: list[float] = []
+    closes: list[float] = []
+    try:
+        if wait(lambda scr: "RUNNING" in scr, 20) is None:
+            return None
+        th = threading.Thread(target=writer, daemon=True)
+        th.start()
+        t_end = time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            tmux("send-keys", "-t", "b", "?")
+            lag = wait(lambda scr: "Everywhere" in scr)
+            if lag is not None:
+                lags.append(lag)
+                opens.append(lag)
+            tmux("send-keys", "-t", "b", "q")  # (Escape alone waits for a possible sequence)
+            lag = wait(lambda scr: "Everywhere" not in scr)
+            if lag is not None:
+                lags.append(lag)
+                closes.append(lag)
+            time.sleep(0.2)
+        stop.set()
+        th.join()
+    finally:
+        tmux("kill-server")
+    if os.environ.get("TUI_LOAD_DEBUG"):
+        print("open", sorted(round(x * 1000) for x in opens), file=sys.stderr)
+        print("close", sorted(round(x * 1000) for x in closes), file=sys.stderr)
+    return lags
 
 
 def shutil_copy(src: Path, dst: Path) -> None:

@@ -51,4 +51,7 @@ class EvalHeader(Static):
         best = state.best_geomean
         if best is not None:
             t.append(f"  best {fmt.speedup(best)}", style="dim")
-        self.update(t)
+        key = (t.plain, tuple(t.spans))
+        if key != getattr(self, "_shown", None):  # fixed size: no layout pass needed
+            self._shown = key
+            self.update(t, layout=False)

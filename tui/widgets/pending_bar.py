@@ -25,5 +25,7 @@ class PendingBar(Static):
             t.append(f"[{label}] ", style="dim")
             t.append(fmt.one_line(p.get("text", ""), 200))
             t.append(f"  (sent {age} ago, delivered at the next safe point)", style="dim")
-        self.update(t)
+        lines = len(pending[-3:])
+        self.update(t, layout=lines != getattr(self, "_lines", None) or not self.display)
+        self._lines = lines
         self.display = True

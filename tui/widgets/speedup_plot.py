@@ -65,7 +65,7 @@ class SpeedupPlot(Static):
             t.append("geo  ", style="dim")
             t.append("(no evaluation yet)", style="dim")
             t.append("\nmin  ", style="dim")
-            self.update(t)
+            self.update(t, layout=False)
             return
         last = self._evals[-1]
         t.append("geo  ", style="dim")
@@ -77,4 +77,4 @@ class SpeedupPlot(Static):
         t.append(spark(mins, lo, hi, fails))
         t.append(f" {fmt.speedup(last.min if last else None)}")
         t.append(f"  ↓{lo:.2f}" if vals else "", style="dim")
-        self.update(t)
+        self.update(t, layout=False)

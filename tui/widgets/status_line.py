@@ -24,8 +24,11 @@ class StatusLine(Static):
         self._args = (state, status, elapsed, extra, pending)
         full = self._render_line(*self._args, compact=False)
         width = self.size.width or 100
-        self.update(full if full.cell_len <= width
-                    else self._render_line(*self._args, compact=True))
+        line = full if full.cell_len <= width else self._render_line(*self._args, compact=True)
+        key = (line.plain, tuple(line.spans))
+        if key != getattr(self, "_shown", None):  # fixed size: no layout pass needed
+            self._shown = key
+            self.update(line, layout=False)
 
     def on_resize(self) -> None:
         if getattr(self, "_args", None):

@@ -79,7 +79,9 @@ class ToolBlock(Static):
             if first:
                 t.append(f"  → {fmt.one_line(first, 80)}" + (f" (+{n - 1} lines)" if n > 1 else ""),
                          style="dim")
-        self.update(t)
+        # collapsed, a block is one line: only expanding/collapsing changes its height
+        self.update(t, layout=self.expanded or getattr(self, "_was_expanded", True))
+        self._was_expanded = self.expanded
 
     def copy_text(self) -> str:
         b = self.block

@@ -23,9 +23,11 @@ from tui.widgets.streaming_text import StreamingText
 from tui.widgets.text_block import TextBlock
 from tui.widgets.tool_block import ToolBlock
 
+# Layout cost grows with the number of mounted widgets (every reflow arranges them all),
+# so the window is a few screens deep: older blocks are a key (or a scroll) away.
 WINDOW = 30        # blocks mounted after a reset (seek, first load)
-MAX_MOUNTED = 160  # pruning threshold while following
-LOAD_MORE = 40
+MAX_MOUNTED = 60   # pruning threshold while following (prunes down to MAX - LOAD_MORE)
+LOAD_MORE = 30
 
 
 def make_block_widget(block: Block, live: bool = False) -> Widget:
@@ -124,6 +126,7 @@ class Transcript(VerticalScroll, can_focus=True):
         new = [make_block_widget(b, self.live and i == n - 1)
                for i, b in enumerate(blocks[end:], start=end)]
         if new:
+            self._settle_streams()
             self._widgets.extend(new)
             self._body.mount_all(new)
             self._mark_selected()
@@ -134,6 +137,18 @@ class Transcript(VerticalScroll, can_focus=True):
             self._first += drop
             self._body.remove_children(old)
             self._update_marker()
+
+    def _settle_streams(self) -> None:
+        """Text that streamed live is complete once a block follows it: swap its Markdown
+        document (a widget per paragraph) for one light TextBlock."""
+        for j, w in enumerate(self._widgets):
+            if isinstance(w, StreamingText):
+                light = TextBlock(w.block)
+                if w.has_class("-selected"):
+                    light.add_class("-selected")
+                self._widgets[j] = light
+                self._body.mount(light, after=w)
+                w.remove()
 
     def _rebuild(self, blocks: list[Block]) -> None:
         """Mount the last WINDOW blocks. The new widgets are mounted after the old ones
@@ -163,7 +178,8 @@ class Transcript(VerticalScroll, can_focus=True):
     def _update_below(self, count: int) -> None:
         self._deferred = count
         if count > 0:
-            self._below.update(f"▼ {count} new blocks below: End (or scroll down) follows again")
+            self._below.update(f"▼ {count} new blocks below: End (or scroll down) follows again",
+                               layout=not self._below.display)
             self._below.display = True
         else:
             self._below.display = False
