@@ -111,7 +111,6 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
     (work / "keep").mkdir()
     command = command_template.format(
         src=shlex.quote(str(work / "candidate.cu")), out=shlex.quote(str(work / "lib.so")),
-        include="",
     ) + " " + EXTRA_FLAGS.format(
         srcdir=shlex.quote(str(Path(source).resolve().parent)),
         dep=shlex.quote(str(work / "deps.d")), keep=shlex.quote(str(work / "keep")))

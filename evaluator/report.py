@@ -9,6 +9,10 @@ def _num(value: Any, fmt: str, width: int) -> str:
     return (format(value, fmt) if isinstance(value, (int, float)) else "-").rjust(width)
 
 
+def _pct(fraction: Any) -> str:
+    return f"{100 * fraction:5.0f}%" if isinstance(fraction, (int, float)) else "     -"
+
+
 def progress_line(row: dict, index: int, total: int) -> str:
     verdict = "ok  " if row.get("correct") else "FAIL"
     speed = f"{row['speedup']:.3f}x" if row.get("speedup") else ""
@@ -29,7 +33,7 @@ def table(doc: dict) -> str:
     if not b["ok"]:
         lines += ["  " + l for l in b["log"].strip().splitlines()[-25:]]
     for r in b.get("resources", [])[:12]:
-        lines.append(f"  {r['registers']:>4} regs {r['shared_bytes']:>7} B smem {r['stack_bytes']:>5} B stack "
+        lines.append(f"  {r['registers']:>4} regs {r['shared_bytes']:>7} B static smem {r['stack_bytes']:>5} B stack "
                      f"{r['spill_stores']:>4}/{r['spill_loads']:<4} B spill  {r['kernel'][:70]}")
     hits = doc["bans"]["hits"]
     lines.append("bans  none found" if not hits else f"bans  {len(hits)} hit(s):")
@@ -48,7 +52,7 @@ def table(doc: dict) -> str:
                     f"{_num(r.get('baseline_ms'), '.4f', 9)} {_num(r.get('candidate_ms'), '.4f', 9)} "
                     f"{_num(r.get('speedup'), '.3f', 8)} {_num(r.get('spread'), '.3f', 6)} "
                     f"{_num(r.get('tflops'), '.1f', 8)} "
-                    f"{_num(100 * r['bound_fraction'] if r.get('bound_fraction') else None, '.0f', 5)}%")
+                    f"{_pct(r.get('bound_fraction'))}")
             for n in comps:
                 line += f" {_num((r.get('comparisons') or {}).get(n, {}).get('speedup'), '.3f', 9)}"
             lines.append(line)
