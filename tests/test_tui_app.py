@@ -548,3 +548,22 @@ async def test_new_blocks_wait_below_while_reading(tmp_path):
         assert tr.following and tr.mounted_range[1] == len(app.state.blocks)
         assert not below.display
         assert tr.scroll_y >= tr.max_scroll_y - 1
+
+
+async def test_bundled_demo_replays():
+    from socratic.resources import demo_session_dir
+
+    demo = demo_session_dir()
+    if not (demo / "events.jsonl").is_file():
+        pytest.skip("the demo campaign is not bundled yet")
+    app = replay_app(demo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        s = app.state
+        assert s.status == "ended" and len(s.evals) >= 6 and s.n_ignored == 0
+        assert app.query_one("#table").row_count >= 1
+        await pilot.press("home", "right_curly_bracket")
+        assert app.state.questions
+        await pilot.press("right_square_bracket")
+        assert app.state.evals

@@ -23,6 +23,10 @@ COLUMNS = (
     ("cand", "cand ms"), ("base", "base ms"), ("err", "err"), ("errx", "err×base"),
     ("tf", "TF/s"), ("bnd", "bound"),
 )
+# fixed widths (rows are added before their numbers arrive, and a fixed width never needs
+# a layout pass); the id column sizes itself to the ids
+WIDTHS = {"verdict": 6, "spd": 7, "best": 6, "cand": 7, "base": 7, "err": 7, "errx": 8,
+          "tf": 6, "bnd": 5}
 # "goal": rows missing the goal first (then scenario order), so they are on screen
 SORTS = ("goal", "order", "worst", "best")
 
@@ -65,7 +69,7 @@ class ScenarioTable(DataTable):
 
     def on_mount(self) -> None:
         for key, label in COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(label, key=key, width=WIDTHS.get(key))
 
     # ------------------------------------------------------------------ render
 
