@@ -262,7 +262,11 @@ class CampaignState:
 
     @property
     def last_eval(self) -> EvalPoint | None:
-        return self.evals[-1] if self.evals else None
+        """The last finished evaluation of the set the table shows."""
+        for e in reversed(self.evals):
+            if not self.table_set or e.set in ("", self.table_set):
+                return e
+        return None
 
     @property
     def tokens(self) -> int:

@@ -74,7 +74,10 @@ class ToolBlock(Static):
                 if len(lines) > MAX_LINES:
                     t.append(f"\n… {len(lines) - MAX_LINES} more lines (c copies all)", style="dim")
         elif b.done and b.output:
-            first = b.output.strip().splitlines()[-1] if b.output.strip() else ""
+            # the last line that says something (not a truncation marker)
+            lines = [ln for ln in b.output.strip().splitlines() if ln.strip()]
+            first = next((ln for ln in reversed(lines)
+                          if not ln.startswith(("… (", "[... full text"))), "")
             n = len(b.output.splitlines())
             if first:
                 t.append(f"  → {fmt.one_line(first, 80)}" + (f" (+{n - 1} lines)" if n > 1 else ""),
