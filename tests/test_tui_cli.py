@@ -49,12 +49,16 @@ def test_replay_bad_inputs(tmp_path):
     assert_one_line_error(socratic("replay", str(tmp_path), "--speed", "5000"), "--speed")
 
 
-def test_replay_without_demo_is_a_clear_error():
-    from socratic.resources import demo_session_dir
+def test_replay_without_demo_is_a_clear_error(tmp_path, monkeypatch):
+    import argparse
 
-    if (demo_session_dir() / "events.jsonl").is_file():
-        pytest.skip("the demo campaign is installed")
-    assert_one_line_error(socratic("replay"), "demo")
+    import socratic.resources
+    from socratic.errors import InputError
+    from tui import cli
+
+    monkeypatch.setattr(socratic.resources, "demo_session_dir", lambda: tmp_path / "demo")
+    with pytest.raises(InputError, match="demo campaign is not installed"):
+        cli._replay(argparse.Namespace(session_dir=None, speed=10.0, no_mouse=False))
 
 
 def test_cli_module_is_cheap_to_import():
