@@ -169,6 +169,12 @@ class SocraticApp(App):
             self.query_one(SpeedupPlot).show(s.goal_evals(), s.goal)
             self.query_one(Transcript).show(s.blocks, reset=reset)
             self.query_one(PendingBar).show(self.pending, self.clock())
+            if self.mode == "watch":
+                auto = self._auto_requested if self._auto_requested is not None else s.auto
+                self.query_one(KeyHints).show({
+                    "p": "resume" if s.status == "paused" else "pause",
+                    "a": "auto off" if auto else "auto on",
+                })
 
     def display_status(self) -> str:
         s = self.state

@@ -22,8 +22,16 @@ class KeyHints(Static):
         self.mode = mode
 
     def on_mount(self) -> None:
+        self.show({})
+
+    def show(self, labels: dict[str, str]) -> None:
+        """`labels` overrides a key's label (e.g. `p` says "resume" while paused)."""
+        if labels == getattr(self, "_labels", None):
+            return
+        self._labels = dict(labels)
         t = Text(no_wrap=True, overflow="ellipsis")
         for key, label in HINTS.get(self.mode, []):
+            label = labels.get(key, label)
             t.append(f" {key}", style="bold reverse")
             t.append(f" {label} " if label else " ")
-        self.update(t)
+        self.update(t, layout=False)
