@@ -252,7 +252,7 @@ class _Worker:
 
 
 def summarize(rows: list[dict], expected: int) -> dict[str, Any]:
-    timed = [r for r in rows if r.get("speedup")]
+    timed = [r for r in rows if r.get("speedup") and r.get("correct")]   # a failed row's speedup means nothing
     speedups = [r["speedup"] for r in timed]
     failing = [r["id"] for r in rows if not r.get("correct")]
     worst = failing[0] if failing else (min(timed, key=lambda r: r["speedup"])["id"] if timed else None)

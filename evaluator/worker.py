@@ -29,7 +29,9 @@ import numpy as np
 
 from evaluator import bans
 from evaluator.expr import evaluate
+from evaluator.build import cache_root
 from evaluator.gpu import Gpu, GpuError
+from evaluator.sandbox import WRITABLE, protect_files
 from evaluator.limits import bound_ms
 from evaluator.task import BufferSpec, Scenario, Task, load_task
 
@@ -39,7 +41,9 @@ ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
 STABLE_STATS = ("checked", "c_bad", "b_bad", "inf_mismatch", "c_max", "b_max", "cb_max")  # not the sums:
 # their atomic order varies from run to run
-FOREIGN_WORK_S = 0.002        # device still busy this long after our stream is done: side work
+FOREIGN_WORK_S = 0.002
+AUDITED_PAIRS = 2             # timed pairs per scenario re-checked against the fp32 reference
+ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario        # device still busy this long after our stream is done: side work
 
 
 _channel = None
@@ -93,6 +97,24 @@ class OutputErrors:
 
 
 @dataclass
+class ReferenceCheck:
+    """What it takes to check the candidate's outputs against the fp32 reference again,
+    on any input set: used for correctness calls and for audited timed pairs."""
+    params: list[ctypes.Structure]   # reference params, one per input set
+    selected: Any                    # device array of the unit indices checked
+    n_selected: int
+    outputs: dict[str, Any]          # fp32 reference outputs
+    per_unit: dict[str, int]
+
+    def run(self, fn, s: int, gpu: Gpu, stream) -> None:
+        for buf in self.outputs.values():
+            gpu.poison(buf, "f32")
+        rc = fn(ctypes.byref(self.params[s]), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
+        if rc != 0:
+            raise GpuError(f"the fp32 reference returned {rc}")
+
+
+@dataclass
 class RoleBuffers:
     outputs: dict[str, Any]
     workspace: dict[str, Any]
@@ -111,6 +133,10 @@ class Evaluation:
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
+        # from here on this process writes nowhere but /dev and temp dirs: a candidate
+        # cannot poison the build cache or the helper kernels for later evaluations
+        cache = str(cache_root().parent.resolve())
+        self.sandbox = protect_files(tuple(d for d in WRITABLE if not cache.startswith(d.rstrip("/") + "/")))
         self.own_memory = 0           # bytes of device memory the candidate took for itself
         self.own_memory_reported = False
 
@@ -157,6 +183,7 @@ class Evaluation:
         gpu.from_host(sel_buf, selected)
         per_unit = {b.name: int(evaluate(b.per_unit, v)) for b in task.outputs}
 
+        ref = ReferenceCheck(ref_params, sel_buf, n_sel, ref_out, per_unit)
         failures: list[str] = []
         errors = {b.name: OutputErrors() for b in task.outputs}
         stream = ctypes.c_void_p(gpu.stream_handle)
@@ -164,11 +191,7 @@ class Evaluation:
         for s in range(n_sets):
             self._fill_inputs(inputs[s], v)
             before = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in inputs[s].items()}
-            for b in task.outputs:
-                gpu.poison(ref_out[b.name], "f32")
-            rc = self.ref_fn(ctypes.byref(ref_params[s]), ctypes.c_void_p(int(sel_buf.handle)), n_sel, stream)
-            if rc != 0:
-                raise GpuError(f"the fp32 reference returned {rc} for scenario {sc.id}")
+            ref.run(self.ref_fn, s, gpu, stream)
             self._call("base", roles["base"], s, stream, salt=s)
             rc = self._call("cand", roles["cand"], s, stream, salt=s + 7)
             if rc != 0:
@@ -202,15 +225,20 @@ class Evaluation:
 
         row = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
         failures += self._judge(errors, row)
-        row["runtime_bans"] = [h.to_json() for h in bans.check_runtime(bans.runtime_libraries())]
-        if row["runtime_bans"]:
-            failures.append("banned library loaded at run time: " + ", ".join(h["where"] for h in row["runtime_bans"]))
+        failures += self._runtime_bans(row)
         if not failures and self.job.get("time", True):
-            failures += self._time(sc, inputs, roles, errors, row)
+            failures += self._time(sc, inputs, roles, errors, ref, row)
+            failures += self._runtime_bans(row)   # libraries loaded during timed calls too
         row["correct"] = not failures
         row["failures"] = sorted(set(failures), key=failures.index)
         row["error"] = None
         return row
+
+    def _runtime_bans(self, row: dict) -> list[str]:
+        hits = [h.to_json() for h in bans.check_runtime(bans.runtime_libraries())]
+        known = {h["where"] for h in row.setdefault("runtime_bans", [])}
+        row["runtime_bans"] += [h for h in hits if h["where"] not in known]
+        return ["banned library loaded at run time: " + ", ".join(h["where"] for h in hits)] if hits else []
 
     def _device_lag(self) -> float:
         """Seconds the whole device needs to go idle once our stream is done (0 when no
@@ -235,16 +263,44 @@ class Evaluation:
         for buf in buffers.workspace.values():
             gpu.scramble(buf, salt)
         if role == "base":
+            gpu.delay()
+            gpu.flush_l2()
             return self.base_fn(ctypes.byref(buffers.params[s]), stream)
         # device memory the candidate takes for itself (module load included), measured
         # around the call without waiting for its work, so side-stream checks still see it
         gpu.sync()
         free_before = gpu.free_memory()
+        gpu.delay()       # the same lead-in as a timed call: a busy stream, a cold L2
+        gpu.flush_l2()
         if self.cand_fn is None:
             self.cand_fn = load_entry(self.job["candidate_lib"], self.task.entry)
         rc = self.cand_fn(ctypes.byref(buffers.params[s]), stream)
         self.own_memory += max(0, free_before - gpu.free_memory())
         return rc
+
+    @staticmethod
+    def _check_output(b: BufferSpec, e: OutputErrors, base: OutputErrors) -> list[str]:
+        """The pass rule for one output: statistics `e`, tolerances from the baseline's
+        errors in the correctness calls (`base`)."""
+        finite, base_finite = max(1, e.checked - e.inf_mismatch), max(1, base.checked - base.inf_mismatch)
+        c_mean, b_mean = e.c_sum / finite, base.b_sum / base_finite
+        tol_max, tol_mean = max(2 * base.b_max, b.floor), max(2 * b_mean, b.floor / 10)
+        failures = []
+        if e.checked != e.expected:
+            failures.append(f"{b.name}: the fp32 reference wrote {e.checked} of {e.expected} checked elements")
+        if e.b_bad:
+            failures.append(f"{b.name}: the baseline produced {e.b_bad} non-finite elements (task problem)")
+        if e.c_bad:
+            failures.append(f"{b.name}: {e.c_bad} elements NaN/Inf or never written")
+        if e.inf_mismatch:
+            failures.append(f"{b.name}: {e.inf_mismatch} elements differ where the reference is infinite")
+        if e.c_max > tol_max:
+            failures.append(f"{b.name}: max error {e.c_max:.3g} > tolerance {tol_max:.3g} (baseline {base.b_max:.3g})")
+        if c_mean > tol_mean:
+            failures.append(f"{b.name}: mean error {c_mean:.3g} > tolerance {tol_mean:.3g} (baseline {b_mean:.3g})")
+        if e.cb_max > 2 * (tol_max + base.b_max):
+            failures.append(f"{b.name}: differs from the baseline by {e.cb_max:.3g} outside the checked rows")
+        return failures
 
     def _judge(self, errors: dict[str, OutputErrors], row: dict) -> list[str]:
         failures = []
@@ -262,20 +318,7 @@ class Evaluation:
                 "checked": e.checked, "nonfinite": e.c_bad, "inf_mismatch": e.inf_mismatch,
             }
             worst = max(worst, (e.c_max / tol_max, e.c_max, e.b_max))
-            if e.checked != e.expected:
-                failures.append(f"{b.name}: the fp32 reference wrote {e.checked} of {e.expected} checked elements")
-            if e.b_bad:
-                failures.append(f"{b.name}: the baseline produced {e.b_bad} non-finite elements (task problem)")
-            if e.c_bad:
-                failures.append(f"{b.name}: {e.c_bad} elements NaN/Inf or never written")
-            if e.inf_mismatch:
-                failures.append(f"{b.name}: {e.inf_mismatch} elements differ where the reference is infinite")
-            if e.c_max > tol_max:
-                failures.append(f"{b.name}: max error {e.c_max:.3g} > tolerance {tol_max:.3g} (baseline {e.b_max:.3g})")
-            if c_mean > tol_mean:
-                failures.append(f"{b.name}: mean error {c_mean:.3g} > tolerance {tol_mean:.3g} (baseline {b_mean:.3g})")
-            if e.cb_max > 2 * (tol_max + e.b_max):
-                failures.append(f"{b.name}: differs from the baseline by {e.cb_max:.3g} outside the checked rows")
+            failures += self._check_output(b, e, e)
         if self.own_memory > OWN_MEMORY_LIMIT and not self.own_memory_reported:
             failures.append(f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
                             f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation")
@@ -286,11 +329,20 @@ class Evaluation:
         return failures
 
     def _time(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers],
-              errors: dict[str, OutputErrors], row: dict) -> list[str]:
-        """Interleaved baseline/candidate pairs on fresh inputs, L2 flushed before each launch."""
+              errors: dict[str, OutputErrors], ref: ReferenceCheck, row: dict) -> list[str]:
+        """Interleaved baseline/candidate pairs on fresh inputs, L2 flushed before each launch.
+
+        Every timed candidate output is checked for completeness right after its end event
+        and against the baseline's; a few pairs, chosen at random, are audited against the
+        fp32 reference with the full pass rule, so a candidate that behaves differently when
+        it believes it is being timed is caught."""
         gpu, task, v, opts = self.gpu, self.task, sc.values, self.job["timing"]
         stream = ctypes.c_void_p(gpu.stream_handle)
         spot = {b.name: gpu.new_stats() for b in task.outputs}
+        complete = {b.name: gpu.new_stats() for b in task.outputs}
+        audit = {b.name: gpu.new_stats() for b in task.outputs}
+        audit_pairs: set[int] = set()
+        audited = 0
 
         def pair(i: int, timed: bool) -> None:
             s = i % len(inputs)
@@ -309,9 +361,20 @@ class Evaluation:
                 fn(ctypes.byref(roles[role].params[s]), stream)
                 if timed:
                     gpu.record(self._event(4 * i + (1 if role == "base" else 3)))
+                if role == "cand":   # complete when its stream reached the end event?
+                    for b in task.outputs:
+                        gpu.compare(b.dtype, roles["cand"].outputs[b.name], None, None,
+                                    self._count(b, v), complete[b.name])
             for b in task.outputs:   # every timed output is checked against the baseline's
                 gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
                             None, self._count(b, v), spot[b.name])
+            if i in audit_pairs:
+                nonlocal audited
+                ref.run(self.ref_fn, s, gpu, stream)
+                for b in task.outputs:
+                    gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                                ref.outputs[b.name], self._count(b, v), audit[b.name])
+                audited += 1
 
         # warm-up: until the clocks settle (two consecutive pair times within 2%) or 30 pairs
         t_start = time.monotonic()
@@ -325,8 +388,11 @@ class Evaluation:
             last = per_pair
         n = int(min(opts["max_pairs"], max(opts["min_pairs"], math.ceil(opts["target_ms"] / max(per_pair, 1e-4)))))
         deadline = t_start + opts["max_seconds"]
-        for buf in spot.values():   # warm-up outputs are judged by correctness already; start afresh
+        for buf in [*spot.values(), *complete.values()]:   # warm-up outputs were judged already
             buf.fill(0, stream=gpu.stream)
+        audit_pairs = {int(i) for i in self.rng.choice(n, size=min(n, AUDITED_PAIRS), replace=False)}
+        gpu.sync()
+        free_before = gpu.free_memory()
         base_ms, cand_ms = [], []
         chunk = 16
         for start in range(0, n, chunk):
@@ -340,10 +406,16 @@ class Evaluation:
             for i in range(start, stop):
                 base_ms.append(self._event(4 * i + 1) - self._event(4 * i))
                 cand_ms.append(self._event(4 * i + 3) - self._event(4 * i + 2))
-            if time.monotonic() > deadline and len(base_ms) >= opts["min_pairs"]:
+            if time.monotonic() > deadline and len(base_ms) >= opts["min_pairs"] and audited == len(audit_pairs):
                 break
+        took = free_before - gpu.free_memory()
         ratios = np.array(base_ms) / np.array(cand_ms)
-        q1, med, q3 = np.percentile(ratios, [25, 50, 75])
+        q1, q3 = np.percentile(ratios, [25, 75])
+        # the baseline runs first in even pairs, the candidate in odd ones: report the lower
+        # of the two medians, and fail when they disagree (a candidate that profits from
+        # what ran just before it, or whose hidden work lands in the baseline's time)
+        med_base_first, med_cand_first = float(np.median(ratios[0::2])), float(np.median(ratios[1::2]))
+        med = min(med_base_first, med_cand_first)
         b_ms, c_ms = float(np.median(base_ms)), float(np.median(cand_ms))
         flops, nbytes = task.metric("flops", sc), task.metric("bytes", sc)
         bound = bound_ms(gpu.info.name, flops, nbytes)
@@ -354,7 +426,13 @@ class Evaluation:
             "bound_ms": bound["measured"], "bound_fraction": bound["measured"] / c_ms if bound["measured"] else None,
             "below_bound": bool(bound["physical"] and c_ms < bound["physical"]),
         })
+        row["order_ratio"] = max(med_base_first, med_cand_first) / med
         failures = []
+        if row["order_ratio"] > ORDER_LIMIT:
+            failures.append(f"speedup depends on launch order ({med_base_first:.3f} when the baseline runs first, "
+                            f"{med_cand_first:.3f} when the candidate does)")
+        if took > OWN_MEMORY_LIMIT:
+            failures.append(f"candidate took {took / 2**20:.0f} MiB of device memory during timed runs")
         if row["below_bound"]:
             failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {bound['physical']:.4g} ms")
         for b in task.outputs:
@@ -364,6 +442,11 @@ class Evaluation:
                 failures.append(f"{b.name}: {int(st['c_bad'])} NaN/unwritten elements in timed runs")
             if float(st["cb_max"]) > 2 * (max(2 * e.b_max, b.floor) + e.b_max):
                 failures.append(f"{b.name}: timed runs differ from the baseline by {float(st['cb_max']):.3g}")
+            if int(gpu.read_stats(complete[b.name])["c_bad"]):
+                failures.append(f"{b.name}: timed output incomplete when the candidate's stream reached its end event")
+            audit_errors = OutputErrors()
+            audit_errors.add(gpu.read_stats(audit[b.name]), audited * ref.n_selected * ref.per_unit[b.name])
+            failures += [f"audited timed run: {f}" for f in self._check_output(b, audit_errors, e)]
         return failures
 
     def _event(self, i: int):
@@ -381,7 +464,7 @@ def main() -> int:
     try:
         ev = Evaluation(job)
         ev.gpu.spin(job.get("warmup_seconds", 0.3))
-        emit({"type": "ready", "gpu": ev.gpu.info.__dict__})
+        emit({"type": "ready", "gpu": {**ev.gpu.info.__dict__, "write_protection": ev.sandbox}})
         scenarios = ev.task.all_scenarios()
         for sid in job["scenarios"]:
             current = sid

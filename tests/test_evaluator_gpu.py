@@ -52,6 +52,7 @@ def test_correct_rewrite_passes(tmp_path):
     ("precision_downgrade", "> tolerance"),
     ("own_allocation", "device memory of its own"),
     ("device_settings", "changed device settings"),
+    ("timed_only_downgrade", "audited timed run"),
 ])
 def test_hostile_candidate_is_rejected(tmp_path, name, expected):
     res = evaluate(tmp_path, name, "--scenarios", "smoke")

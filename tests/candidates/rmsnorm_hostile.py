@@ -157,6 +157,28 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
                cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, 32); }
   launch(p, s); return 0; }
 ''',
+    # exact in the first calls of each shape (the correctness calls), then a cheaper,
+    # lower-precision path once it believes it is being timed: rstd rounded to bf16,
+    # small enough to pass a loose check against the baseline, not the fp32 pass rule
+    "timed_only_downgrade": r'''
+__global__ void rough(const bf16* x, const bf16* w, bf16* y, int cols, float eps) {
+  const size_t row = blockIdx.x;
+  __shared__ float part[256];
+  float s = 0.f;
+  for (int c = threadIdx.x; c < cols; c += 256) { float v = __bfloat162float(x[row * cols + c]); s += v * v; }
+  part[threadIdx.x] = s; __syncthreads();
+  for (int k = 128; k > 0; k >>= 1) { if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k]; __syncthreads(); }
+  float r = __bfloat162float(__float2bfloat16(rsqrtf(part[0] / cols + eps) * 1.004f));
+  for (int c = threadIdx.x; c < cols; c += 256)
+    y[row * cols + c] = __float2bfloat16(__bfloat162float(x[row * cols + c]) * r * __bfloat162float(w[c]));
+}
+static int calls = 0, last_rows = -1, last_cols = -1;
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (p->rows != last_rows || p->cols != last_cols) { calls = 0; last_rows = p->rows; last_cols = p->cols; }
+  if (++calls <= 3) { launch(p, s); return 0; }
+  rough<<<p->rows, 256, 0, s>>>((const bf16*)p->x, (const bf16*)p->w, (bf16*)p->y, p->cols, p->eps);
+  return 0; }
+''',
     # a kernel that faults (illegal address)
     "fault": r'''
 __global__ void boom(bf16* y) { y[(size_t)1 << 40] = __float2bfloat16(1.f); }
