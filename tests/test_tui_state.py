@@ -142,3 +142,19 @@ def test_evaluations_of_another_set_get_their_own_rows():
     # no set named at the start: the first evaluated set takes the start's scenarios
     s = fold([{"type": "campaign.start", "scenarios": ["a"]}, {"type": "eval.start", "set": "bench"}])
     assert s.goal_set == "bench" and list(s.rows) == ["a"]
+
+
+def test_goal_against_a_comparison():
+    s = fold([
+        {"type": "campaign.start", "goal": {"min_speedup": 1.0, "against": "fa3"},
+         "scenarios": ["a", "b", "c"]},
+        {"type": "eval.start", "n": 1},
+        {"type": "eval.scenario", "scenario": "a", "correct": True, "speedup": 3.0,
+         "comparisons": {"fa3": {"ms": 1.0, "speedup": 0.8}}},
+        {"type": "eval.scenario", "scenario": "b", "correct": True, "speedup": 0.5,
+         "comparisons": {"fa3": {"ms": 1.0, "speedup": 1.2}}},
+        {"type": "eval.scenario", "scenario": "c", "correct": True, "speedup": 0.5},
+    ])
+    # judged on the speedup against fa3; without that number only correctness counts
+    assert s.missing_goal() == ["a"]
+    assert s.rows["b"].goal_speedup("fa3") == 1.2 and s.rows["c"].meets(1.0, "fa3") is True

@@ -124,6 +124,13 @@ class ScenarioRow:
     tflops: float | None = None
     bound_fraction: float | None = None
     error: str | None = None       # evaluator's error text (build/launch failure)
+    vs: tuple = ()                 # (comparison name, speedup against it), when logged
+
+    def goal_speedup(self, against: str = "baseline") -> float | None:
+        """The speedup the goal is judged on: against the baseline or a comparison."""
+        if against in ("", "baseline"):
+            return self.speedup
+        return dict(self.vs).get(against)
 
     @property
     def err_ratio(self) -> float | None:
@@ -133,15 +140,16 @@ class ScenarioRow:
             return 1.0 if self.err == 0 else math.inf
         return self.err / self.err_baseline
 
-    def meets(self, goal: float | None) -> bool | None:
+    def meets(self, goal: float | None, against: str = "baseline") -> bool | None:
         """True/False once the row has a result; None before the first evaluation."""
         if self.correct is None and self.speedup is None:
             return None
         if self.correct is False:
             return False
-        if goal is None or self.speedup is None:
+        speedup = self.goal_speedup(against)
+        if goal is None or speedup is None:
             return bool(self.correct)
-        return self.speedup >= goal
+        return speedup >= goal
 
 
 @dataclass(frozen=True)
@@ -280,7 +288,8 @@ class CampaignState:
         return sorted(self.rows.values(), key=lambda r: r.order)
 
     def missing_goal(self) -> list[str]:
-        return [r.id for r in self.rows_in_order() if r.meets(self.goal) is False]
+        return [r.id for r in self.rows_in_order()
+                if r.meets(self.goal, self.goal_against) is False]
 
     # ----------------------------------------------------------------- reducer
 
@@ -435,13 +444,16 @@ class CampaignState:
         if correct and speedup is not None and (best is None or speedup > best):
             best = speedup
         err = ev.get("error")
+        comps = ev.get("comparisons")
+        vs = tuple((str(k), num(v.get("speedup") if isinstance(v, dict) else v))
+                   for k, v in comps.items()) if isinstance(comps, dict) else ()
         self.rows[sid] = ScenarioRow(
             id=sid, order=old.order, n=n, correct=correct,
             err=num(ev.get("err")), err_baseline=num(ev.get("err_baseline")),
             baseline_ms=num(ev.get("baseline_ms")), candidate_ms=num(ev.get("candidate_ms")),
             speedup=speedup, best=best, tflops=num(ev.get("tflops")),
             bound_fraction=num(ev.get("bound_fraction")),
-            error=_str(err) if err else None,
+            error=_str(err) if err else None, vs=vs,
         )
         if self.eval_running:
             self.eval_done += 1

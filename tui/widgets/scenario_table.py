@@ -31,13 +31,14 @@ WIDTHS = {"verdict": 6, "spd": 7, "best": 6, "cand": 7, "base": 7, "err": 7, "er
 SORTS = ("goal", "order", "worst", "best")
 
 
-def verdict(row: ScenarioRow, goal: float | None) -> tuple[str, str]:
+def verdict(row: ScenarioRow, goal: float | None,
+            against: str = "baseline") -> tuple[str, str]:
     """(text, style) of the ok column: words/symbols first, style only on top."""
     if row.correct is None and row.speedup is None and row.error is None:
         return ("·", "dim")
     if row.correct is False or (row.correct is None and row.error):
         return ("✗ FAIL", "bold reverse")
-    if goal is not None and row.speedup is not None and row.speedup < goal:
+    if row.meets(goal, against) is False:
         return ("▼ slow", "bold underline")
     return ("✓ ok", "")
 
@@ -64,6 +65,7 @@ class ScenarioTable(DataTable):
         self._rows: dict[str, ScenarioRow] = {}
         self.sort_mode = "goal"
         self._goal: float | None = None
+        self._against = "baseline"
         self._sort_col: str | None = None
         self._sort_reverse = False
 
@@ -73,9 +75,9 @@ class ScenarioTable(DataTable):
 
     # ------------------------------------------------------------------ render
 
-    def _cells_for(self, row: ScenarioRow, goal: float | None,
-                   stale: bool) -> tuple[Text, ...]:
-        v_text, v_style = verdict(row, goal)
+    def _cells_for(self, row: ScenarioRow, goal: float | None, stale: bool,
+                   against: str = "baseline") -> tuple[Text, ...]:
+        v_text, v_style = verdict(row, goal, against)
         dim = "dim" if stale else ""
         missing = v_style != "" and v_text != "·"
         id_style = "bold" if missing else dim
@@ -100,9 +102,10 @@ class ScenarioTable(DataTable):
         changed = False
         self._rows = state.rows
         self._goal = state.goal
+        self._against = state.goal_against
         keys = [k for k, _ in COLUMNS]
         for row in state.rows_in_order():
-            cells = self._cells_for(row, state.goal, state.is_stale(row))
+            cells = self._cells_for(row, state.goal, state.is_stale(row), state.goal_against)
             sig = tuple(c.plain + "|" + str(c.style) for c in cells)
             old = self._cells.get(row.id)
             if old is None:
@@ -151,7 +154,7 @@ class ScenarioTable(DataTable):
                 row = rows.get(str(c))
                 if row is None:
                     return (1, 0)
-                return (0 if row.meets(goal) is False else 1, row.order)
+                return (0 if row.meets(goal, self._against) is False else 1, row.order)
 
             self.sort("id", key=miss_first)
         elif self.sort_mode == "order":
