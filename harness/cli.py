@@ -39,6 +39,10 @@ def register(sub) -> None:
                    "(default: the task's default_set)")
     p.add_argument("--resume", action="store_true",
                    help="continue the campaign in --session-dir (or TASK_DIR given as a session)")
+    p.add_argument("--poll", action="store_true",
+                   help="TUI: poll events.jsonl instead of inotify (NFS, Lustre)")
+    p.add_argument("--no-mouse", action="store_true",
+                   help="TUI: leave the mouse to the terminal (its own text selection)")
     p.add_argument("--wait-for-human", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(handler=handle_run)
 
@@ -159,7 +163,7 @@ def _run_attached(args, session_dir: Path | None) -> int:
     except Exception:  # noqa: BLE001 - the TUI is optional here
         run_watch = None
     if run_watch is not None:
-        run_watch(session_dir)
+        run_watch(session_dir, poll=args.poll, no_mouse=args.no_mouse)
         return 0
     from harness.watch import tail_progress
 

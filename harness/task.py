@@ -90,7 +90,7 @@ class Task:
         sets = self.data.get("sets") or {}
         s = sets.get(set_name or self.default_set or "", {})
         if isinstance(s, dict):
-            return [str(x.get("id")) for x in s.get("scenarios", []) if isinstance(x, dict)]
+            return [str(x["id"]) for x in s.get("scenarios", []) if isinstance(x, dict) and x.get("id")]
         return []
 
     def files(self) -> list[Path]:
