@@ -199,6 +199,143 @@ def test_comments_do_not_count_but_strings_do(tmp_path):
     assert not bans.check_source(_plant(tmp_path, "d.cu", "void execute_cute_free();\n"), "d.cu")
 
 
+# ways around the one-file rule: each planted in the correct candidate and built for real
+PY_CALL = r"""
+extern "C" int PyRun_SimpleString(const char*);
+extern "C" int PyGILState_Ensure(void);
+extern "C" int rmsnorm_hijack(void) { PyGILState_Ensure(); return PyRun_SimpleString("import os"); }
+"""
+PY_DLOPEN = r"""
+#include <dlfcn.h>
+extern "C" void* rmsnorm_hijack(void) { return dlopen("libpython3.12.so.1.0", RTLD_NOW); }
+"""
+RUNTIME_CODE = r"""
+extern "C" int cuModuleLoadData(void** module, const void* image);
+extern "C" int nvrtcCreateProgram(void*, const char*, const char*, int, const char* const*, const char* const*);
+extern "C" int rmsnorm_load(const void* image) {
+  void* m; nvrtcCreateProgram(0, "", "", 0, 0, 0); return cuModuleLoadData(&m, image); }
+"""
+STATIC_CUDART_LOAD = r"""
+#define CAT(a, b) a##b
+extern "C" int rmsnorm_load(const void* image) {
+  cudaLibrary_t lib; return (int)CAT(cudaLibrary, LoadData)(&lib, image, 0, 0, 0, 0, 0, 0); }
+"""
+INCBIN = r"""
+asm(".pushsection .rodata\n.globl hidden_blob\nhidden_blob:\n.incbin \"BLOB\"\n.popsection");
+"""
+ELF_ARRAY = r"""
+extern "C" const unsigned char hidden_image[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+extern "C" const unsigned char hidden_fatbin[16] = {0x50, 0xed, 0x55, 0xba, 1, 0, 0x10};
+"""
+PASTED_CUBLAS = r"""
+#define CAT(a, b) a##b
+extern "C" int CAT(cubl, asCreate_v2)(void**);
+extern "C" int rmsnorm_handle(void) { void* h; return CAT(cubl, asCreate_v2)(&h); }
+"""
+RAW_STRING_CUBLAS = r"""
+extern "C" int cublasCreate_v2(void**);
+static const char* a = R"(" /*)"; extern "C" int rmsnorm_handle(void) { void* h; return cublasCreate_v2(&h); } static const char* b = R"(*/)";
+"""
+
+
+def _planted(tmp_path: Path, extra: str, name: str = "cand.cu", headers: dict[str, str] | None = None) -> Path:
+    return _plant(tmp_path, name, source("correct") + extra, headers)
+
+
+def _layers(res, library: str) -> set[str]:
+    return {h["layer"] for h in res.doc["bans"]["hits"] if h["library"] == library}
+
+
+@needs_nvcc
+def test_python_c_api_from_a_candidate_is_caught(cache, tmp_path):
+    res, _ = _check(_planted(tmp_path, PY_CALL))
+    assert res.code == 1 and {"host-symbols", "source", "preprocessed"} <= _layers(res, "python-api")
+    details = {h["detail"] for h in res.doc["bans"]["hits"] if h["layer"] == "host-symbols"}
+    assert "undefined symbol PyRun_SimpleString" in details and "undefined symbol PyGILState_Ensure" in details
+    res, _ = _check(_planted(tmp_path, PY_DLOPEN, "dl.cu"))
+    assert res.code == 1 and "dlopen" in _layers(res, "python-api")
+    assert {"source", "preprocessed"} <= _layers(res, "runtime-code")    # dlopen itself
+
+
+@needs_nvcc
+def test_gpu_code_loaded_or_compiled_at_run_time_is_caught(cache, tmp_path):
+    res, _ = _check(_planted(tmp_path, RUNTIME_CODE))
+    assert res.code == 1 and {"host-symbols", "source", "preprocessed"} <= _layers(res, "runtime-code")
+    details = {h["detail"] for h in res.doc["bans"]["hits"] if h["layer"] == "host-symbols"}
+    assert {"undefined symbol cuModuleLoadData", "undefined symbol nvrtcCreateProgram"} <= details
+    # static cudart defines cudaLibraryLoadData itself: the pasted call is seen after preprocessing
+    res, _ = _check(_planted(tmp_path, STATIC_CUDART_LOAD, "lib.cu"))
+    assert res.code == 1 and "preprocessed" in _layers(res, "runtime-code"), res.doc["bans"]
+
+
+@needs_nvcc
+def test_embedded_binaries_are_caught(cache, tmp_path):
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(57))
+    res, _ = _check(_planted(tmp_path, INCBIN.replace("BLOB", str(blob))))
+    assert res.code == 1 and {"source", "preprocessed", "host-binary"} <= _layers(res, "embedded-binary")
+    res, _ = _check(_planted(tmp_path, ELF_ARRAY, "arr.cu"))
+    assert res.code == 1 and _layers(res, "embedded-binary") == {"host-binary"}
+    details = " ".join(h["detail"] for h in res.doc["bans"]["hits"])
+    assert "ELF image in section .rodata" in details and "fatbin image in section .rodata" in details
+    # bytes placed among the CUDA fatbins (whose ELF images are not scanned) by a section attribute
+    placed = ELF_ARRAY.replace('"C" const', '"C" __attribute__((section(".nv_fatbin"))) const')
+    res, _ = _check(_planted(tmp_path, placed, "sec.cu"))
+    assert res.doc["build"]["ok"] and res.code == 1
+    assert _layers(res, "embedded-binary") == {"source", "preprocessed"}, res.doc["bans"]
+
+
+@needs_nvcc
+def test_including_a_file_named_like_the_candidate_is_caught(cache, tmp_path):
+    other = tmp_path / "elsewhere" / "candidate.cu"
+    body = source("correct").replace("#include <stdint.h>", f'#include <stdint.h>\n#include "{other}"')
+    path = _plant(tmp_path, "candidate.cu", body, {"elsewhere/candidate.cu": "static int helper = 1;\n"})
+    res, hits = _check(path)
+    assert res.code == 1 and ("foreign-header", "depfile") in hits
+    assert [h["where"] for h in res.doc["bans"]["hits"]] == [str(other)]
+
+
+@needs_nvcc
+def test_pasted_and_raw_string_hidden_names_are_caught(cache, tmp_path):
+    res, hits = _check(_planted(tmp_path, PASTED_CUBLAS))
+    assert res.code == 1 and ("cuBLAS", "preprocessed") in hits and ("cuBLAS", "host-symbols") in hits
+    res, hits = _check(_planted(tmp_path, RAW_STRING_CUBLAS, "raw.cu"))
+    assert res.code == 1 and ("cuBLAS", "source") in hits and ("cuBLAS", "preprocessed") in hits
+    # a #line moving the candidate's lines to a system header's name changes nothing
+    res, hits = _check(_planted(tmp_path, '#line 1 "/usr/include/stdio.h"\n' + PASTED_CUBLAS, "line.cu"))
+    assert res.code == 1 and ("cuBLAS", "preprocessed") in hits and ("line-directive", "source") in hits
+
+
+def test_strip_comments_reads_raw_strings_and_digit_separators(tmp_path):
+    raw = 'const char* a = R"(" /*)"; cublasCreate(0); const char* b = u8R"x(*/ )" )x";\n'
+    assert "cublasCreate" in bans.strip_comments(raw)
+    sep = 'int n = 1\'000; const char* s = "\'/*"; cudnnCreate(0); /*"*/\n'
+    assert "cudnnCreate" in bans.strip_comments(sep)
+    hits = bans.check_source(_plant(tmp_path, "r.cu", raw), "r.cu")
+    assert [(h.library, h.where) for h in hits] == [("cuBLAS", "r.cu:1")]
+    assert bans.strip_comments('x = fooR"(a)"; // c\n') == 'x = fooR"(a)"; \n'
+
+
+def test_preprocessed_lines_are_the_candidates_own_at_depth_zero():
+    text = ('# 0 "c.cu"\n# 0 "<built-in>"\n# 0 "<command-line>"\n# 1 "/usr/include/stdc-predef.h" 1 3 4\n'
+            '# 0 "<command-line>" 2\n# 1 "/cuda/cuda_runtime.h" 1\nint cublasInHeader;\n# 0 "<command-line>" 2\n'
+            '# 1 "c.cu"\nint a;\n\nint b;\n# 1 "/usr/include/stdio.h"\nint hidden;\n'
+            '# 1 "/usr/include/stdint.h" 1 3 4\nint header;\n# 5 "c.cu" 2\nint c;\n')
+    assert bans.candidate_lines(text) == [(1, "int a;"), (3, "int b;"), (1, "int hidden;"), (5, "int c;")]
+
+
+@needs_nvcc
+def test_shipped_baselines_pass_every_static_layer_and_cache_the_preprocessing(cache):
+    for task in ("rmsnorm", "flash_attn_fwd"):
+        res = socratic("eval", f"kernels/{task}", "--check-only", "--json")
+        assert res.code == 0 and res.doc["bans"] == {"ok": True, "hits": []}, res.doc["bans"]
+    cached = list(cache.glob(f"builds/*/{bans.PREPROCESSED_CACHE}"))
+    assert len(cached) == 2
+    t0 = time.monotonic()
+    res = socratic("eval", "kernels/rmsnorm", "--check-only", "--json")
+    assert res.code == 0 and res.doc["build"]["cached"] and time.monotonic() - t0 < 5
+
+
 def test_runtime_check_flags_mapped_banned_libraries():
     hits = bans.check_runtime(["/usr/lib/libc.so.6", "/opt/nvidia/lib/libcudnn_ops.so.9", "/x/libcublasLt.so.13"])
     assert [(h.library, h.layer) for h in hits] == [("cuDNN", "runtime"), ("cuBLASLt", "runtime")]
