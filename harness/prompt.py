@@ -7,7 +7,10 @@ from __future__ import annotations
 from harness.task import Goal, Task
 
 DEFAULT_BANNED = ("CUTLASS/CuTe, cuBLAS/cuBLASLt, cuDNN, FlashAttention, Triton-generated code "
-                  "or any other kernel library, whether included, linked or dlopen'ed")
+                  "or any other kernel library, whether included, linked or dlopen'ed; the evaluator "
+                  "also rejects any dlopen, run-time code loading or compilation (cuModuleLoad*, "
+                  "cudaLibraryLoad*, NVRTC), embedded binaries (.incbin, custom sections), #line "
+                  "directives and calls into the Python interpreter")
 
 
 def system_prompt(task: Task, goal: Goal, set_name: str | None, scenario_ids: list[str],
