@@ -1,7 +1,8 @@
 """Build a single-file CUDA candidate into a shared library, cached by content.
 
-The cache key covers the source bytes, the task's build command and the toolchain
-(nvcc's version banner), so an unchanged candidate never rebuilds. The evaluator adds
+The cache key covers the source bytes, the task's build command, the candidate's folder
+(it is on the include path) and the toolchain (nvcc's version banner), so an unchanged
+candidate never rebuilds. The evaluator adds
 flags of its own to the task's command: the candidate's own folder on the include path
 (so that a stray header builds and is then reported by the ban check, rather than
 failing obscurely), a dependency file and the kept intermediate cubins (both for the ban
@@ -95,8 +96,9 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
     except OSError as exc:
         raise InputError(f"{source}: cannot read {label}: {exc.strerror}") from None
     sha = hashlib.sha256(code).hexdigest()
+    src_dir = str(Path(source).resolve().parent)   # on the include path, so part of the build
     key = hashlib.sha256(
-        "\0".join([CACHE_VERSION, sha, command_template, EXTRA_FLAGS, toolchain_id()]).encode()
+        "\0".join([CACHE_VERSION, sha, command_template, EXTRA_FLAGS, src_dir, toolchain_id()]).encode()
     ).hexdigest()[:24]
     final = cache_root() / key
     meta_path = final / "build.json"
@@ -112,7 +114,7 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
     command = command_template.format(
         src=shlex.quote(str(work / "candidate.cu")), out=shlex.quote(str(work / "lib.so")),
     ) + " " + EXTRA_FLAGS.format(
-        srcdir=shlex.quote(str(Path(source).resolve().parent)),
+        srcdir=shlex.quote(src_dir),
         dep=shlex.quote(str(work / "deps.d")), keep=shlex.quote(str(work / "keep")))
     argv = shlex.split(command)
     if argv and argv[0] == "nvcc":
