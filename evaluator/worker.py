@@ -17,8 +17,8 @@ import ctypes
 import hashlib
 import hmac
 import json
-import os
 import math
+import os
 import sys
 import time
 import traceback
@@ -28,22 +28,23 @@ from typing import Any
 import numpy as np
 
 from evaluator import bans
-from evaluator.expr import evaluate
 from evaluator.build import cache_root
+from evaluator.expr import evaluate
 from evaluator.gpu import Gpu, GpuError
-from evaluator.sandbox import WRITABLE, protect_files
 from evaluator.limits import bound_ms
+from evaluator.sandbox import WRITABLE, protect_files
 from evaluator.task import BufferSpec, Scenario, Task, load_task
 
 CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
           "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f32": ctypes.c_float}
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
-STABLE_STATS = ("checked", "c_bad", "b_bad", "inf_mismatch", "c_max", "b_max", "cb_max")  # not the sums:
-# their atomic order varies from run to run
-FOREIGN_WORK_S = 0.002
+FOREIGN_WORK_S = 0.002        # device still busy this long after our stream is done: side work
 AUDITED_PAIRS = 2             # timed pairs per scenario re-checked against the fp32 reference
-ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario        # device still busy this long after our stream is done: side work
+ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario
+# statistics that must not change once the stream is done (not the sums: their atomic
+# order varies from run to run)
+STABLE_STATS = ("checked", "c_bad", "b_bad", "inf_mismatch", "c_max", "b_max", "cb_max")
 
 
 _channel = None
