@@ -54,6 +54,32 @@ def bank_suggester(has_comparison: bool, arch: str = "hopper") -> Suggester | No
     return fn
 
 
+def evaluator_env(env: dict[str, str]) -> dict[str, str]:
+    """The (scrubbed) environment plus this checkout on PYTHONPATH: the evaluator child finds
+    these packages even when they are not installed."""
+    root = str(Path(__file__).resolve().parents[1])
+    return dict(env, PYTHONPATH=os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p))
+
+
+def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,
+                   name: str | None) -> list[str]:
+    """The ids of the goal set `name`: a set of the evaluator's `--list`, or scenario ids
+    joined by commas (as `socratic eval --scenarios` takes them). InputError when the list
+    knows neither; when the evaluator could not list, task.toml's explicit ids."""
+    if sets is None or not name:
+        return (sets or {}).get(name or "") or task.scenario_ids(name)
+    if name in sets:
+        return sets[name]
+    known = {i for ids in sets.values() for i in ids}
+    ids = [i.strip() for i in name.split(",") if i.strip()]
+    if ids and all(i in known for i in ids):
+        return ids
+    from socratic.errors import InputError
+
+    raise InputError(f"--scenarios {name}: not a scenario set or id of task {task.name} "
+                     f"(sets: {', '.join(sets)})")
+
+
 def gpu_info() -> dict[str, Any] | None:
     exe = shutil.which("nvidia-smi")
     if not exe:
@@ -87,7 +113,8 @@ class Campaign:
     def __init__(self, session: Session, task: Task, config: Config, *, api_key: str | None,
                  base_url: str | None = None, suggester: Suggester | None = None,
                  task_hashes: dict[str, str], task_source: Path | None = None,
-                 agent: Agent | None = None) -> None:
+                 agent: Agent | None = None,
+                 sets: dict[str, list[str]] | None = None) -> None:
         self.session = session
         self.task = task
         self.config = config
@@ -98,10 +125,7 @@ class Campaign:
         self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor([api_key] if api_key else [])
         self.env = scrubbed_env([api_key] if api_key else [])
-        # the evaluator child finds this checkout's packages even when it is not installed
-        root = str(Path(__file__).resolve().parents[1])
-        self.eval_env = dict(self.env, PYTHONPATH=os.pathsep.join(
-            p for p in (root, self.env.get("PYTHONPATH")) if p))
+        self.eval_env = evaluator_env(self.env)
         self.suggester = suggester
         self.history = History()
         self.detectors = Detectors(config.triggers)
@@ -109,9 +133,9 @@ class Campaign:
                            bash_timeout_s=config.bash_timeout_s, redact=self.redact,
                            evaluate=self._tool_evaluate)
         self.tool_specs = tool_specs(config.output_cap, config.bash_timeout_s)
-        sets = list_sets(config.evaluator, session.task_dir.resolve(), env=self.eval_env)
-        self.scenario_ids = ((sets or {}).get(self.goal_set or "")
-                             or task.scenario_ids(self.goal_set))
+        if sets is None:
+            sets = list_sets(config.evaluator, session.task_dir.resolve(), env=self.eval_env)
+        self.scenario_ids = goal_scenarios(sets, task, self.goal_set)
         self.system = prompt.system_prompt(task, self.goal, self.goal_set, self.scenario_ids,
                                            config.output_cap, config.bash_timeout_s)
         self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry,
@@ -146,12 +170,16 @@ class Campaign:
                api_key: str | None = None, base_url: str | None = None,
                suggester: Suggester | None = None, use_bank: bool = True) -> "Campaign":
         src = Task.load(task_dir)
+        # an unknown --scenarios is bad input: reported before the session exists
+        sets = list_sets(config.evaluator, src.dir.resolve(),
+                         env=evaluator_env(scrubbed_env([api_key] if api_key else [])))
+        goal_scenarios(sets, src, config.scenarios or src.default_set)
         session, hashes = Session.create(src, config, session_dir)
         task = Task.load(session.task_dir)
         if suggester is None and use_bank:
             suggester = bank_suggester(cls._has_comparison(task, config))
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                task_hashes=hashes, task_source=src.dir.resolve())
+                task_hashes=hashes, task_source=src.dir.resolve(), sets=sets)
         c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
                scenarios={"set": c.goal_set, "ids": c.scenario_ids},
                gpu=gpu_info(), host=socket.gethostname(), versions=versions(),

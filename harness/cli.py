@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.config import DEFAULT_MODEL
 from socratic.errors import InputError
+from socratic.eventlog import EVENTS_FILE
 
 
 def register(sub) -> None:
@@ -64,14 +65,20 @@ def register(sub) -> None:
     p.set_defaults(handler=handle_inject)
 
 
-def _positive(name: str, value) -> None:
-    if value is not None and value <= 0:
-        raise InputError(f"{name} {value}: must be positive")
+NUMBERS = ("max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup")
+
+
+def _check_numbers(args) -> None:
+    """Every numeric option positive and finite (nan and inf parse as floats)."""
+    import math
+
+    for name in NUMBERS:
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(f"--{name.replace('_', '-')} {value}: must be positive")
 
 
 def _config_overrides(args) -> dict:
-    for name in ("max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup"):
-        _positive("--" + name.replace("_", "-"), getattr(args, name))
     out = {"max_tool_calls": args.max_tool_calls, "max_turns": args.max_turns,
            "max_minutes": args.max_minutes, "goal_min_speedup": args.goal_min_speedup,
            "scenarios": args.scenarios, "model": args.model or None}
@@ -91,6 +98,7 @@ def _api_key() -> str:
 def handle_run(args) -> int:
     from socratic.resources import resolve_task_dir
 
+    _check_numbers(args)  # before anything starts, attached or not
     if args.resume:
         session_dir = Path(args.session_dir or args.task)
         if not (session_dir / "events.jsonl").exists():
@@ -137,7 +145,14 @@ def _run_attached(args, session_dir: Path | None) -> int:
         from socratic.resources import resolve_task_dir
 
         session_dir = Path("sessions") / session_id(Task.load(resolve_task_dir(args.task)).name)
-    session_dir.mkdir(parents=True, exist_ok=True)
+    events = session_dir / EVENTS_FILE
+    if events.exists() and not args.resume:
+        raise InputError(f"{session_dir}: already holds a campaign (use --resume)")
+    try:
+        session_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{session_dir}: cannot create the session directory "
+                         f"({exc.strerror or exc})") from None
     argv = [sys.executable, "-m", "socratic", "run", args.task, "--headless", "--wait-for-human",
             "--session-dir", str(session_dir)]
     for flag in ("model", "max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup",
@@ -156,6 +171,11 @@ def _run_attached(args, session_dir: Path | None) -> int:
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                             start_new_session=True, cwd=os.getcwd(), env=env)
     log.close()
+    failed = _startup_failure(proc, events, session_dir / "campaign.log")
+    if failed is not None:
+        print(failed[1] or f"socratic: error: the campaign exited with code {failed[0]} "
+              f"(see {session_dir / 'campaign.log'})", file=sys.stderr)
+        return failed[0]
     print(f"socratic: campaign started as process {proc.pid}; session {session_dir}; "
           f"log {session_dir / 'campaign.log'}", file=sys.stderr)
     try:
@@ -168,6 +188,30 @@ def _run_attached(args, session_dir: Path | None) -> int:
     from harness.watch import tail_progress
 
     return tail_progress(session_dir, proc)
+
+
+def _startup_failure(proc, events: Path, log: Path,
+                     timeout_s: float = 30.0) -> tuple[int, str] | None:
+    """Wait until the detached campaign logs an event or exits. (exit code, the log's last
+    line) when it exited without logging one (bad input: one line, code 2), else None."""
+    import time
+
+    def size() -> int:
+        try:
+            return events.stat().st_size
+        except OSError:
+            return 0
+
+    start, deadline = size(), time.monotonic() + timeout_s
+    while proc.poll() is None and size() == start and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is None or proc.returncode == 0 or size() != start:
+        return None
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    return proc.returncode, (lines[-1] if lines else "")
 
 
 def handle_inject(args) -> int:

@@ -146,7 +146,13 @@ class Session:
             from socratic.errors import InputError
             raise InputError(f"{session_dir}: already holds a campaign (use --resume)")
         s = cls(session_dir)
-        for d in (s.dir, s.workspace, s.evals, s.candidates, s.blobs):
+        try:
+            s.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            from socratic.errors import InputError
+            raise InputError(f"{session_dir}: cannot create the session directory "
+                             f"({exc.strerror or exc})") from None
+        for d in (s.workspace, s.evals, s.candidates, s.blobs):
             d.mkdir(parents=True, exist_ok=True)
         hashes = snapshot(task, s.task_dir)
         snapshot(task, s.workspace_task)

@@ -185,6 +185,74 @@ def test_run_bad_input(tmp_path, monkeypatch, capsys):
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flag,value", [("--max-turns", "-1"), ("--goal-min-speedup", "nan"),
+                                        ("--max-minutes", "inf"), ("--max-tool-calls", "0")])
+def test_run_bad_numbers_one_line_before_anything_starts(tmp_path, monkeypatch, capsys, flag,
+                                                         value):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    task = make_task(tmp_path)
+    for mode in (["--headless"], []):          # attached too: no campaign process spawned
+        assert main(["run", str(task), *mode, "--session-dir", str(tmp_path / "s"), flag,
+                     value]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{flag} {value}" in err, err
+        assert not (tmp_path / "s").exists()
+
+
+def test_run_unknown_scenarios_and_bad_session_dir(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
+    task = make_task(tmp_path)
+    sess = tmp_path / "s"
+    assert main(["run", str(task), "--headless", "--session-dir", str(sess),
+                 "--scenarios", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--scenarios nosuch" in err and "smoke, bench" in err
+    assert not sess.exists()                                   # no session left behind
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["run", str(task), "--headless", "--session-dir", str(blocker / "s")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(blocker / "s") in err
+
+
+def test_goal_scenarios_sets_and_ids(tmp_path):
+    from harness.campaign import goal_scenarios
+    from harness.task import Task
+    from socratic.errors import InputError
+
+    task = Task.load(make_task(tmp_path))
+    sets = {"smoke": ["a"], "bench": ["a", "b", "c"]}
+    assert goal_scenarios(sets, task, "bench") == ["a", "b", "c"]
+    assert goal_scenarios(sets, task, "c,a") == ["c", "a"]       # ids, as `eval --scenarios`
+    assert goal_scenarios(None, task, "smoke") == ["a"]          # no list: task.toml's ids
+    with pytest.raises(InputError, match="a,zz"):
+        goal_scenarios(sets, task, "a,zz")
+
+
+def test_attached_run_reports_a_campaign_that_cannot_start(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    with FakeAnthropic([{"tools": [write(1.5)]}, {"text": "done"}]) as api:
+        r = subprocess.run([sys.executable, "-m", "socratic", "run", str(task),
+                            "--session-dir", str(sess), "--scenarios", "nosuch"],
+                           env=env_for(api), cwd=REPO, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 2 and r.stderr.splitlines() == [
+            f"socratic: error: --scenarios nosuch: not a scenario set or id of task tiny "
+            f"(sets: smoke, bench)"], r.stderr
+        assert r.stdout == ""
+        r = subprocess.run([sys.executable, "-m", "socratic", "run", str(task),
+                            "--session-dir", str(sess), "--headless"], env=env_for(api),
+                           cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr                      # the directory is usable
+        r = subprocess.run([sys.executable, "-m", "socratic", "run", str(task),
+                            "--session-dir", str(sess)], env=env_for(api), cwd=REPO,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 2 and "already holds a campaign" in r.stderr
+    assert events(sess)[-1]["type"] == "campaign.end"           # the campaign is untouched
+
+
 def test_inject(tmp_path, capsys):
     sess = tmp_path / "s"
     sess.mkdir()
