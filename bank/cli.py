@@ -21,13 +21,23 @@ def _common(p: argparse.ArgumentParser, suffix: str, suppress: bool) -> None:
                    help="print one JSON document on stdout")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a positive whole number")
+    return value
+
+
 def register(sub) -> None:
     p = sub.add_parser("bank", help="question bank: list, show, search, validate, stats",
                        description="The question bank: shipped files, then the user config "
                        "directory ($SOCRATIC_BANK_DIR or ~/.config/socratic/bank), then "
                        "each --bank-dir.")
     _common(p, "", suppress=False)
-    p.set_defaults(handler=_handler, bank_action=None, bank_usage=p.format_usage)
+    p.set_defaults(handler=_handler, bank_action=None)
     actions = p.add_subparsers(dest="bank_action", metavar="ACTION")
     helps = {
         "list": "every entry, grouped by group",
@@ -42,7 +52,8 @@ def register(sub) -> None:
             a.add_argument("id", metavar="ID")
         if name == "search":
             a.add_argument("text", nargs="+", metavar="TEXT")
-            a.add_argument("--limit", type=int, default=20, help="at most N results (20)")
+            a.add_argument("--limit", type=_positive_int, default=20, metavar="N",
+                           help="at most N results (20)")
         _common(a, "_after", suppress=True)
 
 
@@ -51,7 +62,6 @@ def _handler(args: argparse.Namespace) -> int:
 
     action = args.bank_action
     if action is None:
-        sys.stderr.write(args.bank_usage())
         print("socratic bank: error: choose an action: " + ", ".join(ACTIONS), file=sys.stderr)
         return 2
     dirs = (args.bank_dirs or []) + (getattr(args, "bank_dirs_after", None) or [])

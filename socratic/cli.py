@@ -17,8 +17,16 @@ from socratic.errors import InputError
 PART_CLIS = ("evaluator.cli", "bank.cli", "harness.cli", "tui.cli")
 
 
+class Parser(argparse.ArgumentParser):
+    """Bad arguments are one line naming the value (and exit code 2), like every other bad
+    input; the usage is one `--help` away. Subparsers inherit the class."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="socratic",
         description="Question-driven GPU kernel optimization: evaluate candidates, run "
         "agent campaigns, pose questions, watch and replay.",

@@ -201,3 +201,16 @@ def test_list_and_search_after_action_see_user_entries(tmp_path):
     assert r.returncode == 0 and "user.hot-part" in r.stdout
     r = run("search", "hottest", "user", "--bank-dir", str(tmp_path))
     assert r.returncode == 0 and r.stdout.splitlines()[0].strip() == "user.hot-part"
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "abc"])
+def test_bad_limit_is_one_line(limit):
+    r = run("search", "bank", "--limit", limit)
+    assert r.returncode == 2 and r.stdout == "", r
+    assert len(r.stderr.splitlines()) == 1 and f"'{limit}'" in r.stderr, r.stderr
+
+
+def test_bad_arguments_are_one_line():
+    for args in ([], ["show"], ["frobnicate"]):
+        r = run(*args)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr

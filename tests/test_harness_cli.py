@@ -199,6 +199,16 @@ def test_run_bad_numbers_one_line_before_anything_starts(tmp_path, monkeypatch, 
         assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.parametrize("args", [["run", "TASK", "--goal-min-speedup", "abc"],
+                                  ["run", "TASK", "--max-turns", "1.5"],
+                                  ["inject", "S", "--text", "q", "--pause"], ["inject", "S"]])
+def test_unparsable_arguments_are_one_line(tmp_path, capsys, args):
+    with pytest.raises(SystemExit) as exc:
+        main([str(tmp_path) if a in ("TASK", "S") else a for a in args])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "--help" in err, err
+
+
 def test_run_unknown_scenarios_and_bad_session_dir(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
