@@ -220,7 +220,12 @@ def handle_inject(args) -> int:
     session = Path(args.session)
     if not (session / EVENTS_FILE).exists():
         raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE})")
+    ended = _end_reason(session / EVENTS_FILE)
+    resume = f"`socratic run --resume {session}` restarts it"
     if args.action:
+        if ended is not None:  # queued, it would act on the next --resume instead
+            raise InputError(f"{session}: the campaign has ended ({ended}): nothing to "
+                             f"{args.action}; {resume}")
         inject(session, {"type": "control", "action": args.action})
         print(f"socratic: sent {args.action} to {session}", file=sys.stderr)
         return 0
@@ -243,5 +248,28 @@ def handle_inject(args) -> int:
         if not text:
             raise InputError("--text: empty question")
         inject(session, {"type": "question", "text": text, "bank_id": None})
-    print(f"socratic: question queued for {session}", file=sys.stderr)
+    later = f" (the campaign has ended ({ended}); {resume} and asks it)" if ended else ""
+    print(f"socratic: question queued for {session}{later}", file=sys.stderr)
     return 0
+
+
+def _end_reason(events: Path) -> str | None:
+    """The reason of the log's last event when that is `campaign.end` (the campaign has
+    ended and nothing reads the inbox), else None. Reads only the file's tail."""
+    import json
+
+    try:
+        with open(events, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 65536))
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(event, dict):
+            return str(event.get("reason")) if event.get("type") == "campaign.end" else None
+    return None

@@ -279,6 +279,23 @@ def test_inject(tmp_path, capsys):
                         {"type": "control", "action": "evaluate"}]
 
 
+def test_inject_into_an_ended_campaign(tmp_path, capsys):
+    sess = tmp_path / "s"
+    sess.mkdir()
+    (sess / "events.jsonl").write_text(
+        '{"seq": 1, "type": "campaign.start"}\n{"seq": 2, "type": "campaign.end", '
+        '"reason": "goal_met"}\n{"seq": 3, "ty')                    # a torn last line
+    for flag in ("--pause", "--resume", "--stop", "--evaluate"):
+        assert main(["inject", str(sess), flag]) == 2             # it would act on --resume
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "ended (goal_met)" in err and "--resume" in err
+    assert not (sess / "inbox.jsonl").exists()
+    assert main(["inject", str(sess), "--text", "Which bound?"]) == 0  # kept for --resume
+    assert "--resume" in capsys.readouterr().err
+    assert read_jsonl(sess / "inbox.jsonl")[0] == [
+        {"type": "question", "text": "Which bound?", "bank_id": None}]
+
+
 def test_inject_bank_id(tmp_path):
     bank = pytest.importorskip("bank")
     if not hasattr(bank, "load_bank"):
