@@ -178,15 +178,17 @@ def _run_attached(args, session_dir: Path | None) -> int:
         return failed[0]
     print(f"socratic: campaign started as process {proc.pid}; session {session_dir}; "
           f"log {session_dir / 'campaign.log'}", file=sys.stderr)
+    from harness.watch import detach_hint, tail_progress
+
     try:
         from tui.app import run_watch  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - the TUI is optional here
         run_watch = None
     if run_watch is not None:
         run_watch(session_dir, poll=args.poll, no_mouse=args.no_mouse)
+        if proc.poll() is None:  # ctrl+q left it running: say how to get back to it
+            print(detach_hint(session_dir), file=sys.stderr)
         return 0
-    from harness.watch import tail_progress
-
     return tail_progress(session_dir, proc)
 
 

@@ -79,7 +79,12 @@ def tail_progress(session_dir: Path, proc=None, poll_s: float = 0.3) -> int:
                 return 1
             time.sleep(poll_s)
     except KeyboardInterrupt:
-        print(f"\nsocratic: detached; the campaign goes on. Watch it again with "
-              f"`socratic watch {session_dir}`; stop it with "
-              f"`socratic inject {session_dir} --stop`.", file=sys.stderr)
+        print("\n" + detach_hint(session_dir), file=sys.stderr)
         return 0
+
+
+def detach_hint(session_dir: Path) -> str:
+    """What a user who stops watching a running campaign needs next."""
+    return (f"socratic: detached; the campaign goes on. Watch it again with "
+            f"`socratic watch {session_dir}`; stop it with "
+            f"`socratic inject {session_dir} --stop`.")

@@ -173,6 +173,24 @@ def test_detached_campaign_with_progress_lines(tmp_path):
     assert events(sess)[-1]["reason"] == "goal_met"
 
 
+def test_quitting_the_tui_says_how_to_get_back(tmp_path, monkeypatch, capsys):
+    import tui.app
+
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    watched = []
+    monkeypatch.setattr(tui.app, "run_watch", lambda d, **kw: watched.append(d) or 0)
+    with FakeAnthropic([{"tools": [("bash", {"command": "sleep 5"})]}]) as api:
+        for k, v in env_for(api).items():
+            monkeypatch.setenv(k, v)
+        assert main(["run", str(task), "--session-dir", str(sess)]) == 0
+        err = capsys.readouterr().err
+        assert watched == [sess]
+        assert f"socratic watch {sess}" in err and f"socratic inject {sess} --stop" in err
+        inject(sess, {"type": "control", "action": "stop"})
+        assert wait_for(lambda: events(sess)[-1]["type"] == "campaign.end", 60)
+
+
 def test_run_bad_input(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     assert main(["run", str(tmp_path / "nope"), "--headless"]) == 2
