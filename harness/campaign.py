@@ -38,13 +38,17 @@ from harness.triggers import Detectors, Fired
 Suggester = Callable[[str, list[str], str], list[tuple[str, str]]]
 
 
-def bank_suggester(has_comparison: bool, arch: str = "hopper") -> Suggester | None:
-    """bank.suggest over the shipped bank, or None when the bank is not available."""
+def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester | None:
+    """bank.suggest over the shipped bank, or None when the bank is not available. `cc`:
+    the GPU's compute capability (nvidia-smi's, e.g. "10.0"), which picks the arch-specific
+    questions; unknown: hopper, the arch the shipped tasks build for."""
     try:
-        from bank import SuggestContext, load_bank, suggest  # type: ignore[attr-defined]
+        from bank import (SuggestContext, arch_from_cc, load_bank,  # type: ignore[attr-defined]
+                          suggest)
         bank = load_bank()
     except Exception:  # noqa: BLE001 - the campaign runs without a bank
         return None
+    arch = arch_from_cc(cc) or "hopper"
 
     def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
         ctx = SuggestContext(arch=arch, has_comparison=has_comparison, asked=list(asked),
@@ -176,13 +180,14 @@ class Campaign:
         goal_scenarios(sets, src, config.scenarios or src.default_set)
         session, hashes = Session.create(src, config, session_dir)
         task = Task.load(session.task_dir)
+        gpu = gpu_info()
         if suggester is None and use_bank:
-            suggester = bank_suggester(cls._has_comparison(task, config))
+            suggester = bank_suggester(cls._has_comparison(task, config), (gpu or {}).get("cc"))
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=src.dir.resolve(), sets=sets)
         c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
                scenarios={"set": c.goal_set, "ids": c.scenario_ids},
-               gpu=gpu_info(), host=socket.gethostname(), versions=versions(),
+               gpu=gpu, host=socket.gethostname(), versions=versions(),
                session=session.dir.name, task_source=str(src.dir.resolve()),
                task_hashes=hashes, auto_questions=config.auto_questions,
                limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
@@ -214,8 +219,9 @@ class Campaign:
         if bad and source is not None:
             restore(source, session.task_dir, hashes, bad)
         task = Task.load(session.task_dir)
-        if suggester is None and use_bank:
-            suggester = bank_suggester(cls._has_comparison(task, config))
+        if suggester is None and use_bank:  # this node's GPU: a resume may move
+            suggester = bank_suggester(cls._has_comparison(task, config),
+                                       (gpu_info() or {}).get("cc"))
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=source)
         c._rebuild(overrides)

@@ -417,6 +417,32 @@ def test_key_never_logged(tmp_path, monkeypatch):
     assert FAKE_KEY not in json.dumps(api.requests)                   # nor sent to the model
 
 
+def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
+    bank = pytest.importorskip("bank")
+    from harness import campaign as campaign_mod
+    from harness.campaign import bank_suggester
+
+    archs = {e.id: e.arch for e in bank.load_bank().entries}
+
+    def seen(cc):
+        s = bank_suggester(False, cc)
+        got = set()
+        for kind in ("start", "plateau", "declared_done", "suspicious_gain",
+                     "correctness_failure"):
+            got |= {archs[i] for i, _ in s(kind, [], "tensor core mma tcgen05 wgmma")}
+        return got - {None}
+
+    assert seen("10.0") == {"blackwell"}
+    assert seen("9.0") == seen(None) == {"hopper"}
+    asked = []                               # a campaign passes the GPU it runs on
+    monkeypatch.setattr(campaign_mod, "gpu_info", lambda: {"name": "B200", "cc": "10.0"})
+    monkeypatch.setattr(campaign_mod, "bank_suggester",
+                        lambda has_cmp, cc=None: asked.append(cc))
+    Campaign.create(make_task(tmp_path), fake_config(), session_dir=tmp_path / "s",
+                    api_key=FAKE_KEY, base_url="http://127.0.0.1:9")
+    assert asked == ["10.0"]
+
+
 def test_real_bank_suggestions(tmp_path):
     bank = pytest.importorskip("bank")
     if not all(hasattr(bank, n) for n in ("load_bank", "SuggestContext", "suggest")):
