@@ -103,19 +103,13 @@ def _brief(entry) -> str:
 
 
 def _list(bank, args, as_json: bool) -> int:
-    from bank.model import GROUPS
+    from bank.model import by_group
 
     if as_json:
         _emit([e.to_dict() for e in bank.entries])
         return 0
-    by_group: dict[str, list] = {g: [] for g in GROUPS}
-    kind_order = {"core": 0, "comparison": 1, "arch": 2}
-    for e in sorted(bank.entries, key=lambda e: kind_order.get(e.kind, 3)):  # stable
-        by_group[e.group].append(e)
-    blocks = []
-    for group, entries in by_group.items():
-        if entries:
-            blocks.append(f"{group} ({len(entries)})\n" + "\n".join(_brief(e) for e in entries))
+    blocks = [f"{group} ({len(entries)})\n" + "\n".join(_brief(e) for e in entries)
+              for group, entries in by_group(bank.entries).items()]
     print("\n\n".join(blocks))
     return 0
 

@@ -45,6 +45,21 @@ LEVELS: tuple[str, ...] = (
     "system",        # host side, launches, streams, clocks
 )
 
+KIND_ORDER = {k: i for i, k in enumerate(KINDS)}
+
+
+def by_group(entries) -> dict[str, list]:
+    """Entries by group, groups in GROUPS order (unknown ones after, as met); within a
+    group core, then comparison, then arch entries, each in bank order. The order of
+    `socratic bank list` and of the TUI's question picker."""
+    out: dict[str, list] = {g: [] for g in GROUPS}
+    ordered = sorted(entries, key=lambda e: KIND_ORDER.get(getattr(e, "kind", None),
+                                                           len(KIND_ORDER)))  # stable
+    for e in ordered:
+        out.setdefault(str(getattr(e, "group", "")), []).append(e)
+    return {g: items for g, items in out.items() if items}
+
+
 MAX_TEXT = 200
 MAX_WHY = 200
 

@@ -214,3 +214,17 @@ def test_bad_arguments_are_one_line():
     for args in ([], ["show"], ["frobnicate"]):
         r = run(*args)
         assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_list_groups_in_schema_order_core_first():
+    from bank import load_bank
+    from bank.model import GROUPS, by_group
+
+    groups = by_group(load_bank(user=False).entries)
+    assert list(groups) == list(GROUPS)                  # not the files' order (arch_* first)
+    for items in groups.values():
+        kinds = [e.kind for e in items]
+        assert kinds == sorted(kinds, key=("core", "comparison", "arch").index)
+    r = run("list")
+    heads = [ln.split(" (")[0] for ln in r.stdout.splitlines() if ln and not ln.startswith(" ")]
+    assert heads == list(GROUPS)

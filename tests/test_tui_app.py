@@ -567,3 +567,17 @@ async def test_bundled_demo_replays():
         assert app.state.questions
         await pilot.press("right_square_bracket")
         assert app.state.evals
+
+
+async def test_picker_groups_in_bank_list_order(tiny):
+    from bank.model import GROUPS
+
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        picker = app.screen.query_one(QuestionPicker)
+        grouped = [e.group for e in picker.shown[len(picker.suggestions):]]
+        assert grouped == sorted(grouped, key=GROUPS.index)   # as `socratic bank list`
+        assert set(grouped) == {e.group for e in FakeBank().entries}
+

@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from bank.model import by_group
+
 
 def _attr(entry: Any, name: str, default: Any = "") -> Any:
     val = getattr(entry, name, default)
@@ -132,10 +134,7 @@ class QuestionPicker(Vertical):
                     e = self.by_id[sid]
                     options.append(Option(self._label(e, True), id=f"s:{sid}"))
                     self.shown.append(e)
-            groups: dict[str, list[Any]] = {}
-            for e in self.entries:
-                groups.setdefault(str(_attr(e, "group")), []).append(e)
-            for group, items in groups.items():
+            for group, items in by_group(self.entries).items():  # as `socratic bank list`
                 options.append(Option(Text(f"── {group} ({len(items)}) ──", style="bold"),
                                       disabled=True))
                 for e in items:
