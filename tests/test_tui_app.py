@@ -581,3 +581,14 @@ async def test_picker_groups_in_bank_list_order(tiny):
         assert grouped == sorted(grouped, key=GROUPS.index)   # as `socratic bank list`
         assert set(grouped) == {e.group for e in FakeBank().entries}
 
+
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_timers_firing_during_shutdown_do_nothing(tiny, mode):
+    # the screens (and their widgets) go before the app's timers stop: a tick in between
+    # must not query a widget that is gone (a traceback on ctrl+q)
+    app = watch_app(tiny) if mode == "watch" else replay_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app._periodic
+    for tick in app._periodic:
+        tick()

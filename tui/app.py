@@ -116,6 +116,7 @@ class SocraticApp(App):
         self._offset = 0
         self._last_event_wall: float | None = None
         self._stop_watching = threading.Event()
+        self._periodic: list[Callable[[], None]] = []  # what the app's timers call
         self._watch_files = watch_files
         self.renders = 0
         # replay
@@ -148,7 +149,17 @@ class SocraticApp(App):
             self._load_replay()
         else:
             self._load_watch()
-        self.set_interval(1.0, self._refresh_status)
+        self._every(1.0, self._refresh_status)
+
+    def _every(self, seconds: float, fn: Callable[[], None]) -> None:
+        """Call `fn` every `seconds` while the app runs: at shutdown the screens (and the
+        widgets `fn` updates) go before the app's timers stop."""
+        def tick() -> None:
+            if self.is_running:
+                fn()
+
+        self._periodic.append(tick)
+        self.set_interval(seconds, tick)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WATCH_ACTIONS:
@@ -211,7 +222,7 @@ class SocraticApp(App):
         if self._watch_files:
             self._tail()
             # a slow safety net beside inotify (or beside polling): a cheap stat
-            self.set_interval(2.0, self._poll_file)
+            self._every(2.0, self._poll_file)
 
     def _poll_file(self) -> None:
         try:
@@ -255,7 +266,7 @@ class SocraticApp(App):
         try:
             from watchfiles import awatch
         except ImportError:  # pragma: no cover - watchfiles is a dependency
-            self.set_interval(0.25, self._poll_file)
+            self._every(0.25, self._poll_file)
             return
 
         def only_events(_change, path: str) -> bool:
@@ -268,10 +279,11 @@ class SocraticApp(App):
                 recursive=False, stop_event=self._stop_watching, rust_timeout=500,
                 yield_on_timeout=False,
             ):
-                self._poll_file()
+                if self.is_running:
+                    self._poll_file()
         except Exception as exc:  # e.g. inotify limits: fall back to polling
             self.notify(f"file watching failed ({exc}); polling instead", severity="warning")
-            self.set_interval(0.25, self._poll_file)
+            self._every(0.25, self._poll_file)
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
@@ -405,7 +417,7 @@ class SocraticApp(App):
         if start == "end":
             start = len(self.timeline)
         self._seek(int(start), reset=True)
-        self.set_interval(TICK_S, self._tick)
+        self._every(TICK_S, self._tick)
         if self._autoplay and self.pos < len(self.timeline):
             self._play(True)
 
