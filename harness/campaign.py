@@ -39,15 +39,17 @@ Suggester = Callable[[str, list[str], str], list[tuple[str, str]]]
 
 
 def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester | None:
-    """bank.suggest over the shipped bank, or None when the bank is not available. `cc`:
-    the GPU's compute capability (nvidia-smi's, e.g. "10.0"), which picks the arch-specific
-    questions; unknown: hopper, the arch the shipped tasks build for."""
+    """bank.suggest over the bank (shipped and user files), or None when the bank package is
+    not available. A malformed user bank file is bad input (InputError naming file:line),
+    not a campaign that silently suggests nothing. `cc`: the GPU's compute capability
+    (nvidia-smi's, e.g. "10.0"), which picks the arch-specific questions; unknown: hopper,
+    the arch the shipped tasks build for."""
     try:
         from bank import (SuggestContext, arch_from_cc, load_bank,  # type: ignore[attr-defined]
                           suggest)
-        bank = load_bank()
     except Exception:  # noqa: BLE001 - the campaign runs without a bank
         return None
+    bank = load_bank()
     arch = arch_from_cc(cc) or "hopper"
 
     def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
@@ -178,11 +180,11 @@ class Campaign:
         sets = list_sets(config.evaluator, src.dir.resolve(),
                          env=evaluator_env(scrubbed_env([api_key] if api_key else [])))
         goal_scenarios(sets, src, config.scenarios or src.default_set)
+        gpu = gpu_info()
+        if suggester is None and use_bank:  # a bad user bank file, too, before the session
+            suggester = bank_suggester(cls._has_comparison(src, config), (gpu or {}).get("cc"))
         session, hashes = Session.create(src, config, session_dir)
         task = Task.load(session.task_dir)
-        gpu = gpu_info()
-        if suggester is None and use_bank:
-            suggester = bank_suggester(cls._has_comparison(task, config), (gpu or {}).get("cc"))
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=src.dir.resolve(), sets=sets)
         c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,

@@ -443,6 +443,20 @@ def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
     assert asked == ["10.0"]
 
 
+def test_a_malformed_user_bank_file_is_bad_input(tmp_path, monkeypatch):
+    pytest.importorskip("bank")
+    from socratic.errors import InputError
+
+    bad = tmp_path / "mine.toml"
+    bad.write_text("[[entry]]\nid = \"x\"\n")
+    monkeypatch.setenv("SOCRATIC_BANK_DIR", str(bad))
+    with pytest.raises(InputError, match="mine.toml:1: entry 'x': missing field"):
+        Campaign.create(make_task(tmp_path), fake_config(auto_questions=True),
+                        session_dir=tmp_path / "s", api_key=FAKE_KEY,
+                        base_url="http://127.0.0.1:9")
+    assert not (tmp_path / "s").exists()      # was: a campaign that never suggests anything
+
+
 def test_real_bank_suggestions(tmp_path):
     bank = pytest.importorskip("bank")
     if not all(hasattr(bank, n) for n in ("load_bank", "SuggestContext", "suggest")):
