@@ -139,8 +139,9 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
 def _run_attached(args, session_dir: Path | None) -> int:
     import subprocess
 
+    from harness.session import Session, session_id
+
     if session_dir is None:
-        from harness.session import session_id
         from harness.task import Task
         from socratic.resources import resolve_task_dir
 
@@ -167,17 +168,18 @@ def _run_attached(args, session_dir: Path | None) -> int:
     root = str(Path(__file__).resolve().parents[1])  # this checkout, installed or not
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (root, os.environ.get("PYTHONPATH")) if p))
-    log = open(session_dir / "campaign.log", "ab")
+    log_path = Session(session_dir).log_file
+    log = open(log_path, "ab")
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                             start_new_session=True, cwd=os.getcwd(), env=env)
     log.close()
-    failed = _startup_failure(proc, events, session_dir / "campaign.log")
+    failed = _startup_failure(proc, events, log_path)
     if failed is not None:
         print(failed[1] or f"socratic: error: the campaign exited with code {failed[0]} "
-              f"(see {session_dir / 'campaign.log'})", file=sys.stderr)
+              f"(see {log_path})", file=sys.stderr)
         return failed[0]
     print(f"socratic: campaign started as process {proc.pid}; session {session_dir}; "
-          f"log {session_dir / 'campaign.log'}", file=sys.stderr)
+          f"log {log_path}", file=sys.stderr)
     from harness.watch import detach_hint, tail_progress
 
     try:

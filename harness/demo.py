@@ -15,7 +15,6 @@ rejects the final kernel it re-measures once before giving up.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -562,6 +561,3 @@ def write_kernels(dest: Path) -> dict[str, Path]:
         out[name] = p
     return out
 
-
-def summary_of(doc: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(doc.get("summary") or {}))

@@ -267,8 +267,8 @@ def test_attached_run_reports_a_campaign_that_cannot_start(tmp_path):
                            env=env_for(api), cwd=REPO, capture_output=True, text=True,
                            stdin=subprocess.DEVNULL, timeout=60)
         assert r.returncode == 2 and r.stderr.splitlines() == [
-            f"socratic: error: --scenarios nosuch: not a scenario set or id of task tiny "
-            f"(sets: smoke, bench)"], r.stderr
+            "socratic: error: --scenarios nosuch: not a scenario set or id of task tiny "
+            "(sets: smoke, bench)"], r.stderr
         assert r.stdout == ""
         r = subprocess.run([sys.executable, "-m", "socratic", "run", str(task),
                             "--session-dir", str(sess), "--headless"], env=env_for(api),
