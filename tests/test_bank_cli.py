@@ -228,3 +228,20 @@ def test_list_groups_in_schema_order_core_first():
     r = run("list")
     heads = [ln.split(" (")[0] for ln in r.stdout.splitlines() if ln and not ln.startswith(" ")]
     assert heads == list(GROUPS)
+
+
+def test_list_search_validate_json():
+    r = run("list", "--json")
+    entries = json.loads(r.stdout)
+    assert r.returncode == 0 and len(entries) == 124
+    assert {"id", "group", "kind", "text", "triggers", "why"} <= set(entries[0])
+    r = run("search", "bank", "conflcits", "--json", "--limit", "3")
+    found = json.loads(r.stdout)
+    assert r.returncode == 0 and found[0]["id"] == "memory.bank-conflicts" and len(found) <= 3
+    assert json.loads(run("search", "zzzqqq", "--json").stdout) == []   # no match: []
+    r = run("validate", "--json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["ok"] is True and doc["entries"] == 124
+    assert len(doc["files"]) == 13 and doc["core"] == 101
+    r = run("show", "no.such", "--json")                # errors stay one line on stderr
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
