@@ -387,6 +387,23 @@ async def test_controls_on_an_ended_campaign_write_nothing(tiny):
         assert read_inbox(tiny) == []
 
 
+async def test_question_to_an_ended_campaign_says_when_it_is_asked(tmp_path):
+    for name, events, word in (("ended", tiny_events(), "--resume"),
+                               ("running", tiny_events()[:-1], "question sent")):
+        session = tmp_path / name
+        session.mkdir()
+        write_events(session / "events.jsonl", events)
+        app = watch_app(session)
+        notes = []
+        app.notify = lambda message, **kw: notes.append(message)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.ask("Which bound applies?")
+            await pilot.pause()
+        assert read_inbox(session) == [{"type": "question", "text": "Which bound applies?"}]
+        assert word in notes[-1]
+
+
 async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
     from tui.widgets.transcript import MAX_MOUNTED
 

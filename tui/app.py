@@ -360,7 +360,11 @@ class SocraticApp(App):
         command: dict[str, Any] = {"type": "question", "text": text}
         if bank_id:
             command["bank_id"] = bank_id
-        if self._send(command, f"question sent: {bank_id or text[:40]}"):
+        note = f"question sent: {bank_id or text[:40]}"
+        if self.state.status == "ended":  # kept in the inbox; nothing reads it until then
+            note = ("the campaign has ended: the question is kept for `socratic run "
+                    "--resume`, which asks it")
+        if self._send(command, note):
             self.pending.append({"text": text, "bank_id": bank_id, "sent": self.clock()})
             self.refresh_view()
 
