@@ -167,7 +167,18 @@ class Session:
         return s, hashes
 
     def load_config(self) -> dict[str, Any]:
-        return json.loads(self.config_file.read_text(encoding="utf-8"))
+        """config.json as written by create(); InputError (one line) when it is not."""
+        from socratic.errors import InputError
+
+        try:
+            data = json.loads(self.config_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{self.config_file}: cannot read the campaign's settings "
+                             f"({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
+            raise InputError(f"{self.config_file}: not a campaign's settings (a JSON object "
+                             f"with a `config` object)")
+        return data
 
     # -- state ------------------------------------------------------------------------
     def load_state(self) -> dict[str, Any]:
@@ -191,6 +202,9 @@ class Session:
         records, _ = read_jsonl(self.messages)
         if not records:
             return 0, []
-        ctx = max(int(r.get("ctx", 0)) for r in records)
-        return ctx, [r["message"] for r in records if int(r.get("ctx", 0)) == ctx
-                     and isinstance(r.get("message"), dict)]
+        records = [r for r in records if isinstance(r.get("message"), dict)
+                   and isinstance(r.get("ctx", 0), int)]  # a damaged line is skipped
+        if not records:
+            return 0, []
+        ctx = max(r.get("ctx", 0) for r in records)
+        return ctx, [r["message"] for r in records if r.get("ctx", 0) == ctx]

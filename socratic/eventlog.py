@@ -93,10 +93,12 @@ class EventLog:
         log = cls(path, fsync_every_s=fsync_every_s)
         if path.exists():
             events, _ = read_jsonl(path)
-            if events:
-                last = events[-1]
-                log.seq = int(last.get("seq", len(events)))
-                log.t0 = time.monotonic() - float(last.get("t", 0.0))
+            if events:  # continue seq and clock; a damaged field must not stop a resume
+                seqs = [e["seq"] for e in events if isinstance(e.get("seq"), int)]
+                log.seq = max(seqs + [len(events)])
+                ts = [e["t"] for e in events if isinstance(e.get("t"), (int, float))
+                      and not isinstance(e.get("t"), bool) and e["t"] == e["t"]]
+                log.t0 = time.monotonic() - float(ts[-1] if ts else 0.0)
         return log
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:

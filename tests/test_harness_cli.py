@@ -281,6 +281,32 @@ def test_attached_run_reports_a_campaign_that_cannot_start(tmp_path):
     assert events(sess)[-1]["type"] == "campaign.end"           # the campaign is untouched
 
 
+def test_resume_with_damaged_session_files(tmp_path, monkeypatch, capsys):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    with FakeAnthropic([{"tools": [write(1.5)]}, {"text": "done"}]) as api:
+        for k, v in env_for(api).items():
+            monkeypatch.setenv(k, v)
+        assert main(["run", str(task), "--headless", "--session-dir", str(sess)]) == 0
+        config = (sess / "config.json").read_text()
+        capsys.readouterr()
+        for bad in ("{bad", "[1, 2]"):                    # settings: one line, exit 2
+            (sess / "config.json").write_text(bad)
+            assert main(["run", "--resume", str(sess), "--headless"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "config.json" in err, err
+        (sess / "config.json").write_text(config)
+        # a damaged event or message line is skipped, as readers do, not a traceback
+        with open(sess / "events.jsonl", "a") as fh:
+            fh.write('{"seq": "x", "t": null, "type": "usage"}\n')
+        with open(sess / "messages.jsonl", "a") as fh:
+            fh.write('{"ctx": "a", "message": 5}\n')
+        assert main(["run", "--resume", str(sess), "--headless", "--max-turns", "9"]) in (0, 1)
+    evts = events(sess)
+    assert evts[-1]["type"] == "campaign.end"
+    assert [e["seq"] for e in evts if isinstance(e["seq"], int)][-1] == len(evts)
+
+
 def test_inject(tmp_path, capsys):
     sess = tmp_path / "s"
     sess.mkdir()
