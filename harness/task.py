@@ -4,6 +4,8 @@ and the frozen snapshot of the task's files (with hashes) taken at campaign star
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -42,6 +44,33 @@ class Goal:
         return {"min_speedup": self.min_speedup, "against": self.against}
 
 
+NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # it names the session directory
+
+
+def _check_types(path: Path, data: dict[str, Any]) -> None:
+    """The keys the harness reads, with the types it uses; InputError naming the key."""
+    def bad(key: str, what: str, value: Any) -> InputError:
+        return InputError(f"{path}: `{key}` must be {what} (got {value!r})")
+
+    for key in ("name", "entry", "baseline", "default_set"):
+        value = data.get(key, "-")
+        if not isinstance(value, str) or not value:
+            raise bad(key, "a non-empty string", value)
+    if not NAME_RE.match(data["name"]):
+        raise bad("name", "letters, digits and _ . - (it names the session directory)",
+                  data["name"])
+    for key in ("goal", "sets"):
+        if not isinstance(data.get(key, {}), dict):
+            raise bad(key, "a table", data[key])
+    goal = data.get("goal", {})
+    ms = goal.get("min_speedup", 1.0)
+    if (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms)
+            or ms <= 0):
+        raise bad("goal.min_speedup", "a positive number", ms)
+    if not isinstance(goal.get("against", "baseline"), str):
+        raise bad("goal.against", "a string", goal["against"])
+
+
 @dataclass
 class Task:
     dir: Path
@@ -60,6 +89,7 @@ class Task:
         for key in ("name", "entry", "baseline"):
             if key not in data:
                 raise InputError(f"{path}: missing key `{key}`")
+        _check_types(path, data)
         if not (Path(task_dir) / data["baseline"]).is_file():
             raise InputError(f"{path}: baseline `{data['baseline']}` not found")
         return cls(Path(task_dir), data)

@@ -307,6 +307,29 @@ def test_resume_with_damaged_session_files(tmp_path, monkeypatch, capsys):
     assert [e["seq"] for e in evts if isinstance(e["seq"], int)][-1] == len(evts)
 
 
+@pytest.mark.parametrize("toml,key", [
+    ('[goal]\nmin_speedup = "abc"\n', "goal.min_speedup"),
+    ("[goal]\nmin_speedup = -1\n", "goal.min_speedup"),
+    ("goal = 5\n", "goal"), ("sets = 3\n", "sets"), ("default_set = 1\n", "default_set"),
+    ('name = "../../x"\n', "name"), ("name = [1]\n", "name"), ("baseline = 5\n", "baseline"),
+])
+def test_run_malformed_task_toml_is_one_line(tmp_path, monkeypatch, capsys, toml, key):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    task = tmp_path / "t"
+    task.mkdir()
+    (task / "baseline.cu").write_text("// baseline\n")
+    lines = {"name": 'name = "t"\n', "entry": 'entry = "e"\n',
+             "baseline": 'baseline = "baseline.cu"\n'}
+    replaced = toml.split(" =")[0]
+    if replaced in lines:
+        lines[replaced], toml = toml, ""
+    (task / "task.toml").write_text("".join(lines.values()) + toml)  # tables after the keys
+    assert main(["run", str(task), "--headless", "--session-dir", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"`{key}`" in err and "task.toml" in err, err
+    assert not (tmp_path / "s").exists()
+
+
 def test_inject(tmp_path, capsys):
     sess = tmp_path / "s"
     sess.mkdir()
