@@ -218,8 +218,17 @@ def _startup_failure(proc, events: Path, log: Path,
     return proc.returncode, (lines[-1] if lines else "")
 
 
+def _inject(session: Path, command: dict) -> None:
+    from socratic.eventlog import INBOX_FILE, inject
+
+    try:
+        inject(session, command)
+    except OSError as exc:
+        raise InputError(f"{session / INBOX_FILE}: cannot append "
+                         f"({exc.strerror or exc})") from None
+
+
 def handle_inject(args) -> int:
-    from socratic.eventlog import EVENTS_FILE, inject
 
     session = Path(args.session)
     if not (session / EVENTS_FILE).exists():
@@ -230,7 +239,7 @@ def handle_inject(args) -> int:
         if ended is not None:  # queued, it would act on the next --resume instead
             raise InputError(f"{session}: the campaign has ended ({ended}): nothing to "
                              f"{args.action}; {resume}")
-        inject(session, {"type": "control", "action": args.action})
+        _inject(session, {"type": "control", "action": args.action})
         print(f"socratic: sent {args.action} to {session}", file=sys.stderr)
         return 0
     if args.bank:
@@ -246,12 +255,12 @@ def handle_inject(args) -> int:
         if entry is None:
             raise InputError(f"--bank {args.bank}: no such question in the bank "
                              f"(see `socratic bank list`)")
-        inject(session, {"type": "question", "text": entry.text, "bank_id": entry.id})
+        _inject(session, {"type": "question", "text": entry.text, "bank_id": entry.id})
     else:
         text = (args.text or "").strip()
         if not text:
             raise InputError("--text: empty question")
-        inject(session, {"type": "question", "text": text, "bank_id": None})
+        _inject(session, {"type": "question", "text": text, "bank_id": None})
     later = f" (the campaign has ended ({ended}); {resume} and asks it)" if ended else ""
     print(f"socratic: question queued for {session}{later}", file=sys.stderr)
     return 0

@@ -363,6 +363,16 @@ def test_inject_into_an_ended_campaign(tmp_path, capsys):
         {"type": "question", "text": "Which bound?", "bank_id": None}]
 
 
+def test_inject_unwritable_inbox_is_one_line(tmp_path, capsys):
+    sess = tmp_path / "s"
+    (sess / "inbox.jsonl").mkdir(parents=True)          # not a file: cannot append
+    (sess / "events.jsonl").write_text('{"seq": 1, "type": "campaign.start"}\n')
+    for args in (["--text", "Which bound?"], ["--pause"]):
+        assert main(["inject", str(sess), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "inbox.jsonl: cannot append" in err, err
+
+
 def test_inject_bank_id(tmp_path):
     bank = pytest.importorskip("bank")
     if not hasattr(bank, "load_bank"):
