@@ -147,6 +147,7 @@ class Campaign:
         self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry,
                                     sleep=self._retry_sleep)
         self.messages: list[dict[str, Any]] = []
+        self.end_event: dict[str, Any] | None = None  # the campaign.end event, once logged
         self.ctx = 0
         self.pending: list[dict[str, Any]] = []      # content of the next user message
         self.questions: list[dict[str, Any]] = []    # queued, delivered at the safe point
@@ -552,9 +553,10 @@ class Campaign:
     def end(self, reason: str, **extra: Any) -> str:
         self._flush_text()
         best = self.history.best()
-        self.emit("campaign.end", reason=reason, evaluations=len(self.history),
-                  tool_calls=self.tool_calls, turns=self.turns, cost_usd=round(self.cost, 4),
-                  best=best.to_record() if best else None, **extra)
+        self.end_event = self.emit(
+            "campaign.end", reason=reason, evaluations=len(self.history),
+            tool_calls=self.tool_calls, turns=self.turns, cost_usd=round(self.cost, 4),
+            best=best.to_record() if best else None, **extra)
         self.log.sync()
         self.save_state()
         return reason

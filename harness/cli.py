@@ -132,7 +132,9 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
                                api_key=key)
     print(f"socratic: campaign {camp.session.dir} ({camp.config.model})", file=sys.stderr)
     reason = camp.run()
-    print(f"socratic: campaign ended: {reason} ({camp.session.dir})", file=sys.stderr)
+    error = (camp.end_event or {}).get("error")  # e.g. a bad key: the user's next step
+    print(f"socratic: campaign ended: {reason} ({camp.session.dir})"
+          + (f": {str(error).splitlines()[0]}" if error else ""), file=sys.stderr)
     return 0 if reason == "goal_met" else 1
 
 

@@ -154,6 +154,17 @@ def test_run_headless_exit_codes_and_model_from_env(tmp_path):
     assert start["model"] == "claude-test" and start["auto_questions"] is True
 
 
+def test_run_headless_names_a_fatal_api_error(tmp_path):
+    task = make_task(tmp_path)
+    with FakeAnthropic([], default={"status": 401}) as api:
+        r = socratic("run", str(task), "--headless", "--session-dir", str(tmp_path / "s"),
+                     api=api)
+        _, err = r.communicate(timeout=60)
+    last = err.decode().splitlines()[-1]
+    assert r.returncode == 1 and "ended: api_error" in last and "authentication_error" in last
+    assert FAKE_KEY not in err.decode()
+
+
 def test_detached_campaign_with_progress_lines(tmp_path):
     task = make_task(tmp_path)
     sess = tmp_path / "sess"
