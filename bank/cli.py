@@ -69,7 +69,7 @@ def _handler(args: argparse.Namespace) -> int:
 
     from pathlib import Path
 
-    from bank import load_bank
+    from socratic.bank import load_bank
 
     bank = load_bank([Path(d) for d in dirs])
     return {"list": _list, "show": _show, "search": _search, "validate": _validate,
@@ -103,7 +103,7 @@ def _brief(entry) -> str:
 
 
 def _list(bank, args, as_json: bool) -> int:
-    from bank.model import by_group
+    from socratic.bank.model import by_group
 
     if as_json:
         _emit([e.to_dict() for e in bank.entries])
@@ -115,11 +115,11 @@ def _list(bank, args, as_json: bool) -> int:
 
 
 def _show(bank, args, as_json: bool) -> int:
-    from bank.model import BankError
+    from socratic.bank.model import BankError
 
     entry = bank.get(args.id)
     if entry is None:
-        from bank import search
+        from socratic.bank import search
 
         near = [e.id for e in search(bank, args.id.replace(".", " "), limit=3)]
         hint = f" (did you mean: {', '.join(near)})" if near else ""
@@ -146,7 +146,7 @@ def _show(bank, args, as_json: bool) -> int:
 
 
 def _search(bank, args, as_json: bool) -> int:
-    from bank import search
+    from socratic.bank import search
 
     found = search(bank, " ".join(args.text), limit=args.limit)
     if as_json:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from bank.model import Bank, Entry
+from socratic.bank.model import Bank, Entry
 
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 

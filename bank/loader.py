@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from bank.model import (
+from socratic.bank.model import (
     ARCHS, GROUPS, KINDS, LEVELS, MAX_TEXT, MAX_WHY, PROVENANCES, TRIGGERS,
     Bank, BankError, Entry,
 )

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from bank.model import TRIGGERS, Bank, BankError, Entry
+from socratic.bank.model import TRIGGERS, Bank, BankError, Entry
 
 # For each trigger, the groups most worth asking about first (earlier = higher score).
 GROUP_ORDER: dict[str, tuple[str, ...]] = {

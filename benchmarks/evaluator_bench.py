@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def evaluate(*args: str) -> tuple[dict, float]:
@@ -38,10 +37,10 @@ def evaluate(*args: str) -> tuple[dict, float]:
 def do_bench_baseline(task_dir: Path, scenario_id: str) -> float:
     import torch
     from triton.testing import do_bench
-    from evaluator.build import build
-    from evaluator.expr import evaluate as expr
-    from evaluator.task import load_task
-    from evaluator.worker import params_type
+    from socratic.evaluator.build import build
+    from socratic.evaluator.expr import evaluate as expr
+    from socratic.evaluator.task import load_task
+    from socratic.evaluator.worker import params_type
 
     task = load_task(task_dir)
     sc = task.all_scenarios()[scenario_id]

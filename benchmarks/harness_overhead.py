@@ -21,11 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.campaign import Campaign  # noqa: E402
-from harness.fakeapi import FakeAnthropic  # noqa: E402
-from harness.testing import FAKE_KEY, candidate_source, fake_config, make_task  # noqa: E402
+from socratic.harness.campaign import Campaign  # noqa: E402
+from socratic.harness.fakeapi import FakeAnthropic  # noqa: E402
+from socratic.harness.testing import FAKE_KEY, candidate_source, fake_config, make_task  # noqa: E402
 
 TARGET_MS = 20.0
 

@@ -156,7 +156,7 @@ def make_events(n_events: int = 25_000, seed: int = 1, scenarios: list[str] | No
             if name == "bash":
                 inp = {"command": rng.choice(["nvcc -O3 -arch=sm_90a -Xptxas -v candidate.cu -c",
                                                "grep -n __syncthreads candidate.cu",
-                                               "python -m evaluator . --check-only"])}
+                                               "python -m socratic.evaluator . --check-only"])}
                 out = "\n".join(f"ptxas info    : Used {rng.randint(96, 255)} registers, "
                                 f"{rng.randint(0, 64)} bytes spill" for _ in range(rng.randint(1, 30)))
             elif name == "read_file":

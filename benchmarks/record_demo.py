@@ -11,7 +11,7 @@ Then copy the session: `rm -rf sessions/demo && cp -r <dir> sessions/demo`.
 
 CPU dry run (no GPU; a stand-in evaluator with numbers implied by the demo kernels):
     python benchmarks/record_demo.py --session-dir /tmp/demo \
-        --evaluator "python -m harness.fakeeval --rules demo" --chunk-delay 0
+        --evaluator "python -m socratic.harness.fakeeval --rules demo" --chunk-delay 0
 """
 
 from __future__ import annotations
@@ -28,10 +28,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from harness.demo import ScriptedAgent, write_kernels  # noqa: E402
-from harness.fakeapi import FakeAnthropic  # noqa: E402
+from socratic.harness.demo import ScriptedAgent, write_kernels  # noqa: E402
+from socratic.harness.fakeapi import FakeAnthropic  # noqa: E402
 from socratic.eventlog import inject, read_jsonl  # noqa: E402
 
 DEMO_KEY = "sk-demo-local-fake-server-not-a-key-000000"
@@ -51,7 +50,7 @@ HUMAN_QUESTIONS = [
 
 
 def evaluator_argv(arg: str | None) -> list[str]:
-    return shlex.split(arg) if arg else [sys.executable, "-m", "evaluator"]
+    return shlex.split(arg) if arg else [sys.executable, "-m", "socratic.evaluator"]
 
 
 def min_speedup(argv: list[str], cand: Path, env: dict[str, str]) -> float | None:
@@ -98,7 +97,7 @@ def picked_from_bank(session: Path) -> tuple[str | None, str | None, str | None]
     if trig is None:
         return None, None, None
     try:
-        from bank import load_bank
+        from socratic.bank import load_bank
 
         bank = load_bank()
     except Exception:  # noqa: BLE001
@@ -129,7 +128,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="Record the demo campaign (see module doc).")
     ap.add_argument("--session-dir", default="sessions/demo-new")
     ap.add_argument("--goal-min-speedup", type=float)
-    ap.add_argument("--evaluator", help="evaluator argv prefix (default: python -m evaluator)")
+    ap.add_argument("--evaluator", help="evaluator argv prefix (default: python -m socratic.evaluator)")
     ap.add_argument("--chunk-delay", type=float, default=0.015,
                     help="seconds between streamed text chunks (a live feel in replay)")
     ap.add_argument("--force", action="store_true", help="replace an existing session dir")
@@ -141,7 +140,6 @@ def main() -> int:
             raise SystemExit(f"{session} exists (use --force to replace it)")
         shutil.rmtree(session)
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     ev_argv = evaluator_argv(args.evaluator)
     goal = args.goal_min_speedup or calibrate(ev_argv, env)
 

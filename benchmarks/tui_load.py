@@ -37,13 +37,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
 
 
 def _settled(app) -> bool:
     """Every mounted streaming Markdown block has been parsed (has its children)."""
-    from tui.widgets.streaming_text import StreamingText
+    from socratic.tui.widgets.streaming_text import StreamingText
 
     return all(len(w.children) > 0 or not w.block.text.strip() for w in app.query(StreamingText))
 
@@ -60,7 +58,7 @@ async def _wait_settled(pilot, app, timeout: float = 10.0) -> None:
 
 
 def child_first_paint(session: str, t_start: float) -> dict:
-    from tui.app import SocraticApp  # imports count: t_start was taken before them
+    from socratic.tui.app import SocraticApp  # imports count: t_start was taken before them
 
     async def main() -> float:
         app = SocraticApp(Path(session), "watch", watch_files=False)
@@ -74,7 +72,7 @@ def child_first_paint(session: str, t_start: float) -> dict:
 
 
 def child_jump_end(session: str) -> dict:
-    from tui.app import SocraticApp
+    from socratic.tui.app import SocraticApp
 
     async def main() -> dict:
         app = SocraticApp(Path(session), "replay", autoplay=False, start=0)
@@ -105,7 +103,7 @@ def child_jump_end(session: str) -> dict:
 def child_tailing(session: str, more: str, seconds: float, rate: float) -> dict:
     from textual.binding import Binding
 
-    from tui.app import SocraticApp
+    from socratic.tui.app import SocraticApp
 
     extra = [json.loads(line) for line in Path(more).read_text().splitlines()]
 

@@ -1,5 +1,5 @@
 import sys
 
-from evaluator.cli import standalone_main
+from socratic.evaluator.cli import standalone_main
 
 sys.exit(standalone_main())

@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from evaluator.build import BuildResult, find_nvcc
+from socratic.evaluator.build import BuildResult, find_nvcc
 
 # library label → pattern over identifiers, paths, symbols and strings
 BANNED: dict[str, re.Pattern[str]] = {

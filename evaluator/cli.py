@@ -1,4 +1,4 @@
-"""`socratic eval` / `python -m evaluator`: evaluate a candidate on a task."""
+"""`socratic eval` / `python -m socratic.evaluator`: evaluate a candidate on a task."""
 
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluator import report
-    from evaluator.runner import EvalOptions, evaluate
-    from evaluator.task import load_task
+    from socratic.evaluator import report
+    from socratic.evaluator.runner import EvalOptions, evaluate
+    from socratic.evaluator.task import load_task
     from socratic.resources import resolve_task_dir
 
     task_dir = resolve_task_dir(args.task_dir)
@@ -70,6 +70,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def standalone_main(argv: list[str] | None = None) -> int:
-    """`python -m evaluator ...`: the same as `socratic eval ...`."""
+    """`python -m socratic.evaluator ...`: the same as `socratic eval ...`."""
     from socratic.cli import main
     return main(["eval", *(sys.argv[1:] if argv is None else argv)])

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-from evaluator.task import Scenario, Task
+from socratic.evaluator.task import Scenario, Task
 
 
 class ComparisonRun:
@@ -30,9 +29,8 @@ class ComparisonRun:
         self.proc = None
         if self.adapter.is_file() and self.names:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "evaluator.compare_worker"], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                cwd=str(Path(__file__).resolve().parent.parent))
+                [sys.executable, "-m", "socratic.evaluator.compare_worker"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
     def finish(self, scenarios: list[Scenario], rows: list[dict], timeout_s: float) -> dict[str, str]:
         """Time each implementation on each timed scenario; add `comparisons` to the rows.

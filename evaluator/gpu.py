@@ -15,7 +15,7 @@ import numpy as np
 from cuda.bindings import driver
 from cuda.core import Device, EventOptions, LaunchConfig, ObjectCode, StreamOptions, launch
 
-from evaluator.build import cache_root, find_nvcc, toolchain_id
+from socratic.evaluator.build import cache_root, find_nvcc, toolchain_id
 
 HELPERS_SRC = Path(__file__).with_name("helpers.cu")
 DIST = {"normal": 0, "uniform": 1, "zeros": 2}

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from evaluator import bans
-from evaluator.build import BuildResult, build
-from evaluator.task import Scenario, Task, TaskError, load_task
+from socratic.evaluator import bans
+from socratic.evaluator.build import BuildResult, build
+from socratic.evaluator.task import Scenario, Task, TaskError, load_task
 from socratic.errors import InputError
 
 SCHEMA = "socratic.eval/1"
@@ -106,7 +106,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
     }
     comparisons = None
     if opts.compare and opts.time and task.comparisons:
-        from evaluator.comparisons import ComparisonRun
+        from socratic.evaluator.comparisons import ComparisonRun
         comparisons = ComparisonRun(task)
     try:
         rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress)
@@ -196,7 +196,7 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
 
 
 class _Worker:
-    """A `python -m evaluator.worker` child in its own process group. Its verdicts come on
+    """A `python -m socratic.evaluator.worker` child in its own process group. Its verdicts come on
     a private pipe, each line signed with a per-worker key (see evaluator.worker)."""
 
     def __init__(self, job: dict):
@@ -205,9 +205,8 @@ class _Worker:
         read_fd, write_fd = os.pipe()
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "evaluator.worker"], stdin=subprocess.PIPE, stdout=self.stderr,
+            [sys.executable, "-m", "socratic.evaluator.worker"], stdin=subprocess.PIPE, stdout=self.stderr,
             stderr=self.stderr, start_new_session=True, env=env, pass_fds=(write_fd,),
-            cwd=str(Path(__file__).resolve().parent.parent),
         )
         os.close(write_fd)
         self.channel = os.fdopen(read_fd, "rb")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.expr import ExprError, evaluate, k
+from socratic.evaluator.expr import ExprError, evaluate, k
 from socratic.errors import InputError
 
 if sys.version_info >= (3, 11):

@@ -1,4 +1,4 @@
-"""The GPU half of an evaluation, run in a child process (`python -m evaluator.worker`).
+"""The GPU half of an evaluation, run in a child process (`python -m socratic.evaluator.worker`).
 
 Protocol: one job (JSON) on stdin; JSON lines on a private pipe (fd `channel_fd` of the
 job), each signed with the job's key, so that a candidate printing to stdout, or writing
@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from evaluator import bans
-from evaluator.build import cache_root
-from evaluator.expr import evaluate
-from evaluator.gpu import Gpu, GpuError
-from evaluator.limits import bound_ms
-from evaluator.sandbox import WRITABLE, protect_files
-from evaluator.task import BufferSpec, Scenario, Task, load_task
+from socratic.evaluator import bans
+from socratic.evaluator.build import cache_root
+from socratic.evaluator.expr import evaluate
+from socratic.evaluator.gpu import Gpu, GpuError
+from socratic.evaluator.limits import bound_ms
+from socratic.evaluator.sandbox import WRITABLE, protect_files
+from socratic.evaluator.task import BufferSpec, Scenario, Task, load_task
 
 CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
           "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f32": ctypes.c_float}

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from harness.config import Config, cost_usd
+from socratic.harness.config import Config, cost_usd
 
 RETRY_BODY_TYPES = {"overloaded_error", "rate_limit_error", "api_error", "timeout_error"}
 

@@ -24,15 +24,15 @@ from typing import Any, Callable
 
 from socratic.eventlog import EventLog, read_jsonl
 
-from harness import prompt
-from harness.agent import Agent, ContextTooLong, FatalAPIError, Response
-from harness.config import Config
-from harness.evaluation import (Evaluation, History, compact_table, describe_failing, judge,
+from socratic.harness import prompt
+from socratic.harness.agent import Agent, ContextTooLong, FatalAPIError, Response
+from socratic.harness.config import Config
+from socratic.harness.evaluation import (Evaluation, History, compact_table, describe_failing, judge,
                                 list_sets, run_evaluator)
-from harness.session import Session, repair_tail
-from harness.task import Task, changed_files, restore, sha256_text
-from harness.tools import Redactor, Tools, scrubbed_env, tool_specs
-from harness.triggers import Detectors, Fired
+from socratic.harness.session import Session, repair_tail
+from socratic.harness.task import Task, changed_files, restore, sha256_text
+from socratic.harness.tools import Redactor, Tools, scrubbed_env, tool_specs
+from socratic.harness.triggers import Detectors, Fired
 
 # suggester(kind, asked_ids, recent_text) -> [(bank_id, text), ...], best first
 Suggester = Callable[[str, list[str], str], list[tuple[str, str]]]
@@ -45,7 +45,7 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester | N
     (nvidia-smi's, e.g. "10.0"), which picks the arch-specific questions; unknown: hopper,
     the arch the shipped tasks build for."""
     try:
-        from bank import (SuggestContext, arch_from_cc, load_bank,  # type: ignore[attr-defined]
+        from socratic.bank import (SuggestContext, arch_from_cc, load_bank,  # type: ignore[attr-defined]
                           suggest)
     except Exception:  # noqa: BLE001 - the campaign runs without a bank
         return None
@@ -58,13 +58,6 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester | N
         return [(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
 
     return fn
-
-
-def evaluator_env(env: dict[str, str]) -> dict[str, str]:
-    """The (scrubbed) environment plus this checkout on PYTHONPATH: the evaluator child finds
-    these packages even when they are not installed."""
-    root = str(Path(__file__).resolve().parents[1])
-    return dict(env, PYTHONPATH=os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p))
 
 
 def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,
@@ -131,7 +124,7 @@ class Campaign:
         self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor([api_key] if api_key else [])
         self.env = scrubbed_env([api_key] if api_key else [])
-        self.eval_env = evaluator_env(self.env)
+        self.eval_env = self.env  # the evaluator child needs nothing more
         self.suggester = suggester
         self.history = History()
         self.detectors = Detectors(config.triggers)
@@ -179,7 +172,7 @@ class Campaign:
         src = Task.load(task_dir)
         # an unknown --scenarios is bad input: reported before the session exists
         sets = list_sets(config.evaluator, src.dir.resolve(),
-                         env=evaluator_env(scrubbed_env([api_key] if api_key else [])))
+                         env=scrubbed_env([api_key] if api_key else []))
         goal_scenarios(sets, src, config.scenarios or src.default_set)
         gpu = gpu_info()
         if suggester is None and use_bank:  # a bad user bank file, too, before the session

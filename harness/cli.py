@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.config import DEFAULT_MODEL
+from socratic.harness.config import DEFAULT_MODEL
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
 
@@ -104,7 +104,7 @@ def handle_run(args) -> int:
         if not (session_dir / "events.jsonl").exists():
             raise InputError(f"{session_dir}: no events.jsonl to resume")
     else:
-        from harness.task import Task
+        from socratic.harness.task import Task
 
         task_dir = resolve_task_dir(args.task)
         Task.load(task_dir)  # bad input is reported here, before anything starts
@@ -116,8 +116,8 @@ def handle_run(args) -> int:
 
 
 def _run_headless(args, session_dir: Path | None, key: str) -> int:
-    from harness.campaign import Campaign
-    from harness.config import DEFAULT_MODEL, Config
+    from socratic.harness.campaign import Campaign
+    from socratic.harness.config import DEFAULT_MODEL, Config
 
     ov = _config_overrides(args)
     if args.resume:
@@ -141,10 +141,10 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
 def _run_attached(args, session_dir: Path | None) -> int:
     import subprocess
 
-    from harness.session import Session, session_id
+    from socratic.harness.session import Session, session_id
 
     if session_dir is None:
-        from harness.task import Task
+        from socratic.harness.task import Task
         from socratic.resources import resolve_task_dir
 
         session_dir = Path("sessions") / session_id(Task.load(resolve_task_dir(args.task)).name)
@@ -167,13 +167,10 @@ def _run_attached(args, session_dir: Path | None) -> int:
         argv.append("--auto-questions")
     if args.resume:
         argv.append("--resume")
-    root = str(Path(__file__).resolve().parents[1])  # this checkout, installed or not
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p))
     log_path = Session(session_dir).log_file
     log = open(log_path, "ab")
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                            start_new_session=True, cwd=os.getcwd(), env=env)
+                            start_new_session=True, cwd=os.getcwd())
     log.close()
     failed = _startup_failure(proc, events, log_path)
     if failed is not None:
@@ -182,10 +179,10 @@ def _run_attached(args, session_dir: Path | None) -> int:
         return failed[0]
     print(f"socratic: campaign started as process {proc.pid}; session {session_dir}; "
           f"log {log_path}", file=sys.stderr)
-    from harness.watch import detach_hint, tail_progress
+    from socratic.harness.watch import detach_hint, tail_progress
 
     try:
-        from tui.app import run_watch  # type: ignore[attr-defined]
+        from socratic.tui.app import run_watch  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - the TUI is optional here
         run_watch = None
     if run_watch is not None:
@@ -246,7 +243,7 @@ def handle_inject(args) -> int:
         return 0
     if args.bank:
         try:
-            from bank import load_bank  # type: ignore[attr-defined]
+            from socratic.bank import load_bank  # type: ignore[attr-defined]
             bank = load_bank()
         except InputError:
             raise

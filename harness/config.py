@@ -35,11 +35,11 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_read: int,
 
 
 def default_evaluator() -> list[str]:
-    """argv prefix of the evaluator: $SOCRATIC_EVALUATOR (shell words) or `python -m evaluator`."""
+    """argv prefix of the evaluator: $SOCRATIC_EVALUATOR (shell words) or `python -m socratic.evaluator`."""
     env = os.environ.get("SOCRATIC_EVALUATOR")
     if env:
         return shlex.split(env)
-    return [sys.executable, "-m", "evaluator"]
+    return [sys.executable, "-m", "socratic.evaluator"]
 
 
 @dataclass

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.fakeapi import last_user_text
+from socratic.harness.fakeapi import last_user_text
 
 HEADER = r"""#include <cuda_bf16.h>
 #include <cuda_runtime.h>

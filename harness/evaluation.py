@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.task import Goal
+from socratic.harness.task import Goal
 
 
 @dataclass

@@ -4,7 +4,7 @@ tools, the goal as a predicate, the rules."""
 
 from __future__ import annotations
 
-from harness.task import Goal, Task
+from socratic.harness.task import Goal, Task
 
 DEFAULT_BANNED = ("CUTLASS/CuTe, cuBLAS/cuBLASLt, cuDNN, FlashAttention, Triton-generated code "
                   "or any other kernel library, whether included, linked or dlopen'ed; the evaluator "

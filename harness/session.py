@@ -26,8 +26,8 @@ from typing import Any
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
 
-from harness.config import Config
-from harness.task import Task, snapshot
+from socratic.harness.config import Config
+from socratic.harness.task import Task, snapshot
 
 CANDIDATE = "candidate.cu"
 NOTES = "NOTES.md"

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.config import Config, TriggerConfig
+from socratic.harness.config import Config, TriggerConfig
 
-FAKE_EVALUATOR = [sys.executable, "-m", "harness.fakeeval"]
+FAKE_EVALUATOR = [sys.executable, "-m", "socratic.harness.fakeeval"]
 FAKE_KEY = "sk-ant-api03-FAKEKEY-0123456789abcdefghijklmnopqrstuvwxyz-SECRET"
 
 TASK_TOML = """\

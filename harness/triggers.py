@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.config import TriggerConfig
-from harness.evaluation import Evaluation
+from socratic.harness.config import TriggerConfig
+from socratic.harness.evaluation import Evaluation
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pytest
 
 @functools.lru_cache(maxsize=1)
 def _no_gpu_reason() -> str | None:
-    from evaluator.runner import gpu_present
+    from socratic.evaluator.runner import gpu_present
     return gpu_present()
 
 

@@ -217,8 +217,8 @@ def test_bad_arguments_are_one_line():
 
 
 def test_list_groups_in_schema_order_core_first():
-    from bank import load_bank
-    from bank.model import GROUPS, by_group
+    from socratic.bank import load_bank
+    from socratic.bank.model import GROUPS, by_group
 
     groups = by_group(load_bank(user=False).entries)
     assert list(groups) == list(GROUPS)                  # not the files' order (arch_* first)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from bank import load_bank
-from bank.model import ARCHS, GROUPS, LEVELS, MAX_TEXT, TRIGGERS
+from socratic.bank import load_bank
+from socratic.bank.model import ARCHS, GROUPS, LEVELS, MAX_TEXT, TRIGGERS
 
 # Words that name attention or a specific kernel; at most 10 core entries may use them.
 KERNEL_WORDS = re.compile(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bank import Bank, BankError, Entry, SuggestContext, load_bank, search, suggest
-from bank.model import TRIGGERS
+from socratic.bank import Bank, BankError, Entry, SuggestContext, load_bank, search, suggest
+from socratic.bank.model import TRIGGERS
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +152,7 @@ def test_search_is_deterministic(bank):
 
 
 def test_arch_from_cc():
-    from bank import arch_from_cc
+    from socratic.bank import arch_from_cc
 
     assert arch_from_cc("9.0") == "hopper" and arch_from_cc("10.0") == "blackwell"
     assert arch_from_cc("12.0") is None and arch_from_cc(None) is None

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import bans
-from evaluator.build import build
-from evaluator.expr import ExprError, evaluate, k
-from evaluator.runner import gpu_present
-from evaluator.task import load_task
+from socratic.evaluator import bans
+from socratic.evaluator.build import build
+from socratic.evaluator.expr import ExprError, evaluate, k
+from socratic.evaluator.runner import gpu_present
+from socratic.evaluator.task import load_task
 from tests.candidates.rmsnorm_hostile import source
 from tests.evalcli import ROOT, socratic
 

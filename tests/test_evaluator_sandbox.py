@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from evaluator.sandbox import protect_files
+from socratic.evaluator.sandbox import protect_files
 from tests.evalcli import ROOT
 
 PROBE = r'''
 import os, sys
-from evaluator.sandbox import protect_files
+from socratic.evaluator.sandbox import protect_files
 status = protect_files(tuple(a for a in sys.argv[2:]))
 print(status)
 target = sys.argv[1]

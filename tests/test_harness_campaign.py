@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.campaign import Campaign
-from harness.config import TriggerConfig
-from harness.fakeapi import FakeAnthropic, last_user_text
-from harness.testing import FAKE_KEY, candidate_source, make_task, fake_config
+from socratic.harness.campaign import Campaign
+from socratic.harness.config import TriggerConfig
+from socratic.harness.fakeapi import FakeAnthropic, last_user_text
+from socratic.harness.testing import FAKE_KEY, candidate_source, make_task, fake_config
 from socratic.eventlog import inject, read_jsonl
 
 
@@ -290,7 +290,7 @@ def test_connection_errors_retried(tmp_path):
         c = make(tmp_path, api)
         url = api.url
     # the server is gone: the first attempts fail to connect, then it comes back
-    from harness.agent import Agent
+    from socratic.harness.agent import Agent
 
     calls = {"n": 0}
     server = FakeAnthropic([{"tools": [write(1.5)]}, {"text": "done"}])
@@ -419,8 +419,8 @@ def test_key_never_logged(tmp_path, monkeypatch):
 
 def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
     bank = pytest.importorskip("bank")
-    from harness import campaign as campaign_mod
-    from harness.campaign import bank_suggester
+    from socratic.harness import campaign as campaign_mod
+    from socratic.harness.campaign import bank_suggester
 
     archs = {e.id: e.arch for e in bank.load_bank().entries}
 
@@ -461,7 +461,7 @@ def test_real_bank_suggestions(tmp_path):
     bank = pytest.importorskip("bank")
     if not all(hasattr(bank, n) for n in ("load_bank", "SuggestContext", "suggest")):
         pytest.skip("bank API not available")
-    from harness.campaign import bank_suggester
+    from socratic.harness.campaign import bank_suggester
 
     s = bank_suggester(False)
     assert s is not None
@@ -482,7 +482,7 @@ def test_key_redacted_from_evaluator_results(tmp_path):
     # a candidate can smuggle text into its build log (an #include of a /proc file, say)
     script = [{"tools": [write(1.5, "// build-error"), ("evaluate", {})]},
               {"tools": [write(1.5)]}, {"text": "done"}]
-    import harness.campaign as camp
+    import socratic.harness.campaign as camp
 
     real = camp.run_evaluator
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.fakeapi import FakeAnthropic
-from harness.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
+from socratic.harness.fakeapi import FakeAnthropic
+from socratic.harness.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 from socratic.cli import main
 from socratic.eventlog import inject, read_jsonl
 
@@ -25,8 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 def env_for(api: FakeAnthropic) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_BASE_URL": api.url,
-                "SOCRATIC_EVALUATOR": " ".join(FAKE_EVALUATOR), "ANTHROPIC_MODEL": "claude-test",
-                "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")})
+                "SOCRATIC_EVALUATOR": " ".join(FAKE_EVALUATOR), "ANTHROPIC_MODEL": "claude-test"})
     return env
 
 
@@ -171,7 +170,7 @@ def test_detached_campaign_with_progress_lines(tmp_path):
     with FakeAnthropic([{"text": "Evaluating.", "tools": [("evaluate", {})]},
                         {"tools": [write(1.5)]}, {"text": "done"}]) as api:
         # no TUI importable in the child: progress lines on stdout
-        code = ("import sys; sys.modules['tui.app'] = None; from socratic.cli import main; "
+        code = ("import sys; sys.modules['socratic.tui.app'] = None; from socratic.cli import main; "
                 "raise SystemExit(main(sys.argv[1:]))")
         r = subprocess.run([sys.executable, "-c", code, "run", str(task), "--session-dir",
                             str(sess)], env=env_for(api), cwd=REPO, capture_output=True,
@@ -185,12 +184,12 @@ def test_detached_campaign_with_progress_lines(tmp_path):
 
 
 def test_quitting_the_tui_says_how_to_get_back(tmp_path, monkeypatch, capsys):
-    import tui.app
+    import socratic.tui.app as app
 
     task = make_task(tmp_path)
     sess = tmp_path / "sess"
     watched = []
-    monkeypatch.setattr(tui.app, "run_watch", lambda d, **kw: watched.append(d) or 0)
+    monkeypatch.setattr(app, "run_watch", lambda d, **kw: watched.append(d) or 0)
     with FakeAnthropic([{"tools": [("bash", {"command": "sleep 5"})]}]) as api:
         for k, v in env_for(api).items():
             monkeypatch.setenv(k, v)
@@ -256,8 +255,8 @@ def test_run_unknown_scenarios_and_bad_session_dir(tmp_path, monkeypatch, capsys
 
 
 def test_goal_scenarios_sets_and_ids(tmp_path):
-    from harness.campaign import goal_scenarios
-    from harness.task import Task
+    from socratic.harness.campaign import goal_scenarios
+    from socratic.harness.task import Task
     from socratic.errors import InputError
 
     task = Task.load(make_task(tmp_path))
@@ -398,8 +397,8 @@ def test_inject_bank_id(tmp_path):
 
 
 def test_cli_module_is_cheap_to_import():
-    code = ("import sys, harness.cli; bad = [m for m in ('anthropic', 'harness.campaign', "
-            "'bank.loader') if m in sys.modules]; print(bad)")
+    code = ("import sys, socratic.harness.cli; bad = [m for m in ('anthropic', 'socratic.harness.campaign', "
+            "'socratic.bank.loader') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "[]", out.stderr
 

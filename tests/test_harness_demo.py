@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.demo import BUG_LINE, FIX_LINE, KERNELS, ScriptedAgent, answer_for, write_kernels
+from socratic.harness.demo import BUG_LINE, FIX_LINE, KERNELS, ScriptedAgent, answer_for, write_kernels
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def test_kernel_versions_differ_as_planned():
 def test_kernels_build_and_pass_the_ban_check(tmp_path):
     files = write_kernels(tmp_path)
     for name, path in files.items():
-        r = subprocess.run([sys.executable, "-m", "evaluator", "kernels/rmsnorm", "--check-only",
+        r = subprocess.run([sys.executable, "-m", "socratic.evaluator", "kernels/rmsnorm", "--check-only",
                             "--json", "--candidate", str(path)], cwd=REPO, capture_output=True,
                            text=True, timeout=300)
         doc = json.loads(r.stdout)
@@ -58,10 +58,9 @@ def test_scripted_agent_answers_questions_then_follows_plan():
 
 def test_record_demo_dry_run(tmp_path):
     sess = tmp_path / "demo"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
     r = subprocess.run([sys.executable, "benchmarks/record_demo.py", "--session-dir", str(sess),
-                        "--evaluator", f"{sys.executable} -m harness.fakeeval --rules demo",
-                        "--chunk-delay", "0"], cwd=REPO, env=env, capture_output=True,
+                        "--evaluator", f"{sys.executable} -m socratic.harness.fakeeval --rules demo",
+                        "--chunk-delay", "0"], cwd=REPO, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[ ]" not in r.stdout
@@ -79,10 +78,10 @@ def test_record_demo_dry_run(tmp_path):
 @pytest.mark.slow
 def test_short_campaign_on_rmsnorm_with_the_real_evaluator(tmp_path):
     pytest.importorskip("anthropic")
-    from harness.campaign import Campaign
-    from harness.config import Config
-    from harness.fakeapi import FakeAnthropic
-    from harness.testing import FAKE_KEY
+    from socratic.harness.campaign import Campaign
+    from socratic.harness.config import Config
+    from socratic.harness.fakeapi import FakeAnthropic
+    from socratic.harness.testing import FAKE_KEY
 
     def write(v):
         return ("write_file", {"path": "candidate.cu", "content": KERNELS[v]()})

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from harness.testing import FAKE_KEY
-from harness.tools import Redactor, Tools, cap_text, scrubbed_env, tool_specs
+from socratic.harness.testing import FAKE_KEY
+from socratic.harness.tools import Redactor, Tools, cap_text, scrubbed_env, tool_specs
 
 
 @pytest.fixture

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.config import TriggerConfig
-from harness.evaluation import Evaluation, History, judge
-from harness.task import Goal
-from harness.triggers import (CorrectnessFailure, DeclaredDone, Detectors, Plateau, Start,
+from socratic.harness.config import TriggerConfig
+from socratic.harness.evaluation import Evaluation, History, judge
+from socratic.harness.task import Goal
+from socratic.harness.triggers import (CorrectnessFailure, DeclaredDone, Detectors, Plateau, Start,
                               SuspiciousGain, declares_limit)
 
 _n = 0

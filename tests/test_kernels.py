@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.task import load_task
+from socratic.evaluator.task import load_task
 from tests.evalcli import ROOT, socratic
 
 TASKS = ["flash_attn_fwd", "rmsnorm"]
@@ -60,7 +60,7 @@ def test_baseline_passes_every_full_scenario(task):
 
 
 def _library(task, which: str) -> ctypes.CDLL:
-    from evaluator.build import build
+    from socratic.evaluator.build import build
     path = task.reference.source if which == "reference" else task.baseline
     result = build(path, task.build_command)
     assert result.ok, result.log
@@ -68,7 +68,7 @@ def _library(task, which: str) -> ctypes.CDLL:
 
 
 def _attention_params(task, q, k, v, o, lse, causal: int):
-    from evaluator.worker import params_type
+    from socratic.evaluator.worker import params_type
     b, sq, hq, d = q.shape
     p = params_type(task)()
     p.q, p.k, p.v, p.o, p.lse = (t.data_ptr() for t in (q, k, v, o, lse))
@@ -135,7 +135,7 @@ def test_rmsnorm_reference_agrees_with_float64():
     torch = pytest.importorskip("torch")
     task = load_task(ROOT / "kernels" / "rmsnorm")
     ref = _library(task, "reference")
-    from evaluator.worker import params_type
+    from socratic.evaluator.worker import params_type
     x = torch.randn(37, 1000, device="cuda", dtype=torch.bfloat16)
     w = (1 + 0.1 * torch.randn(1000, device="cuda")).bfloat16()
     y = torch.full((37, 1000), float("nan"), device="cuda")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from tests.test_tui_support import FakeBank, make_session, read_inbox, tiny_events, write_events
-from tui.app import SPEEDS, SocraticApp
-from tui.ask_screen import AskScreen
-from tui.confirm_screen import ConfirmScreen
-from tui.help_screen import HelpScreen
-from tui.picker_screen import PickerScreen
-from tui.state import fold
-from tui.widgets.question_picker import QuestionPicker
-from tui.widgets.transcript import Transcript
+from socratic.tui.app import SPEEDS, SocraticApp
+from socratic.tui.ask_screen import AskScreen
+from socratic.tui.confirm_screen import ConfirmScreen
+from socratic.tui.help_screen import HelpScreen
+from socratic.tui.picker_screen import PickerScreen
+from socratic.tui.state import fold
+from socratic.tui.widgets.question_picker import QuestionPicker
+from socratic.tui.widgets.transcript import Transcript
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -215,7 +215,7 @@ async def test_copy_selected_block_and_row(tiny):
 async def test_block_selection_expand_and_copy(tiny):
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
-        from tui.widgets.tool_block import ToolBlock
+        from socratic.tui.widgets.tool_block import ToolBlock
 
         tr = app.query_one(Transcript)
         tr.focus()
@@ -405,7 +405,7 @@ async def test_question_to_an_ended_campaign_says_when_it_is_asked(tmp_path):
 
 
 async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
-    from tui.widgets.transcript import MAX_MOUNTED
+    from socratic.tui.widgets.transcript import MAX_MOUNTED
 
     session, events = make_session(tmp_path, n_events=6000, end=False)
     path = session / "events.jsonl"
@@ -444,7 +444,7 @@ async def test_no_color_keeps_words_and_symbols(tmp_path, monkeypatch):
 
 
 async def test_live_text_streams_into_markdown(running):
-    from tui.widgets.streaming_text import StreamingText
+    from socratic.tui.widgets.streaming_text import StreamingText
 
     path = running / "events.jsonl"
     app = watch_app(running)
@@ -506,7 +506,7 @@ async def test_copy_of_a_tool_block_uses_its_blob(tmp_path):
     (tmp_path / "blobs" / "t1.txt").write_text("the whole output")
     app = watch_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        from tui.widgets.tool_block import ToolBlock
+        from socratic.tui.widgets.tool_block import ToolBlock
 
         tr = app.query_one(Transcript)
         tr.select(tr._widgets.index(app.query_one(ToolBlock)))
@@ -587,7 +587,7 @@ async def test_bundled_demo_replays():
 
 
 async def test_picker_groups_in_bank_list_order(tiny):
-    from bank.model import GROUPS
+    from socratic.bank.model import GROUPS
 
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -54,7 +54,7 @@ def test_replay_without_demo_is_a_clear_error(tmp_path, monkeypatch):
 
     import socratic.resources
     from socratic.errors import InputError
-    from tui import cli
+    from socratic.tui import cli
 
     monkeypatch.setattr(socratic.resources, "demo_session_dir", lambda: tmp_path / "demo")
     with pytest.raises(InputError, match="demo campaign is not installed"):
@@ -151,7 +151,7 @@ def test_real_terminal_watch_injects(tmp_path):
 
 def test_run_watch_api_for_socratic_run(tmp_path, monkeypatch):
     from socratic.errors import InputError
-    from tui import app as tui_app
+    from socratic.tui import app as tui_app
 
     runs = []
     monkeypatch.setattr(tui_app.SocraticApp, "run",

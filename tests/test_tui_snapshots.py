@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_tui_support import FakeBank, make_session, tiny_events, write_events
-from tui.app import SocraticApp
+from socratic.tui.app import SocraticApp
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -6,7 +6,7 @@ import random
 import time
 
 from tests.test_tui_support import generator, tiny_events
-from tui.state import CampaignState, Timeline, fold
+from socratic.tui.state import CampaignState, Timeline, fold
 
 
 def test_tiny_campaign_folds_to_expected_state():

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
-from tui.app import SocraticApp
+from socratic.tui.app import SocraticApp
 
 pytestmark = pytest.mark.timeout(90)
 

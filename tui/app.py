@@ -21,14 +21,14 @@ from textual.widgets import DataTable
 
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
-from tui.state import CampaignState, Timeline
-from tui.widgets.eval_header import EvalHeader
-from tui.widgets.key_hints import KeyHints
-from tui.widgets.pending_bar import PendingBar
-from tui.widgets.scenario_table import ScenarioTable
-from tui.widgets.speedup_plot import SpeedupPlot
-from tui.widgets.status_line import StatusLine
-from tui.widgets.transcript import Transcript
+from socratic.tui.state import CampaignState, Timeline
+from socratic.tui.widgets.eval_header import EvalHeader
+from socratic.tui.widgets.key_hints import KeyHints
+from socratic.tui.widgets.pending_bar import PendingBar
+from socratic.tui.widgets.scenario_table import ScenarioTable
+from socratic.tui.widgets.speedup_plot import SpeedupPlot
+from socratic.tui.widgets.status_line import StatusLine
+from socratic.tui.widgets.transcript import Transcript
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 GAP_CAP_S = 1.0        # replay: longest wall-clock wait between two events
@@ -309,7 +309,7 @@ class SocraticApp(App):
     def _get_bank(self) -> Any:
         if self._bank is None:
             try:
-                from bank import load_bank
+                from socratic.bank import load_bank
 
                 self._bank = load_bank()
             except Exception as exc:  # the picker still opens; free text still works
@@ -324,7 +324,7 @@ class SocraticApp(App):
         ids = list(trig.suggestions)
         if not ids:
             try:
-                from bank import SuggestContext, suggest
+                from socratic.bank import SuggestContext, suggest
 
                 ctx = SuggestContext(arch="hopper", asked=set(self.state.asked))
                 ids = [getattr(e, "id", e) for e in suggest(bank, trig.kind, ctx, limit=5)]
@@ -333,13 +333,13 @@ class SocraticApp(App):
         return ids, trig.kind
 
     def action_pick(self) -> None:
-        from tui.picker_screen import PickerScreen
+        from socratic.tui.picker_screen import PickerScreen
 
         bank = self._get_bank()
         search = None
         if not isinstance(bank, EmptyBank):
             try:
-                from bank import search as bank_search
+                from socratic.bank import search as bank_search
 
                 search = bank_search
             except Exception:
@@ -369,7 +369,7 @@ class SocraticApp(App):
             self.refresh_view()
 
     def action_ask(self) -> None:
-        from tui.ask_screen import AskScreen
+        from socratic.tui.ask_screen import AskScreen
 
         self.push_screen(AskScreen(), lambda text: self.ask(text) if text else None)
 
@@ -385,7 +385,7 @@ class SocraticApp(App):
         self._send({"type": "control", "action": "evaluate"}, "evaluation requested")
 
     def action_stop(self) -> None:
-        from tui.confirm_screen import ConfirmScreen
+        from socratic.tui.confirm_screen import ConfirmScreen
 
         if self._ended():
             return
@@ -518,7 +518,7 @@ class SocraticApp(App):
     # ------------------------------------------------------------------ both
 
     def action_help(self) -> None:
-        from tui.help_screen import HelpScreen
+        from socratic.tui.help_screen import HelpScreen
 
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)

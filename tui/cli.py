@@ -36,7 +36,7 @@ def register(sub) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from tui.app import check_session_dir, run_watch
+    from socratic.tui.app import check_session_dir, run_watch
 
     check_session_dir(args.session_dir)
     return run_watch(args.session_dir, poll=args.poll, no_mouse=args.no_mouse)
@@ -53,6 +53,6 @@ def _replay(args: argparse.Namespace) -> int:
         if not (session_dir / "events.jsonl").is_file():
             raise InputError(f"the bundled demo campaign is not installed ({session_dir}"
                              "/events.jsonl is missing); pass a SESSION_DIR")
-    from tui.app import run_replay
+    from socratic.tui.app import run_replay
 
     return run_replay(session_dir, speed=args.speed, no_mouse=args.no_mouse)

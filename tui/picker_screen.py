@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from tui.widgets.question_picker import QuestionPicker
+from socratic.tui.widgets.question_picker import QuestionPicker
 
 
 class PickerScreen(ModalScreen[Any]):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui import format as fmt
-from tui.state import Block, EvalPoint
+from socratic.tui import format as fmt
+from socratic.tui.state import Block, EvalPoint
 
 
 def render_block(b: Block) -> Text:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui import format as fmt
+from socratic.tui import format as fmt
 
 
 class PendingBar(Static):

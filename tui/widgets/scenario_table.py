@@ -14,8 +14,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from tui import format as fmt
-from tui.state import CampaignState, ScenarioRow
+from socratic.tui import format as fmt
+from socratic.tui.state import CampaignState, ScenarioRow
 
 # speedup sits next to the id so that it stays visible at 80 columns
 COLUMNS = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui import format as fmt
-from tui.state import EvalPoint
+from socratic.tui import format as fmt
+from socratic.tui.state import EvalPoint
 
 BARS = "▁▂▃▄▅▆▇█"
 

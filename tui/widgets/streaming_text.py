@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Markdown
 
-from tui.state import Block
+from socratic.tui.state import Block
 
 
 class StreamingText(Markdown):

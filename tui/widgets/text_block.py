@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.markdown import Markdown as RichMarkdown
 from textual.widgets import Static
 
-from tui.state import Block
+from socratic.tui.state import Block
 
 
 class TextBlock(Static):

@@ -7,8 +7,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from tui import format as fmt
-from tui.state import Block
+from socratic.tui import format as fmt
+from socratic.tui.state import Block
 
 MAX_LINES = 40
 

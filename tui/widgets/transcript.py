@@ -17,11 +17,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.state import Block
-from tui.widgets.event_block import EventBlock
-from tui.widgets.streaming_text import StreamingText
-from tui.widgets.text_block import TextBlock
-from tui.widgets.tool_block import ToolBlock
+from socratic.tui.state import Block
+from socratic.tui.widgets.event_block import EventBlock
+from socratic.tui.widgets.streaming_text import StreamingText
+from socratic.tui.widgets.text_block import TextBlock
+from socratic.tui.widgets.tool_block import ToolBlock
 
 # Layout cost grows with the number of mounted widgets (every reflow arranges them all),
 # so the window is a few screens deep: older blocks are a key (or a scroll) away.

@@ -15,11 +15,11 @@ def resolve_task_dir(arg: str) -> Path:
     path = Path(arg)
     if path.is_dir():
         return path
-    bundled = bundled_dir("kernels") / arg
+    bundled = bundled_dir("socratic.kernels") / arg
     if "/" not in arg and bundled.is_dir():
         return bundled
     return path  # the caller reports it missing, naming what the user typed
 
 
 def demo_session_dir() -> Path:
-    return bundled_dir("sessions") / "demo"
+    return bundled_dir("socratic.sessions") / "demo"
