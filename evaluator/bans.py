@@ -26,26 +26,63 @@ from pathlib import Path
 
 from socratic.evaluator.build import BuildResult, find_nvcc
 
-# library label → pattern over identifiers, paths, symbols and strings
-BANNED: dict[str, re.Pattern[str]] = {
-    "CUTLASS": re.compile(r"cutlass", re.I),
-    # CuTe: `cute::`, `namespace cute`, `<cute/...>`, and the mangled namespace `4cute`
-    # (but not words that merely contain "cute", such as execute)
-    "CuTe": re.compile(r"(?<![A-Za-z0-9_])cute\s*::|namespace\s+cute\b|[<\"/]cute/|(?<![0-9])4cute(?=[0-9EI])"),
-    "cuBLASLt": re.compile(r"cublasLt", re.I),
-    "cuBLAS": re.compile(r"cublas(?!Lt)", re.I),
-    "cuDNN": re.compile(r"cudnn", re.I),
+# A banned library is recognised by what only its use leaves in an artefact, never by its
+# letters alone: a helper of the candidate's own named `cudnn_style_epilogue` or
+# `cublas_like_tile` passes. Three kinds of evidence, each looked for where it can occur:
+#   code    names in the source, the preprocessed candidate and the device and host symbols:
+#           the C APIs' camel-case names (cublasSgemm, cublasLtMatmul, cudnnCreate,
+#           cublasHandle_t; a digit may precede one, as a mangled name's length does), the C++
+#           namespaces (`cutlass::`, `namespace cute`, an alias of one, the mangled `7cutlass`
+#           or `4cute`) and the CUTLASS_/CUTE_ macros that mark pasted CUTLASS or CuTe code
+#   header  a path component named like the library's headers, in an #include or in the
+#           compiler's dependency list (a candidate's own header is banned there anyway)
+#   shared  the library's shared-object file name (NEEDED, dlopen strings, mapped libraries)
+_START = r"(?<![A-Za-z0-9_])"     # at the start of an identifier
+_API = r"(?<![A-Za-z_])"          # the same, or right after a mangled name's length
+
+
+def _namespace(name: str) -> str:
+    return (rf"{_START}{name}\s*::|\bnamespace\s+{name}\b|\bnamespace\s+\w+\s*=\s*(?:::\s*)?{name}\b"
+            rf"|(?<![0-9]){len(name)}{name}(?=[0-9EI])")
+
+
+@dataclass(frozen=True)
+class Library:
+    code: re.Pattern[str]
+    header: re.Pattern[str] | None
+    shared: re.Pattern[str] | None
+
+
+def _library(code: str, header: str | None, shared: str | None) -> Library:
+    return Library(re.compile(code), re.compile(header, re.I) if header else None,
+                   re.compile(shared, re.I) if shared else None)
+
+
+_COMPONENT_END = r"[^/]*(?:/|$)"   # the rest of a path component that starts with the name
+LIBRARIES: dict[str, Library] = {
+    "CUTLASS": _library(_namespace("cutlass") + rf"|{_START}CUTLASS_[A-Z]",
+                        rf"(?:^|/)cutlass{_COMPONENT_END}", r"libcutlass\w*\.so[.\d]*"),
+    # CuTe: not words that merely contain "cute", such as execute
+    "CuTe": _library(_namespace("cute") + rf"|{_START}CUTE_[A-Z]", r"(?:^|/)cute(?:/|\.h|\.hpp|$)", None),
+    "cuBLASLt": _library(rf"{_API}cublasLt[A-Z]", rf"(?:^|/)cublasLt{_COMPONENT_END}", r"libcublasLt\w*\.so[.\d]*"),
+    "cuBLAS": _library(rf"{_API}cublas(?!Lt)[A-Z]|" + _namespace("cublasdx"),
+                       rf"(?:^|/)cublas(?!Lt){_COMPONENT_END}", r"libcublas(?!Lt)\w*\.so[.\d]*"),
+    "cuDNN": _library(rf"{_API}cudnn[A-Z]|" + _namespace("cudnn_frontend"),
+                      rf"(?:^|/)cudnn{_COMPONENT_END}", r"libcudnn\w*\.so[.\d]*"),
 }
+SHARED_BYTES = {label: re.compile(lib.shared.pattern.encode(), re.I)
+                for label, lib in LIBRARIES.items() if lib.shared}
+# the header named by an #include (or __has_include) in a line of source
+INCLUDE = re.compile(r'(?:^\s*(?:#|%:)\s*(?:include|include_next|import)\s*|__has_include(?:_next)?\s*\(\s*)'
+                     r'[<"]([^>"\n]+)[>"]')
 # shared libraries a candidate may link against (NEEDED); anything else is a hit
 NEEDED_ALLOWED = re.compile(
     r"^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[-\w]*|libcuda|libcudart)\.so(\.[\d.]+)?$"
 )
-# mapped at run time: these names must never appear in the candidate's process
-RUNTIME_BANNED = re.compile(r"lib(cublas|cublasLt|cudnn\w*|cutlass\w*)\.so", re.I)
 
 # Python C-API: a candidate is loaded in-process by the (Python) evaluator and could rewrite it
 PY_SYMBOL = re.compile(r"^_?Py[A-Z_]")
-_ID = r"(?<![A-Za-z0-9_])"
+_ID = _START
 PY_NAME = re.compile(_ID + r"_?Py(?:[A-Z][A-Za-z0-9]*)?_\w+|(?i:libpython)")
 PY_NAME_BYTES = re.compile(rb"(?<![A-Za-z0-9_])_?Py(?:[A-Z][A-Za-z0-9]*)?_[A-Za-z]\w*|(?i:libpython)[\w.]*")
 # GPU code loaded or compiled at run time (from outside the build); static cudart defines
@@ -84,11 +121,18 @@ class BanHit:
         return asdict(self)
 
 
-def _libraries_in(text: str) -> list[str]:
-    found = [name for name, pat in BANNED.items() if pat.search(text)]
-    if "cuBLASLt" in found and "cuBLAS" in found and not re.search(r"cublas(?!Lt)", text, re.I):
-        found.remove("cuBLAS")
-    return found
+def _code_match(text: str) -> list[tuple[str, str]]:
+    """(library, matched text) for the banned names used in code or symbols."""
+    return [(label, m.group(0)) for label, lib in LIBRARIES.items() if (m := lib.code.search(text))]
+
+
+def _header_libraries(path: str) -> list[str]:
+    return [label for label, lib in LIBRARIES.items() if lib.header and lib.header.search(path)]
+
+
+def _shared_match(name: str) -> list[tuple[str, str]]:
+    """(library, matched text) for the banned shared-object names in a string or file name."""
+    return [(label, m.group(0)) for label, lib in LIBRARIES.items() if lib.shared and (m := lib.shared.search(name))]
 
 
 _RAW_PREFIXES = {"R", "u8R", "uR", "UR", "LR"}
@@ -152,7 +196,9 @@ def strip_comments(code: str) -> str:
 
 def _labels_in(text: str) -> list[tuple[str, str]]:
     """(library label, matched text) for everything the source layers look for in `text`."""
-    found = [(lib, BANNED[lib].search(text).group(0)) for lib in _libraries_in(text)]
+    found = _code_match(text) + _shared_match(text)
+    for m in INCLUDE.finditer(text):
+        found += [(lib, m.group(1)) for lib in _header_libraries(m.group(1))]
     for label, pat in (("python-api", PY_NAME), ("runtime-code", RUNTIME_CODE_NAME), ("embedded-binary", EMBED_NAME)):
         if m := pat.search(text):
             found.append((label, m.group(0)))
@@ -162,7 +208,7 @@ def _labels_in(text: str) -> list[tuple[str, str]]:
 def _squeezed_labels(code: str) -> list[str]:
     """Names assembled from pieces: the code without spaces, pasting or string splits."""
     squeezed = re.sub(r"\s+|##|\"\s*\"", "", code)
-    found = _libraries_in(squeezed)
+    found = list(dict.fromkeys(lib for lib, _ in _code_match(squeezed) + _shared_match(squeezed)))
     if re.search(r"\.incbin", squeezed):
         found.append("embedded-binary")
     if re.search(r"libpython|PyRun_|PyGILState_|PyImport_|PyEval_", squeezed):
@@ -213,7 +259,7 @@ def check_depfile(depfile: Path, source: Path) -> list[BanHit]:
         hits.append(BanHit("unknown", "checker", str(depfile), "dependency list does not start with the candidate"))
     for dep in deps:
         resolved = os.path.realpath(dep)
-        for lib in _libraries_in(dep):
+        for lib in _header_libraries(dep):
             hits.append(BanHit(lib, "depfile", dep, "header of a banned library"))
         if not any(resolved.startswith(r) for r in roots):
             hits.append(BanHit("foreign-header", "depfile", dep,
@@ -249,7 +295,7 @@ def check_device_code(keep_dir: Path) -> list[BanHit]:
         else:
             symbols = re.findall(r"\.(?:entry|func)\s+([\w$.]+)", path.read_text(errors="replace"))
         for sym in symbols:
-            for lib in _libraries_in(sym):
+            for lib, _ in _code_match(sym):
                 hits.append(BanHit(lib, "device-symbols", path.name, sym[:160]))
     return _dedupe(hits)
 
@@ -265,7 +311,7 @@ def check_host_library(library: Path) -> list[BanHit]:
             sym = parts[-1] if parts else ""
             kind_letter = parts[-2] if len(parts) >= 2 else ""
             kind = "undefined" if kind_letter in ("U", "w", "v") else "defined"
-            for lib in _libraries_in(sym):
+            for lib, _ in _code_match(sym):
                 hits.append(BanHit(lib, "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
             bare = sym.split("@", 1)[0]
             if PY_SYMBOL.match(bare):
@@ -278,13 +324,13 @@ def check_host_library(library: Path) -> list[BanHit]:
         return [BanHit("unknown", "checker", str(library), err)]
     for needed in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out):
         if not NEEDED_ALLOWED.match(needed):
-            libs = _libraries_in(needed) or ["not-allowed"]
+            libs = [lib for lib, _ in _shared_match(needed)] or ["not-allowed"]
             for lib in libs:
                 hits.append(BanHit(lib, "needed", library.name, f"links {needed} (outside the allow-list)"))
     data = library.read_bytes()
-    for match in re.finditer(rb"lib(cublas(?:Lt)?|cudnn\w*|cutlass\w*)[\w.]*", data, re.I):
-        name = match.group(0).decode(errors="replace")
-        for lib in _libraries_in(name):
+    for lib, pattern in SHARED_BYTES.items():
+        for match in pattern.finditer(data):
+            name = match.group(0).decode(errors="replace")[:80]
             hits.append(BanHit(lib, "dlopen", library.name, f"names the library {name!r} (dlopen target)"))
     for match in PY_NAME_BYTES.finditer(data):
         name = match.group(0).decode(errors="replace")[:80]
@@ -448,6 +494,6 @@ def runtime_libraries() -> list[str]:
 
 
 def check_runtime(loaded: list[str]) -> list[BanHit]:
-    return [BanHit(_libraries_in(os.path.basename(p))[0] if _libraries_in(os.path.basename(p)) else "banned",
-                   "runtime", p, "mapped into the evaluation process")
-            for p in loaded if RUNTIME_BANNED.search(os.path.basename(p))]
+    """Banned libraries among the shared objects mapped into the evaluation process."""
+    return [BanHit(found[0][0], "runtime", p, "mapped into the evaluation process")
+            for p in loaded if (found := _shared_match(os.path.basename(p)))]

@@ -306,6 +306,58 @@ def test_pasted_and_raw_string_hidden_names_are_caught(cache, tmp_path):
     assert res.code == 1 and ("cuBLAS", "preprocessed") in hits and ("line-directive", "source") in hits
 
 
+# the candidate's own helpers, named after the libraries they imitate: in the source, the
+# device code (a kernel and a device function), the exported host symbols and a string
+OWN_NAMES = r"""
+__device__ __noinline__ float cublas_like_tile(float x) { return 2.f * x; }
+__global__ void cudnn_style_epilogue(float* y) { y[threadIdx.x] = cublas_like_tile(y[threadIdx.x]); }
+struct cutlass_like_shape { int m, n; };
+namespace cute_free_helpers { inline int twice(int x) { return x + x; } }
+extern "C" const char* cudnn_style_name(void) { return "cudnn_style_epilogue of libcudnn_style"; }
+int cublas_like_host(cutlass_like_shape s) { return cute_free_helpers::twice(s.m * s.n); }
+"""
+# real uses of the libraries, each with the layer that must see it
+LIBRARY_USES = r"""
+#include <dlfcn.h>
+extern "C" int cudnnCreate(void** handle);
+extern "C" int rmsnorm_probe(void) { void* h; return cudnnCreate(&h) + (dlopen("libcublas.so", RTLD_NOW) != 0); }
+"""
+
+
+@needs_nvcc
+def test_own_names_that_contain_a_library_name_pass_every_layer(cache, tmp_path):
+    res, hits = _check(_planted(tmp_path, OWN_NAMES))
+    assert res.code == 0 and not hits, res.doc["bans"]
+    assert res.doc["build"]["ok"]
+
+
+@needs_nvcc
+def test_real_library_uses_still_fail(cache, tmp_path):
+    res, hits = _check(_planted(tmp_path, OWN_NAMES + LIBRARY_USES))
+    assert res.code == 1
+    assert {("cuDNN", "source"), ("cuDNN", "preprocessed"), ("cuDNN", "host-symbols")} <= hits, hits
+    assert {("cuBLAS", "source"), ("cuBLAS", "dlopen")} <= hits, hits
+    details = {h["detail"] for h in res.doc["bans"]["hits"] if h["layer"] in ("host-symbols", "dlopen")}
+    assert "undefined symbol cudnnCreate" in details and "names the library 'libcublas.so' (dlopen target)" in details
+    # a header of the library (not installed here: the source layer names it, the build fails)
+    res, hits = _check(_planted(tmp_path, "#include <cublas_v2.h>\n", "inc.cu"))
+    assert res.code == 1 and ("cuBLAS", "source") in hits
+
+
+def test_source_layer_reads_names_includes_and_namespaces(tmp_path):
+    own = "void cudnn_style_epilogue();\nint cublas_like_tile;\nint cute = 1, cutlass = 2;\nvoid execute_cute();\n"
+    assert not bans.check_source(_plant(tmp_path, "own.cu", own), "own.cu")
+    uses = ["cublasSgemm(h);", "cublasLtMatmul(h);", "cudnnCreate(&h);", "#include <cublas_v2.h>",
+            '#include "cudnn.h"', "cute::Tensor t;", "cutlass::half_t x;", "namespace cl = cutlass;",
+            "using namespace cute;", "#define CUTLASS_DEVICE __device__", 'dlopen("libcublas.so", 0);',
+            "cudnn_frontend::graph::Graph g;"]
+    labels = ["cuBLAS", "cuBLASLt", "cuDNN", "cuBLAS", "cuDNN", "CuTe", "CUTLASS", "CUTLASS", "CuTe", "CUTLASS",
+              "cuBLAS", "cuDNN"]
+    path = _plant(tmp_path, "uses.cu", "\n".join(uses) + "\n")
+    found = [(h.where, h.library) for h in bans.check_source(path, "uses.cu") if h.library != "runtime-code"]
+    assert found == [(f"uses.cu:{i}", lib) for i, lib in enumerate(labels, 1)]
+
+
 def test_strip_comments_reads_raw_strings_and_digit_separators(tmp_path):
     raw = 'const char* a = R"(" /*)"; cublasCreate(0); const char* b = u8R"x(*/ )" )x";\n'
     assert "cublasCreate" in bans.strip_comments(raw)
