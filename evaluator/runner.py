@@ -140,6 +140,18 @@ def failed_row(sc: Scenario, message: str) -> dict:
             "err_ratio": None, "errors": {}, "speedup": None}
 
 
+def fatal_message(msg: dict) -> str:
+    """One clean line for a worker's fatal report: what failed and, for an evaluator error,
+    where (file:line in function)."""
+    error = " ".join(str(msg.get("error") or "unknown error").split())
+    kind = msg.get("kind")
+    if kind == "load":
+        return error
+    if kind == "cuda":
+        return f"CUDA error: {error}"
+    return f"evaluator error: {error}" + (f" (at {msg['where']})" if msg.get("where") else "")
+
+
 def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
                 progress: Progress | None) -> tuple[list[dict], dict | None]:
     rows: dict[str, dict] = {}
@@ -184,11 +196,11 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
                     current = None
                 elif kind == "fatal":
                     if current is None:
-                        raise InputError(f"the evaluation worker failed: {msg.get('error')}")
-                    detail = f" [{msg['trace'].strip().splitlines()[-2].strip()}]" if msg.get("trace") else ""
-                    what = "CUDA error" if msg.get("kind") == "cuda" else "evaluator error"
-                    done(failed_row(current, f"{what}: {msg.get('error')}{detail}"))
-                    pending.remove(current)
+                        raise InputError(f"the evaluation worker failed: {fatal_message(msg)}")
+                    # a library that does not load fails every scenario alike: no new worker
+                    for sc in (list(pending) if msg.get("kind") == "load" else [current]):
+                        done(failed_row(sc, fatal_message(msg)))
+                        pending.remove(sc)
                     break
         finally:
             worker.kill()

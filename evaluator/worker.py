@@ -62,9 +62,19 @@ def params_type(task: Task) -> type:
     return type("Params", (ctypes.Structure,), {"_fields_": [(f.name, CTYPES[f.type]) for f in task.fields]})
 
 
-def load_entry(path: str, name: str, reference: bool = False):
-    lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
-    fn = getattr(lib, name)
+class LoadError(Exception):
+    """A library that does not load or lacks its entry point: the same for every scenario."""
+
+
+def load_entry(path: str, name: str, reference: bool = False, what: str = "candidate"):
+    try:
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+    except OSError as exc:   # "<path>: undefined symbol: X": the path is the build cache's, not news
+        raise LoadError(f"the {what} library does not load: {str(exc).replace(path + ': ', '')}") from None
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        raise LoadError(f"the {what} library does not export {name}") from None
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p] if reference
                    else [ctypes.c_void_p, ctypes.c_void_p])
@@ -128,8 +138,8 @@ class Evaluation:
         self.task = load_task(job["task_dir"])
         self.gpu = Gpu()
         self.Params = params_type(self.task)
-        self.base_fn = load_entry(job["baseline_lib"], self.task.entry)
-        self.ref_fn = load_entry(job["reference_lib"], self.task.reference.entry, reference=True)
+        self.base_fn = load_entry(job["baseline_lib"], self.task.entry, what="baseline")
+        self.ref_fn = load_entry(job["reference_lib"], self.task.reference.entry, reference=True, what="reference")
         self.cand_fn = None   # loaded lazily: its module load is measured by the memory check
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
@@ -474,9 +484,13 @@ def main() -> int:
     except GpuError as exc:
         emit({"type": "fatal", "kind": "cuda", "id": current, "error": str(exc)})
         return 3
+    except LoadError as exc:   # the parent fails every remaining scenario with this line
+        emit({"type": "fatal", "kind": "load", "id": current, "error": str(exc)})
+        return 3
     except Exception as exc:  # the parent turns this into the scenario's failure
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
         emit({"type": "fatal", "kind": "internal", "id": current, "error": f"{type(exc).__name__}: {exc}",
-              "trace": traceback.format_exc(limit=4)})
+              "where": f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"})
         return 3
     return 0
 

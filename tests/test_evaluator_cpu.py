@@ -4,13 +4,14 @@ every bad-input path, through the real CLI where a user would meet them."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from socratic.evaluator import bans
-from socratic.evaluator.build import build
+from socratic.evaluator.build import build, find_nvcc
 from socratic.evaluator.expr import ExprError, evaluate, k
 from socratic.evaluator.runner import gpu_present
 from socratic.evaluator.task import load_task
@@ -391,6 +392,39 @@ def test_shipped_baselines_pass_every_static_layer_and_cache_the_preprocessing(c
 def test_runtime_check_flags_mapped_banned_libraries():
     hits = bans.check_runtime(["/usr/lib/libc.so.6", "/opt/nvidia/lib/libcudnn_ops.so.9", "/x/libcublasLt.so.13"])
     assert [(h.library, h.layer) for h in hits] == [("cuDNN", "runtime"), ("cuBLASLt", "runtime")]
+
+
+# worker failures ---------------------------------------------------------------------------
+def test_fatal_worker_reports_are_one_clean_line():
+    from socratic.evaluator.runner import fatal_message
+    # what a Python 3.11+ traceback's second-to-last line is: carets under the failing call
+    internal = {"type": "fatal", "kind": "internal", "error": "OSError: lib.so: undefined symbol: X",
+                "where": "worker.py:277 in _call"}
+    line = fatal_message(internal)
+    assert line == "evaluator error: OSError: lib.so: undefined symbol: X (at worker.py:277 in _call)"
+    assert "^" not in fatal_message({**internal, "trace": "  x = f()\n      ^^^^^^^^\nOSError: boom"})
+    assert fatal_message({"kind": "cuda", "error": "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal\n memory access"}) == \
+        "CUDA error: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"
+    load = {"kind": "load", "error": "the candidate library does not load: undefined symbol: cuTensorMapEncodeTiled"}
+    assert fatal_message(load) == load["error"]
+
+
+@needs_nvcc
+def test_a_library_that_does_not_load_is_named_without_its_path(tmp_path):
+    from socratic.evaluator.worker import LoadError, load_entry
+    src = tmp_path / "u.cu"
+    src.write_text('extern "C" int socratic_absent(void);\n'
+                   'extern "C" int rmsnorm_fwd(const void*, void*) { return socratic_absent(); }\n')
+    lib = tmp_path / "u.so"
+    subprocess.run([find_nvcc(), "-shared", "-Xcompiler", "-fPIC", str(src), "-o", str(lib)], check=True, timeout=300)
+    with pytest.raises(LoadError) as err:
+        load_entry(str(lib), "rmsnorm_fwd")
+    assert str(err.value) == "the candidate library does not load: undefined symbol: socratic_absent"
+    src.write_text('extern "C" int other(void) { return 0; }\n')
+    lib = tmp_path / "v.so"
+    subprocess.run([find_nvcc(), "-shared", "-Xcompiler", "-fPIC", str(src), "-o", str(lib)], check=True, timeout=300)
+    with pytest.raises(LoadError, match="^the candidate library does not export rmsnorm_fwd$"):
+        load_entry(str(lib), "rmsnorm_fwd")
 
 
 # result schema ---------------------------------------------------------------------------

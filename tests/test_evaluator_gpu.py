@@ -75,6 +75,17 @@ def test_hang_is_reported_and_later_scenarios_still_run(tmp_path):
     assert res.row("r1-c4k")["correct"] and res.row("r4k-c8k")["correct"]
 
 
+def test_a_candidate_that_does_not_load_fails_every_scenario_with_one_clean_line(tmp_path):
+    path = tmp_path / "unloadable.cu"
+    path.write_text(source("correct") + 'extern "C" int socratic_absent(void);\n'
+                    'extern "C" int rmsnorm_keep(void) { return socratic_absent(); }\n')
+    res = socratic("eval", "kernels/rmsnorm", "--candidate", str(path), "--scenarios", "smoke", "--json")
+    assert res.code == 1
+    assert len(res.doc["scenarios"]) == res.doc["summary"]["n"] > 1
+    assert {r["error"] for r in res.doc["scenarios"]} == \
+        {"the candidate library does not load: undefined symbol: socratic_absent"}
+
+
 def test_runtime_dlopen_of_a_banned_library_is_caught(tmp_path):
     import site
     found = [p for d in site.getsitepackages() for p in glob.glob(f"{d}/nvidia/cu*/lib/libcublas.so*")]
