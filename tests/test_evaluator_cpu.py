@@ -394,6 +394,23 @@ def test_runtime_check_flags_mapped_banned_libraries():
     assert [(h.library, h.layer) for h in hits] == [("cuDNN", "runtime"), ("cuBLASLt", "runtime")]
 
 
+# Hopper: what an FA3-class kernel needs builds with the task's command ---------------------
+@needs_nvcc
+def test_hopper_probe_builds_links_the_driver_and_passes_the_ban_check(cache):
+    probe = ROOT / "tests" / "candidates" / "hopper_probe.cu"
+    res = socratic("eval", "flash_attn_fwd", "--candidate", str(probe), "--check-only", "--json")
+    assert res.code == 0 and res.doc["build"]["ok"], res.doc["build"]["log"][-2000:]
+    assert res.doc["bans"] == {"ok": True, "hits": []}
+    (kernel,) = res.doc["build"]["resources"]
+    assert kernel["spill_stores"] == 0 and kernel["registers"] == 168   # the setmaxnreg budget at entry
+    # the TMA encoder comes from the driver library, linked rather than looked up at run time
+    lib = next(cache.glob("builds/*/lib.so"))
+    dynamic = subprocess.run(["readelf", "-dW", str(lib)], capture_output=True, text=True).stdout
+    assert "Shared library: [libcuda.so.1]" in dynamic
+    symbols = subprocess.run(["nm", "-D", str(lib)], capture_output=True, text=True).stdout
+    assert "U cuTensorMapEncodeTiled" in symbols
+
+
 # worker failures ---------------------------------------------------------------------------
 def test_fatal_worker_reports_are_one_clean_line():
     from socratic.evaluator.runner import fatal_message
