@@ -23,8 +23,8 @@ from pathlib import Path
 
 
 from socratic.harness.campaign import Campaign  # noqa: E402
-from socratic.harness.fakeapi import FakeAnthropic  # noqa: E402
-from socratic.harness.testing import FAKE_KEY, candidate_source, fake_config, make_task  # noqa: E402
+from socratic.harness.doubles.fakeapi import FakeAnthropic  # noqa: E402
+from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task  # noqa: E402
 
 TARGET_MS = 20.0
 

@@ -1,6 +1,6 @@
-"""Record the bundled demo campaign: a scripted agent (harness/demo.py) on the RMSNorm task,
-through the fake Messages API, with the real harness, the real tools and (on a GPU node)
-the real evaluator.
+"""Record the bundled demo campaign: a scripted agent (harness/doubles/demo.py) on the
+RMSNorm task, through the fake Messages API, with the real harness, the real tools and (on a
+GPU node) the real evaluator.
 
     python benchmarks/record_demo.py [--session-dir sessions/demo-new] [--goal-min-speedup X]
 
@@ -11,7 +11,7 @@ Then copy the session: `rm -rf sessions/demo && cp -r <dir> sessions/demo`.
 
 CPU dry run (no GPU; a stand-in evaluator with numbers implied by the demo kernels):
     python benchmarks/record_demo.py --session-dir /tmp/demo \
-        --evaluator "python -m socratic.harness.fakeeval --rules demo" --chunk-delay 0
+        --evaluator "python -m socratic.harness.doubles.fakeeval --rules demo" --chunk-delay 0
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from socratic.harness.demo import ScriptedAgent, write_kernels  # noqa: E402
-from socratic.harness.fakeapi import FakeAnthropic  # noqa: E402
+from socratic.harness.doubles.demo import ScriptedAgent, write_kernels  # noqa: E402
+from socratic.harness.doubles.fakeapi import FakeAnthropic  # noqa: E402
 from socratic.eventlog import inject, read_jsonl  # noqa: E402
 
 DEMO_KEY = "sk-demo-local-fake-server-not-a-key-000000"
@@ -76,7 +76,7 @@ def calibrate(argv: list[str], env: dict[str, str]) -> float:
         v3 = min_speedup(argv, k["v3"], env)
     if v3 is None:
         raise SystemExit("calibration failed: V3 is not correct on the goal set; fix "
-                         "harness/demo.py before recording")
+                         "harness/doubles/demo_kernels/v3.cu before recording")
     if v2 is None or v3 <= v2 * 1.02:
         goal = round(v3 * 0.97, 3)
         print(f"calibration: V2 and V3 are too close (v2={v2}, v3={v3}); goal {goal}: the "

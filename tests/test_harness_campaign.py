@@ -13,8 +13,8 @@ import pytest
 
 from socratic.harness.campaign import Campaign
 from socratic.harness.config import TriggerConfig
-from socratic.harness.fakeapi import FakeAnthropic, last_user_text
-from socratic.harness.testing import FAKE_KEY, candidate_source, make_task, fake_config
+from socratic.harness.doubles.fakeapi import FakeAnthropic, last_user_text
+from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, make_task, fake_config
 from socratic.eventlog import inject, read_jsonl
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.fakeapi import FakeAnthropic
-from socratic.harness.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
+from socratic.harness.doubles.fakeapi import FakeAnthropic
+from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 from socratic.cli import main
 from socratic.eventlog import inject, read_jsonl
 

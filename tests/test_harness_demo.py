@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.demo import BUG_LINE, FIX_LINE, KERNELS, ScriptedAgent, answer_for, write_kernels
+from socratic.harness.doubles.demo import BUG_LINE, FIX_LINE, KERNELS, ScriptedAgent, answer_for, write_kernels
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def test_scripted_agent_answers_questions_then_follows_plan():
 def test_record_demo_dry_run(tmp_path):
     sess = tmp_path / "demo"
     r = subprocess.run([sys.executable, "benchmarks/record_demo.py", "--session-dir", str(sess),
-                        "--evaluator", f"{sys.executable} -m socratic.harness.fakeeval --rules demo",
+                        "--evaluator", f"{sys.executable} -m socratic.harness.doubles.fakeeval --rules demo",
                         "--chunk-delay", "0"], cwd=REPO, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -80,8 +80,8 @@ def test_short_campaign_on_rmsnorm_with_the_real_evaluator(tmp_path):
     pytest.importorskip("anthropic")
     from socratic.harness.campaign import Campaign
     from socratic.harness.config import Config
-    from socratic.harness.fakeapi import FakeAnthropic
-    from socratic.harness.testing import FAKE_KEY
+    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from socratic.harness.doubles.testing import FAKE_KEY
 
     def write(v):
         return ("write_file", {"path": "candidate.cu", "content": KERNELS[v]()})

@@ -1,7 +1,7 @@
 """A stand-in evaluator for CPU tests and benchmarks: same CLI, same `socratic.eval/1` JSON,
 same per-scenario stderr lines, with numbers read from markers in the candidate's text.
 
-    python -m socratic.harness.fakeeval TASK_DIR --candidate FILE --json [--scenarios SET|ID,..]
+    python -m socratic.harness.doubles.fakeeval TASK_DIR --candidate FILE --json [--scenarios SET|ID,..]
 
 Markers (C++ comments anywhere in the candidate):
     // speedup: 1.3            every scenario's speedup (default 1.0)
@@ -11,7 +11,7 @@ Markers (C++ comments anywhere in the candidate):
     // ban: cutlass            a ban hit
     // bound_fraction: 0.95    every scenario's bound fraction (default 0.3)
     // sleep: 0.2              seconds per scenario (to look like work)
-Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.fakeeval"`.
+Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval"`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def with_ids(task: dict, rows: list[dict]) -> list[dict]:
     return rows
 
 
-# --rules demo: numbers from the demo kernels' content (harness/demo.py), for CPU dry runs
+# --rules demo: numbers from the demo kernels' content (doubles/demo_kernels/), for CPU dry runs
 DEMO_RULES = [("kWarps / 2", "// incorrect"), ("rmsnorm_warp_kernel", "// speedup: 1.6"),
               ("rmsnorm_vec_kernel", "// speedup: 1.2\n// speedup[r1-c4k]: 1.02")]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from socratic.harness.config import Config, TriggerConfig
 
-FAKE_EVALUATOR = [sys.executable, "-m", "socratic.harness.fakeeval"]
+FAKE_EVALUATOR = [sys.executable, "-m", "socratic.harness.doubles.fakeeval"]
 FAKE_KEY = "sk-ant-api03-FAKEKEY-0123456789abcdefghijklmnopqrstuvwxyz-SECRET"
 
 TASK_TOML = """\
