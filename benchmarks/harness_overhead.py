@@ -17,14 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-
-from socratic.harness.campaign import Campaign  # noqa: E402
-from socratic.harness.doubles.fakeapi import FakeAnthropic  # noqa: E402
-from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task  # noqa: E402
+from socratic.harness.campaign import Campaign
+from socratic.harness.doubles.fakeapi import FakeAnthropic
+from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
 TARGET_MS = 20.0
 

@@ -27,11 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from socratic.eventlog import inject, read_jsonl
+from socratic.harness.doubles.demo import ScriptedAgent, write_kernels
+from socratic.harness.doubles.fakeapi import FakeAnthropic
 
-from socratic.harness.doubles.demo import ScriptedAgent, write_kernels  # noqa: E402
-from socratic.harness.doubles.fakeapi import FakeAnthropic  # noqa: E402
-from socratic.eventlog import inject, read_jsonl  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DEMO_KEY = "sk-demo-local-fake-server-not-a-key-000000"
 DEMO_MODEL = "scripted-demo-agent"

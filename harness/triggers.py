@@ -1,4 +1,5 @@
-"""The five moments where agents go wrong, one small detector each.
+"""The five moments where agents go wrong, one small detector each, and `Triggers`, which
+turns a firing into bank suggestions, a `trigger` event and (auto-questions on) a question.
 
 Each detector sees the campaign's evaluations (`on_eval`), the agent's text (`on_text`) or
 its stop attempts (`on_stop`), and returns a `Fired(kind, reason)` or None. Thresholds come
@@ -10,9 +11,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from socratic.harness.config import TriggerConfig
 from socratic.harness.evaluation import Evaluation
+from socratic.harness.inbox import Inbox
+from socratic.harness.record import Emit
+
+# suggester(kind, asked_ids, recent_text) -> [(bank_id, text), ...], best first
+Suggester = Callable[[str, list[str], str], list[tuple[str, str]]]
 
 
 @dataclass
@@ -197,3 +204,65 @@ class Detectors:
     def on_text(self, text: str, n_evals: int) -> list[Fired]:
         return [f for f in (self.correctness.on_text(text),
                             self.declared.on_text(text, n_evals)) if f]
+
+
+class Triggers:
+    """The detectors wired to a campaign. A firing asks the suggester (the bank) for
+    questions not asked or queued yet, is logged as a `trigger` event with their ids, and,
+    with auto-questions on, queues the top one in the inbox. A failing suggester is logged as
+    a `problem` and the trigger goes out without suggestions."""
+
+    def __init__(self, cfg: TriggerConfig, *, goal_set: str | None, inbox: Inbox, emit: Emit,
+                 suggester: Suggester | None) -> None:
+        self.detectors = Detectors(cfg)
+        self.goal_set = goal_set
+        self.inbox = inbox
+        self.emit = emit
+        self.suggester = suggester
+        self.recent_text = ""  # the agent's latest text, for the suggester
+
+    def start(self, task_name: str, goal_text: str) -> None:
+        """Before the agent's first turn (once per campaign: a resume does not fire it)."""
+        f = self.detectors.start.fire(task_name, goal_text)
+        if f:
+            self.fire(f)
+
+    def on_eval(self, ev: Evaluation) -> None:
+        for f in self.detectors.on_eval(ev, ev.set == self.goal_set):
+            self.fire(f)
+
+    def resume(self, history: list[Evaluation]) -> None:
+        """A resumed campaign: the start has fired; detector state from the evaluations
+        already in the log, in order (nothing fires)."""
+        self.detectors.start.done = True
+        for ev in history:
+            self.detectors.on_eval(ev, ev.set == self.goal_set, replay=True)
+
+    def on_text(self, text: str, n_evals: int) -> None:
+        if not text.strip():
+            return
+        self.recent_text = (self.recent_text + "\n" + text)[-4000:]
+        for f in self.detectors.on_text(text, n_evals):
+            self.fire(f)
+
+    def on_stop(self, met: bool, n_failing: int, n_evals: int) -> None:
+        f = self.detectors.declared.on_stop(met, n_failing, n_evals)
+        if f:
+            self.fire(f)
+
+    def fire(self, fired: Fired) -> None:
+        suggestions: list[tuple[str, str]] = []
+        if self.suggester is not None:
+            try:
+                suggestions = self.suggester(fired.kind, self.inbox.known_bank_ids(),
+                                             self.recent_text[-2000:])
+            except Exception as exc:  # noqa: BLE001 - a bank bug never stops the campaign
+                self.emit("problem", where="bank.suggest", error=f"{type(exc).__name__}: {exc}")
+                suggestions = []
+        self.emit("trigger", kind=fired.kind, reason=fired.reason,
+                  suggestions=[s[0] for s in suggestions])
+        known = set(self.inbox.known_bank_ids())
+        fresh = [s for s in suggestions if s[0] not in known]
+        if self.inbox.auto_questions and fresh:
+            bid, text = fresh[0]  # the bank's top suggestion not posed yet
+            self.inbox.ask(text, bid, fired.kind, "auto")

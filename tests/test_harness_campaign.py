@@ -418,7 +418,7 @@ def test_key_never_logged(tmp_path, monkeypatch):
 
 
 def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
-    bank = pytest.importorskip("bank")
+    from socratic import bank
     from socratic.harness import campaign as campaign_mod
     from socratic.harness.campaign import bank_suggester
 
@@ -444,7 +444,6 @@ def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
 
 
 def test_a_malformed_user_bank_file_is_bad_input(tmp_path, monkeypatch):
-    pytest.importorskip("bank")
     from socratic.errors import InputError
 
     bad = tmp_path / "mine.toml"
@@ -458,7 +457,7 @@ def test_a_malformed_user_bank_file_is_bad_input(tmp_path, monkeypatch):
 
 
 def test_real_bank_suggestions(tmp_path):
-    bank = pytest.importorskip("bank")
+    from socratic import bank
     if not all(hasattr(bank, n) for n in ("load_bank", "SuggestContext", "suggest")):
         pytest.skip("bank API not available")
     from socratic.harness.campaign import bank_suggester
@@ -482,7 +481,7 @@ def test_key_redacted_from_evaluator_results(tmp_path):
     # a candidate can smuggle text into its build log (an #include of a /proc file, say)
     script = [{"tools": [write(1.5, "// build-error"), ("evaluate", {})]},
               {"tools": [write(1.5)]}, {"text": "done"}]
-    import socratic.harness.campaign as camp
+    import socratic.harness.evaluations as camp
 
     real = camp.run_evaluator
 

@@ -384,7 +384,7 @@ def test_inject_unwritable_inbox_is_one_line(tmp_path, capsys):
 
 
 def test_inject_bank_id(tmp_path):
-    bank = pytest.importorskip("bank")
+    from socratic import bank
     if not hasattr(bank, "load_bank"):
         pytest.skip("bank API not available")
     entry = bank.load_bank().entries[0]

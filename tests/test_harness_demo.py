@@ -6,7 +6,6 @@ a short scripted campaign on RMSNorm with the real evaluator."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -1,0 +1,142 @@
+"""A campaign's evaluations: each one numbered, run on the workspace candidate, logged as
+eval.start / eval.scenario / eval.end, saved as evals/NNNN.json (and the source under
+candidates/), kept in the history, and shown to the triggers. No model in sight: the
+campaign loop uses it, and so can anything else that holds a session (stophook.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from socratic.harness.evaluation import Evaluation, History, compact_table, run_evaluator
+from socratic.harness.record import Emit, redacted
+from socratic.harness.session import Session
+from socratic.harness.task import Goal, changed_files, restore, sha256_text
+from socratic.harness.tools import Redactor
+from socratic.harness.triggers import Triggers
+
+
+def load_evaluation(session_dir: Path, end: dict[str, Any]) -> Evaluation:
+    """An evaluation from its `eval.end` event and its saved result (a result that is
+    missing, damaged or not the evaluator's counts as none: the evaluator failed)."""
+    result = None
+    if end.get("result"):
+        try:
+            result = json.loads((session_dir / end["result"]).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            result = None
+    if not isinstance(result, dict) or result.get("schema") is None:
+        result = None
+    summ = end.get("summary") or {}
+    return Evaluation(int(end.get("n", 0)), str(end.get("candidate_sha", "")), end.get("set"),
+                      result, int(summ.get("exit_code", 0) or 0), end.get("result") or "",
+                      summ.get("error"))
+
+
+class Evaluations:
+    def __init__(self, session: Session, *, evaluator: list[str], timeout_s: float,
+                 env: dict[str, str], redact: Redactor, emit: Emit, goal: Goal,
+                 goal_set: str | None, task_hashes: dict[str, str], task_source: Path | None,
+                 triggers: Triggers) -> None:
+        self.session = session
+        self.evaluator = evaluator
+        self.timeout_s = timeout_s
+        self.env = env
+        self.redact = redact
+        self.emit = emit
+        self.goal = goal
+        self.goal_set = goal_set
+        self.task_hashes = task_hashes
+        self.task_source = task_source
+        self.triggers = triggers
+        self.history = History()
+        self.seq = 0  # the highest number given, a run cut short by a kill included
+
+    def restore(self, ends: list[dict[str, Any]], seq: int) -> None:
+        """A resumed campaign: the history from the log's eval.end events (and the
+        triggers' state from it); `seq` the highest eval.start number logged."""
+        for e in ends:
+            self.history.add(load_evaluation(self.session.dir, e))
+        self.seq = max(self.seq, seq)
+        self.triggers.resume(self.history.evals)
+
+    def candidate_sha(self) -> str:
+        cand = self.session.candidate
+        return sha256_text(cand.read_bytes()) if cand.exists() else ""
+
+    def check_task_files(self) -> list[str]:
+        """Edits to the task's files (workspace copies or the frozen copy) change nothing; the
+        frozen copy is put back and the edit reported."""
+        notes = []
+        ws_changed = changed_files(self.session.workspace_task, self.task_hashes)
+        if ws_changed:
+            notes.append("note: task/" + ", task/".join(ws_changed) + " in the workspace differ "
+                         "from the task; edits to task files change nothing (evaluations use a "
+                         "frozen copy).")
+        frozen_changed = changed_files(self.session.task_dir, self.task_hashes)
+        if frozen_changed:
+            failed = restore(self.task_source, self.session.task_dir, self.task_hashes,
+                             frozen_changed) if self.task_source else frozen_changed
+            notes.append("note: the frozen task copy was modified (" + ", ".join(frozen_changed)
+                         + "); " + ("restored" if not failed else "could not be restored: "
+                                    + ", ".join(failed)) + ". Edits to task files change nothing.")
+        return notes
+
+    def run(self, set_name: str | None, source: str = "agent") -> Evaluation:
+        """Evaluate the workspace candidate on `set_name`; `source` says who asked
+        (agent|stophook|control)."""
+        notes = self.check_task_files()
+        if notes:
+            self.emit("task.modified", notes=notes)
+        cand = self.session.candidate
+        data = cand.read_bytes() if cand.exists() else b""
+        sha = sha256_text(data)
+        n = max(len(self.history), self.seq) + 1  # an evaluation cut by a kill keeps its n
+        self.seq = n
+        if data:
+            dest = self.session.candidates / f"{sha[:16]}.cu"
+            if not dest.exists():
+                dest.write_bytes(data)
+        self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
+        t0 = time.monotonic()
+
+        def on_row(row: dict[str, Any]) -> None:
+            self.emit("eval.scenario", n=n, index=row.get("index"), total=row.get("total"),
+                      scenario=row.get("id"), correct=row.get("correct"), err=row.get("err"),
+                      err_baseline=row.get("err_baseline"), baseline_ms=row.get("baseline_ms"),
+                      candidate_ms=row.get("candidate_ms"), speedup=row.get("speedup"),
+                      tflops=row.get("tflops"), bound_fraction=row.get("bound_fraction"))
+
+        if not data:
+            result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
+        else:
+            result, code, stderr, error = run_evaluator(
+                self.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
+                env=self.env, timeout_s=self.timeout_s, on_scenario=on_row)
+        stderr = self.redact(stderr)
+        # a candidate can smuggle text into its build log (e.g. #include of a /proc file)
+        result = redacted(result, self.redact)
+        rel = f"evals/{n:04d}.json"
+        doc = result if result is not None else {"error": error, "exit_code": code,
+                                                 "stderr": stderr[-20000:]}
+        (self.session.dir / rel).write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        ev = Evaluation(n, sha, set_name, result, code, rel, error, time.monotonic() - t0,
+                        stderr[-4000:])
+        self.history.add(ev)
+        self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
+                  summary=ev.summary(), result=rel, seconds=round(ev.seconds, 3))
+        ev.notes = notes
+        self.triggers.on_eval(ev)
+        return ev
+
+    def table(self, ev: Evaluation) -> str:
+        """What the agent sees of an evaluation: harness notes, then the compact table."""
+        return "\n".join([*ev.notes, compact_table(ev, self.goal)])
+
+    def tool(self, inp: dict[str, Any]) -> str:
+        """The agent's `evaluate` tool: the goal set unless it names another."""
+        set_name = inp.get("scenarios") if isinstance(inp.get("scenarios"), str) else None
+        return self.table(self.run(set_name or self.goal_set))

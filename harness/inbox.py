@@ -1,0 +1,150 @@
+"""The engineer's side of a campaign: commands read from inbox.jsonl, questions and harness
+notes waiting for the next user message, the questions already asked, and the controls
+(pause, stop, evaluate now, auto-questions).
+
+What must survive a restart (the inbox offset, the queue, pause and auto-questions) is kept
+in state.json, written after every change; the questions asked are rebuilt from the event
+log instead (resume.py). Stop and evaluate requests act once and are not kept.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from socratic.eventlog import read_jsonl
+
+from socratic.harness.session import write_json_atomic
+
+CONTROL_ACTIONS = ("pause", "resume", "stop", "evaluate", "auto_on", "auto_off")
+
+
+@dataclass
+class Saved:
+    """state.json: what the inbox keeps across a restart."""
+
+    inbox_offset: int = 0
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    paused: bool = False
+    auto_questions: bool | None = None  # None: not saved yet (the config decides)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Saved":
+        """Tolerant: a missing or damaged field takes its default."""
+        d = data if isinstance(data, dict) else {}
+        offset = d.get("inbox_offset", 0)
+        auto = d.get("auto_questions")
+        return cls(inbox_offset=offset if isinstance(offset, int) else 0,
+                   questions=[q for q in d.get("questions") or [] if isinstance(q, dict)],
+                   notes=[str(n) for n in d.get("notes") or []],
+                   paused=bool(d.get("paused", False)),
+                   auto_questions=bool(auto) if auto is not None else None)
+
+    @classmethod
+    def load(cls, path: Path) -> "Saved":
+        try:
+            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return cls()
+
+
+class Inbox:
+    """Reads inbox.jsonl from where it left off; holds the question queue, the notes and
+    the control flags. Questions and notes wait until `delivered()`."""
+
+    def __init__(self, path: Path, state_file: Path, *, auto_questions: bool,
+                 saved: Saved | None = None, asked_ids: list[str] | None = None,
+                 asked_texts: list[str] | None = None) -> None:
+        saved = saved or Saved()
+        self.path = path
+        self.state_file = state_file
+        self.offset = saved.inbox_offset
+        self.questions: list[dict[str, Any]] = list(saved.questions)  # delivered next
+        self.notes: list[str] = list(saved.notes)                      # harness notes, next
+        self.paused = saved.paused
+        self.auto_questions = auto_questions
+        self.stop_requested = False
+        self.eval_requested = False
+        self.asked_ids: list[str] = list(asked_ids or [])
+        self.asked_texts: list[str] = list(asked_texts or [])
+
+    # -------------------------------------------------------------- reading commands
+    def poll(self, on_control: Callable[[str], object] | None = None) -> list[str]:
+        """Apply the commands appended since the last poll; returns the control actions
+        applied, in order. `on_control(action)` runs before each is applied (the campaign
+        logs it: the event comes before its effect)."""
+        if not self.path.exists():
+            return []
+        cmds, offset = read_jsonl(self.path, self.offset)
+        if offset == self.offset:
+            return []
+        self.offset = offset
+        actions = []
+        for c in cmds:
+            if c.get("type") == "question" and str(c.get("text", "")).strip():
+                self.questions.append({"text": str(c["text"]), "bank_id": c.get("bank_id"),
+                                       "trigger": c.get("trigger"), "source": "human"})
+            elif c.get("type") == "control" and c.get("action") in CONTROL_ACTIONS:
+                action = str(c["action"])
+                if on_control is not None:
+                    on_control(action)
+                self.control(action)
+                actions.append(action)
+        self.save()
+        return actions
+
+    def control(self, action: str) -> None:
+        if action in ("auto_on", "auto_off"):
+            self.auto_questions = action == "auto_on"
+        elif action == "pause":
+            self.paused = True
+        elif action == "resume":
+            self.paused = False
+        elif action == "stop":
+            self.stop_requested = True
+        elif action == "evaluate":
+            self.eval_requested = True
+
+    # -------------------------------------------------------------- questions and notes
+    def ask(self, text: str, bank_id: str | None, trigger: str | None, source: str) -> None:
+        """Queue a question for the next user message."""
+        self.questions.append({"text": text, "bank_id": bank_id, "trigger": trigger,
+                               "source": source})
+        self.save()
+
+    def note(self, text: str) -> None:
+        """Queue a harness note for the next user message."""
+        self.notes.append(text)
+        self.save()
+
+    def has_human_question(self) -> bool:
+        return any(q.get("source") == "human" for q in self.questions)
+
+    def known_bank_ids(self) -> list[str]:
+        """Bank ids asked or queued: a trigger does not suggest them again."""
+        return self.asked_ids + [q["bank_id"] for q in self.questions if q.get("bank_id")]
+
+    def delivered(self) -> None:
+        """The queued notes and questions went out (their events are logged): the
+        questions count as asked."""
+        for q in self.questions:
+            if q.get("bank_id"):
+                self.asked_ids.append(str(q["bank_id"]))
+            self.asked_texts.append(q["text"])
+        self.questions = []
+        self.notes = []
+        self.save()
+
+    # -------------------------------------------------------------- state.json
+    def saved(self) -> Saved:
+        return Saved(self.offset, self.questions, self.notes, self.paused, self.auto_questions)
+
+    def save(self) -> None:
+        # written and flushed before the next step, not fsync'd: the event log is the record
+        s = self.saved()
+        write_json_atomic(self.state_file, {
+            "inbox_offset": s.inbox_offset, "questions": s.questions, "notes": s.notes,
+            "paused": s.paused, "auto_questions": s.auto_questions}, fsync=False)

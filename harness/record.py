@@ -1,0 +1,64 @@
+"""What a campaign writes down, with the API key kept out: events through `Recorder`, the
+agent's streamed text merged into `agent.text` events by `TextStream`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, TypeVar
+
+from socratic.eventlog import EventLog
+from socratic.harness.tools import Redactor
+
+# emit(type, **fields) -> the event as logged
+Emit = Callable[..., dict[str, Any]]
+
+T = TypeVar("T")
+
+
+def redacted(obj: T, redact: Redactor) -> T:
+    """`obj` (JSON data) with every known secret replaced, wherever it is nested; `obj`
+    itself when it holds none (the common case costs one dumps)."""
+    if not redact.secrets:
+        return obj
+    raw = json.dumps(obj, ensure_ascii=False)
+    if not any(s in raw for s in redact.secrets):
+        return obj
+    return json.loads(redact(raw))
+
+
+class Recorder:
+    """Appends events to the log, each redacted first."""
+
+    def __init__(self, log: EventLog, redact: Redactor) -> None:
+        self.log = log
+        self.redact = redact
+
+    def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
+        return self.log.append(type_, **redacted(fields, self.redact))
+
+
+class TextStream:
+    """The agent's text as it streams: pieces are merged and logged as one `agent.text`
+    event at most every `flush_s` seconds (and whenever `flush` is called)."""
+
+    def __init__(self, emit: Emit, flush_s: float) -> None:
+        self.emit = emit
+        self.flush_s = flush_s
+        self.pieces: list[str] = []
+        self.since = time.monotonic()
+
+    def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+        if time.monotonic() - self.since >= self.flush_s:
+            self.flush()
+
+    def restart_clock(self) -> None:
+        """A new model call: its first piece waits up to `flush_s` for company."""
+        self.since = time.monotonic()
+
+    def flush(self) -> None:
+        if self.pieces:
+            self.emit("agent.text", text="".join(self.pieces))
+            self.pieces = []
+        self.since = time.monotonic()

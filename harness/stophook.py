@@ -1,0 +1,59 @@
+"""The stop hook: whenever the agent ends its turn, the goal predicate is judged on a fresh
+evaluation of the current candidate (or the one already made of the same source), and the
+agent is told which scenarios fall short. `StopAttempts` counts attempts with no work
+between them: a stalled agent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from socratic.harness.evaluation import Evaluation, describe_failing, judge
+from socratic.harness.evaluations import Evaluations
+from socratic.harness.prompt import stophook_message
+
+
+@dataclass
+class Verdict:
+    ev: Evaluation
+    met: bool
+    failing: list[dict[str, Any]]
+    reused: bool        # the candidate's evaluation on the goal set was already there
+    message: str        # for the agent when unmet: which scenarios fall short, with numbers
+
+
+def judge_stop(evals: Evaluations) -> Verdict:
+    """The goal predicate on the current candidate's evaluation on the goal set (reused when
+    this source was evaluated already, else a fresh one); logs `stophook`. The triggers see
+    a fresh evaluation; `Triggers.on_stop` is the caller's."""
+    ev = evals.history.find(evals.candidate_sha(), evals.goal_set)
+    reused = ev is not None
+    if ev is None:
+        ev = evals.run(evals.goal_set, source="stophook")
+    met, failing = judge(ev, evals.goal)
+    evals.emit("stophook", met=met, failing=failing, n=ev.n, reused=reused,
+               goal=evals.goal.to_dict())
+    message = "" if met else stophook_message(describe_failing(failing, evals.goal),
+                                              len(failing), ev.n)
+    return Verdict(ev, met, failing, reused, message)
+
+
+@dataclass
+class StopAttempts:
+    """Stop attempts in a row with no tool call between them."""
+
+    in_a_row: int = 0
+    calls_since: int = 0    # tool calls since the last attempt
+
+    def tool_call(self) -> None:
+        self.calls_since += 1
+
+    def attempt(self) -> int:
+        """Count a stop attempt; the attempts in a row, this one included."""
+        self.in_a_row = self.in_a_row + 1 if self.calls_since == 0 and self.in_a_row > 0 else 1
+        self.calls_since = 0
+        return self.in_a_row
+
+    def reset(self) -> None:
+        """A human question broke the stall."""
+        self.in_a_row = 0
