@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from socratic.bank import load_bank
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.doubles.demo import ScriptedAgent, write_kernels
 from socratic.harness.doubles.fakeapi import FakeAnthropic
@@ -96,12 +97,7 @@ def picked_from_bank(session: Path) -> tuple[str | None, str | None, str | None]
     trig = next((e for e in reversed(events) if e.get("type") == "trigger"), None)
     if trig is None:
         return None, None, None
-    try:
-        from socratic.bank import load_bank
-
-        bank = load_bank()
-    except Exception:  # noqa: BLE001
-        return None, None, None
+    bank = load_bank()
     for bid in trig.get("suggestions") or []:
         e = bank.get(bid)
         if e is not None and bid not in asked:

@@ -182,15 +182,15 @@ def _run_attached(args, session_dir: Path | None) -> int:
     from socratic.harness.watch import detach_hint, tail_progress
 
     try:
-        from socratic.tui.app import run_watch  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - the TUI is optional here
-        run_watch = None
-    if run_watch is not None:
-        run_watch(session_dir, poll=args.poll, no_mouse=args.no_mouse)
-        if proc.poll() is None:  # ctrl+q left it running: say how to get back to it
-            print(detach_hint(session_dir), file=sys.stderr)
-        return 0
-    return tail_progress(session_dir, proc)
+        from socratic.tui.app import run_watch
+    except ModuleNotFoundError as exc:  # no textual (a GPU node's bare Python): progress lines
+        if not (exc.name or "").startswith("textual"):
+            raise
+        return tail_progress(session_dir, proc)
+    run_watch(session_dir, poll=args.poll, no_mouse=args.no_mouse)
+    if proc.poll() is None:  # ctrl+q left it running: say how to get back to it
+        print(detach_hint(session_dir), file=sys.stderr)
+    return 0
 
 
 def _startup_failure(proc, events: Path, log: Path,
@@ -242,15 +242,9 @@ def handle_inject(args) -> int:
         print(f"socratic: sent {args.action} to {session}", file=sys.stderr)
         return 0
     if args.bank:
-        try:
-            from socratic.bank import load_bank  # type: ignore[attr-defined]
-            bank = load_bank()
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(f"--bank {args.bank}: the question bank could not be loaded "
-                             f"({exc})") from None
-        entry = bank.get(args.bank)
+        from socratic.bank import load_bank
+
+        entry = load_bank().get(args.bank)  # a bad user bank file: InputError naming it
         if entry is None:
             raise InputError(f"--bank {args.bank}: no such question in the bank "
                              f"(see `socratic bank list`)")

@@ -169,8 +169,8 @@ def test_detached_campaign_with_progress_lines(tmp_path):
     sess = tmp_path / "sess"
     with FakeAnthropic([{"text": "Evaluating.", "tools": [("evaluate", {})]},
                         {"tools": [write(1.5)]}, {"text": "done"}]) as api:
-        # no TUI importable in the child: progress lines on stdout
-        code = ("import sys; sys.modules['socratic.tui.app'] = None; from socratic.cli import main; "
+        # textual not installed in the child: progress lines on stdout
+        code = ("import sys; sys.modules['textual'] = None; from socratic.cli import main; "
                 "raise SystemExit(main(sys.argv[1:]))")
         r = subprocess.run([sys.executable, "-c", code, "run", str(task), "--session-dir",
                             str(sess)], env=env_for(api), cwd=REPO, capture_output=True,

@@ -42,6 +42,8 @@ def read_inbox(session: Path) -> list[dict]:
 
 @dataclass(frozen=True)
 class FakeEntry:
+    """The fields of socratic.bank's Entry that the TUI and bank.search read."""
+
     id: str
     group: str
     text: str
@@ -50,6 +52,8 @@ class FakeEntry:
     level: str = "measurement"
     kind: str = "core"
     provenance: str = "new"
+    arch: str | None = None
+    source: str = ""
 
 
 class FakeBank:

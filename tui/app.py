@@ -308,11 +308,11 @@ class SocraticApp(App):
 
     def _get_bank(self) -> Any:
         if self._bank is None:
-            try:
-                from socratic.bank import load_bank
+            from socratic.bank import BankError, load_bank
 
+            try:
                 self._bank = load_bank()
-            except Exception as exc:  # the picker still opens; free text still works
+            except BankError as exc:  # a bad user file: the picker opens, free text works
                 self._bank_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 self._bank = EmptyBank()
         return self._bank
@@ -322,14 +322,11 @@ class SocraticApp(App):
         if trig is None:
             return [], None
         ids = list(trig.suggestions)
-        if not ids:
-            try:
-                from socratic.bank import SuggestContext, suggest
+        if not ids and not isinstance(bank, EmptyBank):
+            from socratic.bank import SuggestContext, suggest
 
-                ctx = SuggestContext(arch="hopper", asked=set(self.state.asked))
-                ids = [getattr(e, "id", e) for e in suggest(bank, trig.kind, ctx, limit=5)]
-            except Exception:
-                ids = []
+            ctx = SuggestContext(arch="hopper", asked=set(self.state.asked))
+            ids = [e.id for e in suggest(bank, trig.kind, ctx, limit=5)]
         return ids, trig.kind
 
     def action_pick(self) -> None:
@@ -338,12 +335,7 @@ class SocraticApp(App):
         bank = self._get_bank()
         search = None
         if not isinstance(bank, EmptyBank):
-            try:
-                from socratic.bank import search as bank_search
-
-                search = bank_search
-            except Exception:
-                search = None
+            from socratic.bank import search
         ids, kind = self._suggestions(bank)
         note = f"bank unavailable: {self._bank_error}" if self._bank_error else ""
         self.push_screen(PickerScreen(bank, ids, set(self.state.asked), kind, search, note),

@@ -111,13 +111,9 @@ class QuestionPicker(Vertical):
         self.shown = []
         q = query.strip()
         if q:
-            ranked = None
             if self.search is not None:
-                try:
-                    ranked = list(self.search(self.bank, q, 60))
-                except Exception:
-                    ranked = None
-            if ranked is None:
+                ranked = list(self.search(self.bank, q, 60))
+            else:
                 ranked = fuzzy_rank(self.entries, q)
             sugg = set(self.suggestions)
             # suggestions that match stay on top
