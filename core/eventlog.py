@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 EVENTS_FILE = "events.jsonl"
 INBOX_FILE = "inbox.jsonl"
@@ -50,12 +50,6 @@ def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
         if isinstance(obj, dict):
             records.append(obj)
     return records, offset + end + 1
-
-
-def iter_events(session_dir: Path) -> Iterator[dict[str, Any]]:
-    """All complete events of a session, in file order."""
-    events, _ = read_jsonl(Path(session_dir) / EVENTS_FILE)
-    yield from events
 
 
 def append_jsonl(path: Path, record: dict[str, Any], fsync: bool = True) -> None:

@@ -4,7 +4,6 @@ host copies. Only evaluator.worker imports this (it needs a GPU)."""
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import subprocess
@@ -201,6 +200,3 @@ class Gpu:
     def stream_handle(self) -> int:
         return int(self.stream.handle)
 
-
-def c_ptr(buf) -> ctypes.c_void_p:
-    return ctypes.c_void_p(int(buf.handle))

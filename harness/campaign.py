@@ -475,7 +475,7 @@ class Campaign:
             time.sleep(min(left, max(self.config.poll_s, 0.01)))
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
+def _raise_interrupt(_signum: int, _frame: Any) -> None:
     raise KeyboardInterrupt
 
 

@@ -57,7 +57,6 @@ class Config:
     model: str = DEFAULT_MODEL
     max_tokens: int = 16000                # per response
     auto_questions: bool = False
-    headless: bool = True
     wait_for_human: bool = False           # attached: stalls wait for a question, not end
     max_tool_calls: int | None = None
     max_turns: int | None = None

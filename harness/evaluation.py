@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -286,7 +285,8 @@ class History:
                 return ev
         return None
 
-    def best(self, against: str = "baseline") -> Evaluation | None:
+    def best(self) -> Evaluation | None:
+        """The best correct evaluation: highest min speedup, then geomean."""
         good = [e for e in self.evals if e.all_correct]
         if not good:
             return None
@@ -305,8 +305,3 @@ class History:
                          f"{_fmt(e.metric('min_speedup'), '.3f')}")
         return "\n".join(lines)
 
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    t = time.monotonic()
-    v = fn()
-    return v, time.monotonic() - t

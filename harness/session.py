@@ -182,16 +182,14 @@ class Session:
 
     # -- state ------------------------------------------------------------------------
     def load_state(self) -> dict[str, Any]:
+        """state.json as the inbox saved it (inbox.py), {} when missing or damaged."""
         try:
             return json.loads(self.state_file.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return {}
 
-    # Both survive the campaign process being killed (written and flushed before the next
-    # step); they are not fsync'd per step: the event log is the record of what happened.
-    def save_state(self, state: dict[str, Any]) -> None:
-        write_json_atomic(self.state_file, state, fsync=False)
-
+    # Messages survive the campaign process being killed (written and flushed before the
+    # next step); they are not fsync'd per step: the event log is the record.
     def append_message(self, ctx: int, message: dict[str, Any]) -> None:
         append_jsonl(self.messages, {"ctx": ctx, "message": message}, fsync=False)
 

@@ -186,9 +186,6 @@ class Question:
 
 # --------------------------------------------------------------------------- state
 
-STATES = ("starting", "running", "paused", "waiting", "stopping", "ended")
-
-
 @dataclass
 class CampaignState:
     # campaign.start
@@ -200,7 +197,7 @@ class CampaignState:
     started: bool = False
     auto: bool | None = None
     # run state
-    status: str = "starting"
+    status: str = "starting"  # starting|running|paused|waiting|stopping|ended
     end_reason: str = ""
     seq: int = 0
     t: float = 0.0
@@ -230,7 +227,6 @@ class CampaignState:
     triggers: int = 0
     questions: list[Question] = field(default_factory=list)
     asked: set = field(default_factory=set)  # bank ids
-    last_stophook: bool | None = None
     # transcript
     blocks: list[Block] = field(default_factory=list)
     tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
@@ -522,7 +518,6 @@ class CampaignState:
     def _stophook(self, ev, seq, t):
         met = ev.get("met")
         met = met if isinstance(met, bool) else None
-        self.last_stophook = met
         failing = ev.get("failing")
         rows = []
         if isinstance(failing, list):
@@ -534,14 +529,7 @@ class CampaignState:
                                  data=(("failing", tuple(rows)),)))
 
     def _usage(self, ev, seq, t):
-        # usage events carry the increments of one model call; `total: true` marks totals
-        if ev.get("total") is True or ev.get("cumulative") is True:
-            self.input_tokens = _int(ev.get("input_tokens"), self.input_tokens)
-            self.output_tokens = _int(ev.get("output_tokens"), self.output_tokens)
-            self.cache_read = _int(ev.get("cache_read"), self.cache_read)
-            self.cache_write = _int(ev.get("cache_write"), self.cache_write)
-            self.cost_usd = num(ev.get("cost_usd")) or self.cost_usd
-            return
+        # each usage event carries the tokens and cost of one model call
         self.input_tokens += _int(ev.get("input_tokens"))
         self.output_tokens += _int(ev.get("output_tokens"))
         self.cache_read += _int(ev.get("cache_read"))
@@ -560,10 +548,7 @@ class CampaignState:
                 self.status = "stopping"
         elif action in ("auto_on", "auto_off"):
             self.auto = action == "auto_on"
-        elif action == "auto_questions":
-            val = ev.get("value", ev.get("on", ev.get("enabled")))
-            self.auto = val if isinstance(val, bool) else not bool(self.auto)
-        elif action in ("wait", "waiting"):
+        elif action == "wait":
             if self.status != "ended":
                 self.status = "waiting"
         self.blocks.append(Block("control", seq, t, title=action or "control",
