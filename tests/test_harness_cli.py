@@ -430,3 +430,18 @@ def test_overhead_benchmark_runs():
                         "--json"], cwd=REPO, capture_output=True, text=True, timeout=120)
     res = json.loads(r.stdout)
     assert res["calls"] == 20 and res["end"] == "goal_met" and res["median_ms"] < 20
+
+
+def test_a_broken_tui_is_not_hidden_behind_progress_lines(tmp_path, monkeypatch):
+    # only a missing textual falls back to progress lines; our own TUI failing to import
+    # is a bug to see, not a reason to switch views
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    monkeypatch.setitem(sys.modules, "socratic.tui.app", None)
+    with FakeAnthropic([{"tools": [("bash", {"command": "sleep 5"})]}]) as api:
+        for k, v in env_for(api).items():
+            monkeypatch.setenv(k, v)
+        with pytest.raises(ModuleNotFoundError):
+            main(["run", str(task), "--session-dir", str(sess)])
+        inject(sess, {"type": "control", "action": "stop"})
+        assert wait_for(lambda: events(sess)[-1]["type"] == "campaign.end", 60)
