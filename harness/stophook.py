@@ -24,8 +24,8 @@ class Verdict:
 
 def judge_stop(evals: Evaluations) -> Verdict:
     """The goal predicate on the current candidate's evaluation on the goal set (reused when
-    this source was evaluated already, else a fresh one); logs `stophook`. The triggers see
-    a fresh evaluation; `Triggers.on_stop` is the caller's."""
+    this source was evaluated already, else a fresh one, which the triggers see as any
+    other); logs `stophook`. Firing declared_done (`Triggers.on_stop`) is the caller's."""
     ev = evals.history.find(evals.candidate_sha(), evals.goal_set)
     reused = ev is not None
     if ev is None:
