@@ -8,13 +8,14 @@ once the writer has finished it (the returned offset points at its start).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Iterator
 
 EVENTS_FILE = "events.jsonl"
 INBOX_FILE = "inbox.jsonl"
@@ -54,13 +55,71 @@ def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
 
 def append_jsonl(path: Path, record: dict[str, Any], fsync: bool = True) -> None:
     """Append one object as one line, flushed (it survives the writer being killed) and,
-    unless fsync=False, fsync'd (it survives a power loss too)."""
+    unless fsync=False, fsync'd (it survives a power loss too). Appenders of one file
+    take turns (flock), so two processes' lines never interleave."""
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line)
+    with open(path, "ab") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # dropped when the file is closed
+        fh.write(line.encode("utf-8"))
         fh.flush()
         if fsync:
             os.fsync(fh.fileno())
+
+
+def _reversed_lines(fh: BinaryIO, size: int, block: int = 1 << 16) -> Iterator[bytes]:
+    """The file's first `size` bytes split at newlines, last piece first (that piece is
+    what follows the last newline: empty, or a line torn by a killed writer)."""
+    pos, rest = size, b""
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        fh.seek(pos)
+        lines = (fh.read(step) + rest).split(b"\n")
+        rest = lines.pop(0) if pos > 0 else b""  # may start mid-line: completed next block
+        yield from reversed(lines)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
+def log_tail(path: Path, size: int | None = None) -> tuple[int, float, bool]:
+    """(last seq, last t, torn) of an event log, read from its end: cheap for a process
+    that only appends. An event whose seq is damaged still counts: its successor's seq is
+    one more. `torn`: the file does not end with a newline (a writer died mid-line)."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return 0, 0.0, False
+    with fh:
+        if size is None:
+            size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return 0, 0.0, False
+        fh.seek(size - 1)
+        torn = fh.read(1) != b"\n"
+        seq: int | None = None
+        t: float | None = None
+        after = 0  # complete events after the last one with a valid seq
+        lines = _reversed_lines(fh, size)
+        next(lines)  # what follows the last newline is not an event yet
+        for raw in lines:
+            try:
+                e = json.loads(raw) if raw.strip() else None
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if not isinstance(e, dict):
+                continue
+            if t is None and _is_number(e.get("t")):
+                t = float(e["t"])
+            if seq is None:
+                if isinstance(e.get("seq"), int) and not isinstance(e["seq"], bool):
+                    seq = e["seq"] + after
+                else:
+                    after += 1
+            if seq is not None and t is not None:
+                break
+    return (after if seq is None else seq), (t or 0.0), torn
 
 
 @dataclass
@@ -69,6 +128,12 @@ class EventLog:
 
     Opening an existing log (resume) continues its `seq` and its clock: `t` keeps
     growing from the last recorded value.
+
+    Several processes may append to one log (a campaign, short-lived hook processes):
+    each append locks the file (flock), and when another writer appended since this one's
+    last event, continues after it: `seq` stays strictly increasing and `t` never goes
+    back, whatever the interleaving. Holding the session (socratic.ownership) is a
+    separate, coarser rule: who may write at all.
 
     Every event is flushed when appended. `fsync_every_s` = 0 also fsyncs every event; a
     positive value fsyncs at most once per that many seconds (on a slow or network disk an
@@ -80,35 +145,45 @@ class EventLog:
     t0: float = field(default_factory=time.monotonic)
     fsync_every_s: float = 0.0
     _last_sync: float = field(default=0.0, repr=False)
+    _size: int = field(default=-1, repr=False)  # file size after our last append
 
     @classmethod
     def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> "EventLog":
         path = Path(session_dir) / EVENTS_FILE
         log = cls(path, fsync_every_s=fsync_every_s)
-        if path.exists():
-            events, _ = read_jsonl(path)
-            if events:  # continue seq and clock; a damaged field must not stop a resume
-                seqs = [e["seq"] for e in events if isinstance(e.get("seq"), int)]
-                log.seq = max(seqs + [len(events)])
-                ts = [e["t"] for e in events if isinstance(e.get("t"), (int, float))
-                      and not isinstance(e.get("t"), bool) and e["t"] == e["t"]]
-                log.t0 = time.monotonic() - float(ts[-1] if ts else 0.0)
+        seq, t, _ = log_tail(path)  # continue seq and clock; damaged fields do not stop it
+        log.seq = seq
+        log.t0 = time.monotonic() - t
         return log
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
-        self.seq += 1
-        event = {
-            "seq": self.seq,
-            "t": round(time.monotonic() - self.t0, 3),
-            "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            "type": type_,
-            **fields,
-        }
-        now = time.monotonic()
-        sync = self.fsync_every_s <= 0 or now - self._last_sync >= self.fsync_every_s
-        append_jsonl(self.path, event, fsync=sync)
-        if sync:
-            self._last_sync = now
+        with open(self.path, "ab") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # dropped when the file is closed
+            size = os.fstat(fh.fileno()).st_size
+            head = b""
+            if size != self._size:  # someone else appended (or first append): catch up
+                seq, t, torn = log_tail(self.path, size)
+                self.seq = max(self.seq, seq)
+                if t > time.monotonic() - self.t0:
+                    self.t0 = time.monotonic() - t
+                head = b"\n" if torn else b""  # end a torn line: it must not swallow ours
+            self.seq += 1
+            event = {
+                "seq": self.seq,
+                "t": round(time.monotonic() - self.t0, 3),
+                "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                "type": type_,
+                **fields,
+            }
+            data = head + (json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                           + "\n").encode("utf-8")
+            fh.write(data)
+            fh.flush()
+            now = time.monotonic()
+            if self.fsync_every_s <= 0 or now - self._last_sync >= self.fsync_every_s:
+                os.fsync(fh.fileno())
+                self._last_sync = now
+            self._size = size + len(data)
         return event
 
     def sync(self) -> None:

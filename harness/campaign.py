@@ -222,6 +222,7 @@ class Campaign:
         session = Session(Path(session_dir))
         if not session.events.exists() or not session.config_file.exists():
             raise InputError(f"{session_dir}: not a campaign session (no events.jsonl/config.json)")
+        session.claim()  # a second campaign on a live session is refused here, naming it
         for path in (session.events, session.messages):
             repair_tail(path)  # a line torn by the crash must not swallow the next one
         saved = session.load_config()
@@ -270,6 +271,7 @@ class Campaign:
         except FatalAPIError as exc:
             return self.end("api_error", error=self.redact(str(exc))[:500])
         finally:
+            self.session.release()
             if main:
                 signal.signal(signal.SIGTERM, prev)
 

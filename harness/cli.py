@@ -103,6 +103,11 @@ def handle_run(args) -> int:
         session_dir = Path(args.session_dir or args.task)
         if not (session_dir / "events.jsonl").exists():
             raise InputError(f"{session_dir}: no events.jsonl to resume")
+        from socratic.ownership import SessionBusy, live_owner
+
+        owner = live_owner(session_dir)  # refused before anything starts, attached or not
+        if owner is not None:
+            raise SessionBusy(session_dir, owner)
     else:
         from socratic.harness.task import Task
 
@@ -228,15 +233,20 @@ def _inject(session: Path, command: dict) -> None:
 
 
 def handle_inject(args) -> int:
+    from socratic.ownership import live_owner
 
     session = Path(args.session)
     if not (session / EVENTS_FILE).exists():
         raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE})")
+    # alive is decided by the session's lock, which dies with its holder; the last event
+    # cannot tell a running campaign from a killed one
+    running = live_owner(session) is not None
     ended = _end_reason(session / EVENTS_FILE)
+    state = f"has ended ({ended})" if ended else "is not running (its process is gone)"
     resume = f"`socratic run --resume {session}` restarts it"
     if args.action:
-        if ended is not None:  # queued, it would act on the next --resume instead
-            raise InputError(f"{session}: the campaign has ended ({ended}): nothing to "
+        if not running:  # queued, it would act on the next --resume instead
+            raise InputError(f"{session}: the campaign {state}: nothing to "
                              f"{args.action}; {resume}")
         _inject(session, {"type": "control", "action": args.action})
         print(f"socratic: sent {args.action} to {session}", file=sys.stderr)
@@ -254,7 +264,7 @@ def handle_inject(args) -> int:
         if not text:
             raise InputError("--text: empty question")
         _inject(session, {"type": "question", "text": text, "bank_id": None})
-    later = f" (the campaign has ended ({ended}); {resume} and asks it)" if ended else ""
+    later = "" if running else f" (the campaign {state}; {resume} and asks it)"
     print(f"socratic: question queued for {session}{later}", file=sys.stderr)
     return 0
 

@@ -11,7 +11,8 @@
       blobs/            full text of tool outputs too long for the event log
       messages.jsonl    the conversation, one message per line (replayed by --resume)
       state.json        inbox offset and questions not yet delivered
-      campaign.log      stdout/stderr of a detached campaign process
+      campaign.log      the campaign's own lines (start, retries, end) and, detached, its output
+      session.lock      held (flock) by the process writing the session (socratic.ownership)
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
+from socratic.ownership import SessionOwner
 
 from socratic.harness.config import Config
 from socratic.harness.task import Task, snapshot
@@ -76,6 +78,18 @@ def repair_tail(path: Path) -> bool:
 @dataclass
 class Session:
     dir: Path
+    owner: SessionOwner | None = field(default=None, compare=False, repr=False)
+
+    # -- ownership: only the holder writes ----------------------------------------------
+    def claim(self, role: str = "campaign") -> None:
+        """Hold the session until release() or process exit; SessionBusy (exit code 2,
+        naming the live holder) when another process holds it."""
+        if self.owner is None or not self.owner.held:
+            self.owner = SessionOwner.claim(self.dir, role=role)
+
+    def release(self) -> None:
+        if self.owner is not None:
+            self.owner.release()
 
     # -- paths ------------------------------------------------------------------------
     @property
@@ -142,16 +156,18 @@ class Session:
         if session_dir is None:
             session_dir = Path(root or "sessions") / session_id(task.name)
         session_dir = Path(session_dir)
-        if (session_dir / EVENTS_FILE).exists():
-            from socratic.errors import InputError
-            raise InputError(f"{session_dir}: already holds a campaign (use --resume)")
+        from socratic.errors import InputError
+
         s = cls(session_dir)
         try:
             s.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            from socratic.errors import InputError
             raise InputError(f"{session_dir}: cannot create the session directory "
                              f"({exc.strerror or exc})") from None
+        s.claim()  # first: a live campaign is named; two starts on one new directory race here
+        if s.events.exists():
+            s.release()
+            raise InputError(f"{session_dir}: already holds a campaign (use --resume)")
         for d in (s.workspace, s.evals, s.candidates, s.blobs):
             d.mkdir(parents=True, exist_ok=True)
         hashes = snapshot(task, s.task_dir)

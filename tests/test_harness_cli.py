@@ -18,6 +18,7 @@ from socratic.harness.doubles.fakeapi import FakeAnthropic
 from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 from socratic.cli import main
 from socratic.eventlog import inject, read_jsonl
+from socratic.ownership import SessionOwner, live_owner
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -113,6 +114,41 @@ def test_kill_9_and_resume_loses_nothing(tmp_path):
     for f in sess.rglob("*"):
         if f.is_file():
             assert FAKE_KEY.encode() not in f.read_bytes(), f
+
+
+def test_second_campaign_on_a_live_session_is_refused(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "sess"
+    script = [{"tools": [("bash", {"command": "sleep 10"})]}, {"tools": [write(1.5)]},
+              {"text": "done"}]
+    with FakeAnthropic(script) as api:
+        first = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
+        assert wait_for(lambda: any(e["type"] == "tool.call" for e in events(sess)))
+        for extra in ([], ["--headless"]):              # attached and headless alike
+            second = socratic("run", "--resume", str(sess), *extra, api=api)
+            _, err = second.communicate(timeout=60)
+            line = err.decode()
+            assert second.returncode == 2 and line.count("\n") == 1, line
+            assert f"pid {first.pid}" in line and "since" in line and "already held" in line
+        # the same directory as a new campaign: refused too, naming the live holder
+        third = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
+        _, err = third.communicate(timeout=60)
+        assert third.returncode == 2 and f"pid {first.pid}" in err.decode()
+        # `inject` sees the campaign alive by its lock, whatever the log ends with
+        with open(sess / "events.jsonl", "ab") as fh:   # what the old second campaign left
+            fh.write(b'{"seq": 0, "type": "campaign.end", "reason": "stopped"}\n')
+        assert main(["inject", str(sess), "--text", "Which bound applies?"]) == 0
+        assert main(["inject", str(sess), "--evaluate"]) == 0
+        out, err = first.communicate(timeout=60)
+        assert first.returncode == 0, err.decode()
+    evts = events(sess)
+    seqs = [e["seq"] for e in evts if e["seq"] != 0]
+    assert seqs == list(range(1, len(seqs) + 1))
+    types = [e["type"] for e in evts]
+    assert types.count("campaign.start") == 1 and "campaign.resume" not in types
+    assert evts[-1]["type"] == "campaign.end" and evts[-1]["reason"] == "goal_met"
+    assert any(e["type"] == "question" and "bound" in e["text"] for e in evts)
+    assert live_owner(sess) is None                   # released at the end
 
 
 def test_kill_while_waiting_for_the_model_and_resume(tmp_path):
@@ -345,11 +381,15 @@ def test_inject(tmp_path, capsys):
     sess.mkdir()
     assert main(["inject", str(sess), "--text", "why?"]) == 2          # no campaign there
     (sess / "events.jsonl").write_text("")
-    assert main(["inject", str(sess), "--text", "Which bound?"]) == 0
-    assert main(["inject", str(sess), "--pause"]) == 0
-    assert main(["inject", str(sess), "--evaluate"]) == 0
-    assert main(["inject", str(sess), "--bank", "no.such-question"]) == 2
-    assert "no.such-question" in capsys.readouterr().err
+    with SessionOwner.claim(sess):                     # a live campaign holds the session
+        assert main(["inject", str(sess), "--text", "Which bound?"]) == 0
+        assert main(["inject", str(sess), "--pause"]) == 0
+        assert main(["inject", str(sess), "--evaluate"]) == 0
+        assert main(["inject", str(sess), "--bank", "no.such-question"]) == 2
+        assert "no.such-question" in capsys.readouterr().err
+    assert main(["inject", str(sess), "--stop"]) == 2   # nobody holds it: the process is gone
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not running" in err and "--resume" in err, err
     cmds = read_jsonl(sess / "inbox.jsonl")[0]
     assert cmds[0] == {"type": "question", "text": "Which bound?", "bank_id": None}
     assert cmds[1:] == [{"type": "control", "action": "pause"},
@@ -377,10 +417,11 @@ def test_inject_unwritable_inbox_is_one_line(tmp_path, capsys):
     sess = tmp_path / "s"
     (sess / "inbox.jsonl").mkdir(parents=True)          # not a file: cannot append
     (sess / "events.jsonl").write_text('{"seq": 1, "type": "campaign.start"}\n')
-    for args in (["--text", "Which bound?"], ["--pause"]):
-        assert main(["inject", str(sess), *args]) == 2
-        err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "inbox.jsonl: cannot append" in err, err
+    with SessionOwner.claim(sess):
+        for args in (["--text", "Which bound?"], ["--pause"]):
+            assert main(["inject", str(sess), *args]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "inbox.jsonl: cannot append" in err, err
 
 
 def test_inject_bank_id(tmp_path):
