@@ -135,11 +135,15 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
         config = Config.from_dict(data)
         camp = Campaign.create(resolve_task_dir(args.task), config, session_dir=session_dir,
                                api_key=key)
-    print(f"socratic: campaign {camp.session.dir} ({camp.config.model})", file=sys.stderr)
+    from socratic.harness.notices import Notices
+
+    say = Notices(camp.session.log_file)
+    camp.emit.on_event = say.on_event
+    say(f"socratic: campaign {camp.session.dir} ({camp.config.model}), process {os.getpid()}")
     reason = camp.run()
     error = (camp.end_event or {}).get("error")  # e.g. a bad key: the user's next step
-    print(f"socratic: campaign ended: {reason} ({camp.session.dir})"
-          + (f": {str(error).splitlines()[0]}" if error else ""), file=sys.stderr)
+    say(f"socratic: campaign ended: {reason} ({camp.session.dir})"
+        + (f": {str(error).splitlines()[0]}" if error else ""))
     return 0 if reason == "goal_met" else 1
 
 

@@ -28,14 +28,19 @@ def redacted(obj: T, redact: Redactor) -> T:
 
 
 class Recorder:
-    """Appends events to the log, each redacted first."""
+    """Appends events to the log, each redacted first; `on_event` (e.g. a headless run's
+    stderr lines) sees each event as logged."""
 
     def __init__(self, log: EventLog, redact: Redactor) -> None:
         self.log = log
         self.redact = redact
+        self.on_event: Callable[[dict[str, Any]], None] | None = None
 
     def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
-        return self.log.append(type_, **redacted(fields, self.redact))
+        event = self.log.append(type_, **redacted(fields, self.redact))
+        if self.on_event is not None:
+            self.on_event(event)
+        return event
 
 
 class TextStream:

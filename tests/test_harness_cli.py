@@ -200,6 +200,25 @@ def test_run_headless_names_a_fatal_api_error(tmp_path):
     assert FAKE_KEY not in err.decode()
 
 
+def test_headless_says_each_api_retry_and_writes_campaign_log(tmp_path):
+    task = make_task(tmp_path)
+    sess = tmp_path / "s"
+    with FakeAnthropic([{"status": 529}, {"status": 529}, {"tools": [write(1.5)]},
+                        {"text": "done"}]) as api:
+        r = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
+        _, err = r.communicate(timeout=60)
+    assert r.returncode == 0, err.decode()
+    lines = err.decode().splitlines()
+    retries = [ln for ln in lines if "API retry" in ln]
+    assert len(retries) == 2, lines                                # one line per retry
+    for n, ln in enumerate(retries, 1):
+        assert f"API retry {n}:" in ln and "verloaded" in ln and "next try in" in ln, ln
+        assert ln.endswith(" s")
+    log = (sess / "campaign.log").read_text().splitlines()        # headless has its log too
+    assert len(log) == 4 and "campaign" in log[0] and "API retry 1" in log[1]
+    assert "campaign ended: goal_met" in log[-1] and log[-1][:4].isdigit()   # timestamped
+
+
 def test_detached_campaign_with_progress_lines(tmp_path):
     task = make_task(tmp_path)
     sess = tmp_path / "sess"
@@ -215,7 +234,9 @@ def test_detached_campaign_with_progress_lines(tmp_path):
     out = r.stdout.decode()
     assert "eval #1: correct" in out and "stop attempt: goal met" in out and "end: goal_met" in out
     assert b"campaign started as process" in r.stderr
-    assert (sess / "campaign.log").exists()
+    log = (sess / "campaign.log").read_text().splitlines()     # the child's lines, once each
+    assert sum("campaign ended: goal_met" in ln for ln in log) == 1, log
+    assert sum(f"socratic: campaign {sess}" in ln for ln in log) == 1, log
     assert events(sess)[-1]["reason"] == "goal_met"
 
 
