@@ -30,7 +30,9 @@ def table(doc: dict) -> str:
         lines.append(f"gpu  {g['name']} (cc {g['cc']}, {g['sms']} SMs)")
     took = " (cached)" if b["cached"] else " in {:.1f} s".format(b["seconds"])
     lines.append(f"build {'ok' if b['ok'] else 'FAILED'}{took}")
-    if not b["ok"]:
+    if b.get("error"):  # it compiled, but the library cannot be used
+        lines.append(f"  {b['error']}")
+    elif not b["ok"]:
         lines += ["  " + l for l in b["log"].strip().splitlines()[-25:]]
     for r in b.get("resources", [])[:12]:
         lines.append(f"  {r['registers']:>4} regs {r['shared_bytes']:>7} B static smem {r['stack_bytes']:>5} B stack "

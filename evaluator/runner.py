@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from socratic.evaluator import bans
 from socratic.evaluator.build import BuildResult, build
+from socratic.evaluator.entry import missing_entry
 from socratic.evaluator.task import Scenario, Task, TaskError, load_task
 from socratic.errors import InputError
 
@@ -88,9 +89,13 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
     hits = bans.static_checks(cand_build, candidate.name) if cand_build.ok else \
         bans.check_source(candidate, candidate.name)
     doc["bans"] = {"ok": not hits, "hits": [h.to_json() for h in hits]}
-    if opts.check_only or not cand_build.ok:
+    # a library that cannot be called is no build at all, with or without a GPU
+    error = missing_entry(cand_build.library, task.entry) if cand_build.ok else None
+    if error:
+        doc["build"].update(ok=False, error=error)
+    if opts.check_only or not doc["build"]["ok"]:
         doc["summary"] = summarize([], 0)
-        doc["exit_code"] = 0 if cand_build.ok and doc["bans"]["ok"] else 1
+        doc["exit_code"] = 0 if doc["build"]["ok"] and doc["bans"]["ok"] else 1
         return doc
 
     why = gpu_present()
@@ -131,7 +136,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
 
 def _build_json(b: BuildResult) -> dict:
     return {"ok": b.ok, "cached": b.cached, "seconds": b.seconds, "command": b.command,
-            "log": b.log[-20000:], "resources": [r.__dict__ for r in b.resources]}
+            "log": b.log[-20000:], "resources": [r.__dict__ for r in b.resources], "error": None}
 
 
 def failed_row(sc: Scenario, message: str) -> dict:

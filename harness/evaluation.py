@@ -90,7 +90,8 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
         return False, failing
     if not ev.build_ok:
         failing.append({"scenario": "(build)", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup, "detail": "build failed"})
+                        "goal": goal.min_speedup,
+                        "detail": (ev.result.get("build") or {}).get("error") or "build failed"})
     if not ev.bans_ok:
         hits = (ev.result.get("bans") or {}).get("hits") or []
         failing.append({"scenario": "(bans)", "correct": False, "speedup": None,
@@ -145,7 +146,9 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
         lines.append(f"  kernel {res.get('kernel')}: {res.get('registers')} regs, "
                      f"{res.get('spill_stores', 0)}/{res.get('spill_loads', 0)} spill st/ld, "
                      f"{res.get('shared_bytes', 0)} B smem")
-    if not build.get("ok", True):
+    if build.get("error"):
+        lines.append(f"build error: {build['error']}")
+    elif not build.get("ok", True):
         log = str(build.get("log") or "")
         lines.append("build log (tail):\n" + log[-3000:])
     if not ev.bans_ok:

@@ -135,6 +135,28 @@ def test_build_failure_is_a_failed_check_with_the_log(cache, tmp_path):
     assert not res.doc["build"]["ok"] and "error" in res.doc["build"]["log"]
 
 
+@needs_nvcc
+@pytest.mark.parametrize("body,why", [
+    ("", "exports no function at all"),                                   # an empty file
+    (None, "it exports rmsnorm_fwd_typo"),                                # a misspelt name
+    ("int rmsnorm_fwd(const void*, void*) { return 0; }\n", 'declare it extern "C"'),
+    ('extern "C" int rmsnorm_fwd = 3;\n', "exports no function"),        # data, not code
+])
+def test_a_library_without_the_entry_point_fails(cache, tmp_path, body, why):
+    src = tmp_path / "cand.cu"
+    src.write_text(source("correct").replace("rmsnorm_fwd", "rmsnorm_fwd_typo")
+                   if body is None else body)
+    res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only", "--json")
+    assert res.code == 1 and res.doc["exit_code"] == 1, res.stderr
+    b = res.doc["build"]
+    assert b["ok"] is False and "rmsnorm_fwd" in b["error"] and why in b["error"], b["error"]
+    text = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only")
+    assert text.code == 1 and text.stdout.splitlines()[-1] == "FAIL"
+    assert any("does not export the entry point" in ln for ln in text.stdout.splitlines())
+    full = socratic("eval", "rmsnorm", "--candidate", str(src), "--scenarios", "smoke")
+    assert full.code == 1 and "does not export" in full.stdout   # before any GPU work
+
+
 # ban check ----------------------------------------------------------------------------
 def _plant(tmp_path: Path, name: str, body: str, headers: dict[str, str] | None = None) -> Path:
     for rel, text in (headers or {}).items():
