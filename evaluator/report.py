@@ -67,6 +67,8 @@ def table(doc: dict) -> str:
         gm = f"{s['geomean_speedup']:.3f}x" if s.get("geomean_speedup") else "-"
         mn = f"{s['min_speedup']:.3f}x" if s.get("min_speedup") else "-"
         lines.append(f"{s['n_correct']}/{s['n']} correct  geomean {gm}  min {mn}  worst {s['worst_scenario']}{vs}")
+    for name, why in (doc.get("comparisons_unavailable") or {}).items():
+        lines.append(f"{name} not timed: {str(why).strip().splitlines()[0][:160] if str(why).strip() else '?'}")
     verdict = {0: "PASS", 1: "FAIL"}.get(doc["exit_code"], "ERROR")
     lines.append(verdict)
     return "\n".join(lines)

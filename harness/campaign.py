@@ -64,7 +64,7 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
 
 
 def has_comparison(task: Task, config: Config) -> bool:
-    goal = task.goal(config.goal_min_speedup)
+    goal = task.goal(config.goal_min_speedup, config.goal_against)
     return goal.against != "baseline" or bool(task.data.get("comparisons"))
 
 
@@ -144,7 +144,7 @@ class Campaign:
         self.session = session
         self.task = task
         self.config = config
-        self.goal = task.goal(config.goal_min_speedup)
+        self.goal = task.goal(config.goal_min_speedup, config.goal_against)
         self.goal_set = config.scenarios or task.default_set
         self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor(secrets)

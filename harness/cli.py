@@ -36,6 +36,8 @@ def register(sub) -> None:
                    help="end the campaign after M minutes (campaign clock, resumes included)")
     p.add_argument("--goal-min-speedup", type=float, metavar="X",
                    help="override the task's [goal] min_speedup")
+    p.add_argument("--goal-against", metavar="NAME", help="judge the goal against NAME: "
+                   "`baseline` or a comparison of the task, e.g. fa3 (default: its [goal] against)")
     p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
                    "(default: the task's default_set)")
     p.add_argument("--resume", action="store_true",
@@ -81,6 +83,7 @@ def _check_numbers(args) -> None:
 def _config_overrides(args) -> dict:
     out = {"max_tool_calls": args.max_tool_calls, "max_turns": args.max_turns,
            "max_minutes": args.max_minutes, "goal_min_speedup": args.goal_min_speedup,
+           "goal_against": args.goal_against,
            "scenarios": args.scenarios, "model": args.model or None}
     if args.auto_questions:
         out["auto_questions"] = True
@@ -112,7 +115,8 @@ def handle_run(args) -> int:
         from socratic.harness.task import Task
 
         task_dir = resolve_task_dir(args.task)
-        Task.load(task_dir)  # bad input is reported here, before anything starts
+        # bad input is reported here, before anything starts
+        Task.load(task_dir).goal(args.goal_min_speedup, args.goal_against)
         session_dir = Path(args.session_dir) if args.session_dir else None
     key = _api_key()
     if args.headless:
@@ -168,7 +172,7 @@ def _run_attached(args, session_dir: Path | None) -> int:
     argv = [sys.executable, "-m", "socratic", "run", args.task, "--headless", "--wait-for-human",
             "--session-dir", str(session_dir)]
     for flag in ("model", "max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup",
-                 "scenarios"):
+                 "goal_against", "scenarios"):
         v = getattr(args, flag)
         if v is not None:
             argv += ["--" + flag.replace("_", "-"), str(v)]

@@ -101,13 +101,36 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
     if not ev.scenarios and not failing:
         failing.append({"scenario": "(none)", "correct": False, "speedup": None,
                         "goal": goal.min_speedup, "detail": "no scenarios were measured"})
+    gone = comparison_unavailable(ev, goal)
+    if gone:
+        failing.append({"scenario": f"({goal.against})", "correct": False, "speedup": None,
+                        "goal": goal.min_speedup, "detail": gone})
     for row in ev.scenarios:
         sp = scenario_speedup(row, goal.against)
         correct = bool(row.get("correct"))
+        if gone and correct:
+            continue  # one line above says why no scenario has the comparison's number
         if not correct or sp is None or sp < goal.min_speedup:
-            failing.append({"scenario": row.get("id"), "correct": correct,
-                            "speedup": sp, "goal": goal.min_speedup})
+            f = {"scenario": row.get("id"), "correct": correct, "speedup": sp,
+                 "goal": goal.min_speedup}
+            if correct and sp is None and goal.against != "baseline":
+                f["detail"] = (f"correct, but {goal.against} was not timed on this scenario "
+                               f"(the goal needs its time)")
+            failing.append(f)
     return not failing, failing
+
+
+def comparison_unavailable(ev: Evaluation, goal: Goal) -> str | None:
+    """Why the goal's comparison could not run in this evaluation (one line), or None."""
+    if goal.against == "baseline" or ev.result is None:
+        return None
+    reason = (ev.result.get("comparisons_unavailable") or {}).get(goal.against)
+    if reason is None:
+        return None
+    return (f"the goal is judged against {goal.against}, which could not run on this machine "
+            f"({str(reason).splitlines()[0][:200] if str(reason).strip() else 'no reason given'}): "
+            f"no scenario can meet it here; install it, or continue with `socratic run "
+            f"--resume SESSION --goal-against baseline --goal-min-speedup X`")
 
 
 def describe_failing(failing: list[dict[str, Any]], goal: Goal) -> str:

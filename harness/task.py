@@ -36,7 +36,8 @@ class Goal:
     against: str = "baseline"
 
     def describe(self) -> str:
-        vs = "the baseline" if self.against == "baseline" else f"`{self.against}`"
+        vs = "the baseline" if self.against == "baseline" else \
+            f"`{self.against}` (its time over yours, timed in the same evaluation)"
         return (f"every scenario correct and, in every scenario, speedup >= "
                 f"{self.min_speedup:g}x against {vs}")
 
@@ -67,8 +68,17 @@ def _check_types(path: Path, data: dict[str, Any]) -> None:
     if (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms)
             or ms <= 0):
         raise bad("goal.min_speedup", "a positive number", ms)
-    if not isinstance(goal.get("against", "baseline"), str):
-        raise bad("goal.against", "a string", goal["against"])
+    against = goal.get("against", "baseline")
+    if not isinstance(against, str) or against not in goal_choices(data):
+        raise bad("goal.against", " or ".join(f'"{c}"' for c in goal_choices(data))
+                  + " (the baseline or one of [comparisons] names)", against)
+
+
+def goal_choices(data: dict[str, Any]) -> list[str]:
+    """What a goal may be judged against: the baseline, or a comparison the task names."""
+    comps = data.get("comparisons")
+    names = comps.get("names") if isinstance(comps, dict) else None
+    return ["baseline", *(str(n) for n in names or [] if isinstance(names, list))]
 
 
 @dataclass
@@ -110,10 +120,14 @@ class Task:
     def default_set(self) -> str | None:
         return self.data.get("default_set")
 
-    def goal(self, min_speedup: float | None = None) -> Goal:
+    def goal(self, min_speedup: float | None = None, against: str | None = None) -> Goal:
+        """task.toml's [goal], either part overridden (--goal-min-speedup, --goal-against)."""
         g = self.data.get("goal") or {}
         ms = min_speedup if min_speedup is not None else float(g.get("min_speedup", 1.0))
-        return Goal(float(ms), str(g.get("against", "baseline")))
+        if against is not None and against not in goal_choices(self.data):
+            raise InputError(f"--goal-against {against}: task {self.name} can judge its goal "
+                             f"against {', '.join(goal_choices(self.data))}")
+        return Goal(float(ms), against or str(g.get("against", "baseline")))
 
     def scenario_ids(self, set_name: str | None) -> list[str]:
         """Ids listed explicitly in a set (grid sets are expanded by the evaluator only)."""
