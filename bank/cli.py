@@ -114,15 +114,30 @@ def _list(bank, args, as_json: bool) -> int:
     return 0
 
 
+def close_ids(ids: list[str], typed: str, n: int = 3, cutoff: float = 0.75) -> list[str]:
+    """Ids that look like a mistyped `typed`: the whole id, or its name without the group
+    (`stall-reasons` for `gap.stall-reasons`), spelled nearly alike. Unrelated words get none."""
+    from difflib import SequenceMatcher
+
+    typed = typed.strip().lower()
+    tail = typed.rsplit(".", 1)[-1]
+    scored = []
+    for i in ids:
+        r = max(SequenceMatcher(None, typed, i.lower()).ratio(),
+                SequenceMatcher(None, tail, i.rsplit(".", 1)[-1].lower()).ratio())
+        if r >= cutoff:
+            scored.append((-r, i))
+    return [i for _, i in sorted(scored)[:n]]
+
+
 def _show(bank, args, as_json: bool) -> int:
     from socratic.bank.model import BankError
 
     entry = bank.get(args.id)
     if entry is None:
-        from socratic.bank import search
-
-        near = [e.id for e in search(bank, args.id.replace(".", " "), limit=3)]
-        hint = f" (did you mean: {', '.join(near)})" if near else ""
+        near = close_ids([e.id for e in bank.entries], args.id)
+        hint = f" (did you mean: {', '.join(near)})" if near else \
+            " (`socratic bank list` shows every id; `socratic bank search WORDS` searches them)"
         raise BankError(f"no bank entry with id '{args.id}'{hint}")
     if as_json:
         _emit(entry.to_dict())

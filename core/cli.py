@@ -24,6 +24,23 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        # argparse reports leftovers from the top parser; name the verb that was typed,
+        # whose --help lists the options it takes
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.chosen(ns).error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+    def chosen(self, ns: argparse.Namespace) -> argparse.ArgumentParser:
+        """The deepest (sub)parser the parsed verbs lead to (`socratic bank show`)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(ns, action.dest, None) or "")
+                if sub is not None:
+                    return sub.chosen(ns) if isinstance(sub, Parser) else sub
+        return self
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(

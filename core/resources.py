@@ -10,15 +10,31 @@ def bundled_dir(package: str) -> Path:
     return Path(str(resources.files(package)))
 
 
+def bundled_tasks() -> list[str]:
+    """Names of the tasks shipped with socratic."""
+    root = bundled_dir("socratic.kernels")
+    return sorted(d.name for d in root.iterdir() if (d / "task.toml").is_file())
+
+
 def resolve_task_dir(arg: str) -> Path:
-    """A task directory given as a path, or the name of a bundled task (e.g. `rmsnorm`)."""
+    """A task directory given as a path, or the name of a bundled task (e.g. `rmsnorm`).
+    Neither: InputError, suggesting a bundled task whose name is close (a typo)."""
     path = Path(arg)
     if path.is_dir():
         return path
     bundled = bundled_dir("socratic.kernels") / arg
     if "/" not in arg and bundled.is_dir():
         return bundled
-    return path  # the caller reports it missing, naming what the user typed
+    if path.exists():
+        return path  # not a directory: the caller says what is wrong with it
+    import difflib
+
+    from socratic.errors import InputError
+
+    names = bundled_tasks()
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else f"bundled tasks: {', '.join(names)}"
+    raise InputError(f"{arg}: no such task directory or bundled task ({hint})")
 
 
 def demo_session_dir() -> Path:
