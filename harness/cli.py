@@ -106,11 +106,6 @@ def handle_run(args) -> int:
         session_dir = Path(args.session_dir or args.task)
         if not (session_dir / "events.jsonl").exists():
             raise InputError(f"{session_dir}: no events.jsonl to resume")
-        from socratic.ownership import SessionBusy, live_owner
-
-        owner = live_owner(session_dir)  # refused before anything starts, attached or not
-        if owner is not None:
-            raise SessionBusy(session_dir, owner)
     else:
         from socratic.harness.task import Task
 
@@ -118,6 +113,12 @@ def handle_run(args) -> int:
         # bad input is reported here, before anything starts
         Task.load(task_dir).goal(args.goal_min_speedup, args.goal_against)
         session_dir = Path(args.session_dir) if args.session_dir else None
+    if session_dir is not None:
+        from socratic.ownership import SessionBusy, live_owner
+
+        owner = live_owner(session_dir)  # refused before anything starts, attached or not
+        if owner is not None:            # (the campaign process claims it for good)
+            raise SessionBusy(session_dir, owner)
     key = _api_key()
     if args.headless:
         return _run_headless(args, session_dir, key)

@@ -119,7 +119,8 @@ def test_kill_9_and_resume_loses_nothing(tmp_path):
 def test_second_campaign_on_a_live_session_is_refused(tmp_path):
     task = make_task(tmp_path)
     sess = tmp_path / "sess"
-    script = [{"tools": [("bash", {"command": "sleep 10"})]}, {"tools": [write(1.5)]},
+    hold = "while [ ! -e ../go ]; do sleep 0.05; done"     # busy until the test says go
+    script = [{"tools": [("bash", {"command": hold})]}, {"tools": [write(1.5)]},
               {"text": "done"}]
     with FakeAnthropic(script) as api:
         first = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
@@ -131,14 +132,16 @@ def test_second_campaign_on_a_live_session_is_refused(tmp_path):
             assert second.returncode == 2 and line.count("\n") == 1, line
             assert f"pid {first.pid}" in line and "since" in line and "already held" in line
         # the same directory as a new campaign: refused too, naming the live holder
-        third = socratic("run", str(task), "--headless", "--session-dir", str(sess), api=api)
-        _, err = third.communicate(timeout=60)
-        assert third.returncode == 2 and f"pid {first.pid}" in err.decode()
+        for extra in ([], ["--headless"]):
+            third = socratic("run", str(task), *extra, "--session-dir", str(sess), api=api)
+            _, err = third.communicate(timeout=60)
+            assert third.returncode == 2 and f"pid {first.pid}" in err.decode(), err
         # `inject` sees the campaign alive by its lock, whatever the log ends with
         with open(sess / "events.jsonl", "ab") as fh:   # what the old second campaign left
             fh.write(b'{"seq": 0, "type": "campaign.end", "reason": "stopped"}\n')
         assert main(["inject", str(sess), "--text", "Which bound applies?"]) == 0
         assert main(["inject", str(sess), "--evaluate"]) == 0
+        (sess / "go").touch()
         out, err = first.communicate(timeout=60)
         assert first.returncode == 0, err.decode()
     evts = events(sess)
