@@ -264,6 +264,9 @@ def test_quitting_the_tui_says_how_to_get_back(tmp_path, monkeypatch, capsys):
 def test_run_bad_input(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     assert main(["run", str(tmp_path / "nope"), "--headless"]) == 2
+    assert "nope: no such task directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["run", str(tmp_path / "empty"), "--headless"]) == 2
     assert "task.toml" in capsys.readouterr().err
     task = make_task(tmp_path)
     assert main(["run", str(task), "--headless", "--max-turns", "0"]) == 2
