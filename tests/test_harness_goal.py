@@ -12,7 +12,7 @@ from socratic.cli import main
 from socratic.errors import InputError
 from socratic.harness.evaluation import Evaluation, describe_failing, judge
 from socratic.harness.task import Task
-from socratic.harness.testing import FAKE_KEY, make_task
+from socratic.harness.doubles.testing import FAKE_KEY, make_task
 from socratic.resources import demo_session_dir, resolve_task_dir
 
 
@@ -111,8 +111,8 @@ def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypat
 
 def test_goal_against_reaches_the_campaign(tmp_path, monkeypatch):
     from socratic.harness.campaign import Campaign
-    from socratic.harness.fakeapi import FakeAnthropic
-    from socratic.harness.testing import fake_config
+    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from socratic.harness.doubles.testing import fake_config
 
     task = make_task(tmp_path)
     toml = (task / "task.toml").read_text() + '\n[comparisons]\nnames = ["fast"]\n'
@@ -121,7 +121,7 @@ def test_goal_against_reaches_the_campaign(tmp_path, monkeypatch):
         c = Campaign.create(task, fake_config(goal_against="fast", goal_min_speedup=1.5,
                                               max_turns=1),
                             session_dir=tmp_path / "s", api_key=FAKE_KEY, base_url=api.url,
-                            use_bank=False)
+                            suggester=lambda kind, asked, text: [])
         c.run()
     start = json.loads((tmp_path / "s" / "events.jsonl").read_text().splitlines()[0])
     assert start["goal"] == {"min_speedup": 1.5, "against": "fast"}
