@@ -57,7 +57,7 @@ async def test_watch_loads_state(tiny):
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert app.state.status == "ended" and len(app.state.evals) == 2
+        assert app.main.state.status == "ended" and len(app.main.state.evals) == 2
         table = app.query_one("#table")
         assert table.row_count == 2
         assert str(table.get_cell("r1-c4096", "verdict")) == "✓ ok"
@@ -80,7 +80,7 @@ async def test_slash_filter_enter_injects_bank_question(tiny):
         assert not isinstance(app.screen, PickerScreen)
         assert read_inbox(tiny) == [{"type": "question", "text": "Does ptxas report register spills?",
                                      "bank_id": "compiler.spills"}]
-        assert len(app.pending) == 1
+        assert len(app.main.pending) == 1
         assert app.query_one("#pending").display
 
 
@@ -126,14 +126,14 @@ async def test_pending_until_harness_logs_question(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("i", *"mask?", "enter")
         await pilot.pause()
-        assert [p["text"] for p in app.pending] == ["mask?"]
+        assert [p["text"] for p in app.main.pending] == ["mask?"]
         write_events(tmp_path / "events.jsonl", [
             {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
-        assert app.pending == []
+        assert app.main.pending == []
         assert not app.query_one("#pending").display
-        assert app.state.blocks[-1].kind == "question"
+        assert app.main.state.blocks[-1].kind == "question"
 
 
 async def test_p_pauses_then_resumes(tmp_path):
@@ -143,8 +143,8 @@ async def test_p_pauses_then_resumes(tmp_path):
         await pilot.press("p")
         assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "pause"}
         write_events(tmp_path / "events.jsonl", [{"seq": 6, "t": 6, "type": "control", "action": "pause"}], "a")
-        app._poll_file()
-        assert app.display_status() == "paused"
+        app.main._poll_file()
+        assert app.main.display_status() == "paused"
         await pilot.press("p")
         assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "resume"}
 
@@ -251,28 +251,28 @@ async def test_replay_step_and_jumps(tiny):
     events = tiny_events()
     app = replay_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.pos == 0
+        assert app.main.pos == 0
         await pilot.press("right", "right", "right")
-        assert app.pos == 3 and _sig(app.state) == _sig(fold(events[:3]))
+        assert app.main.pos == 3 and _sig(app.main.state) == _sig(fold(events[:3]))
         await pilot.press("left")
-        assert app.pos == 2 and _sig(app.state) == _sig(fold(events[:2]))
+        assert app.main.pos == 2 and _sig(app.main.state) == _sig(fold(events[:2]))
         await pilot.press("right_square_bracket")
-        assert events[app.pos - 1]["type"] == "eval.end" and app.state.evals[-1].n == 1
+        assert events[app.main.pos - 1]["type"] == "eval.end" and app.main.state.evals[-1].n == 1
         await pilot.press("right_square_bracket")
-        assert app.state.evals[-1].n == 2
+        assert app.main.state.evals[-1].n == 2
         await pilot.press("left_square_bracket")
-        assert app.state.evals[-1].n == 1 and len(app.state.evals) == 1
+        assert app.main.state.evals[-1].n == 1 and len(app.main.state.evals) == 1
         await pilot.press("home")
-        assert app.pos == 0
+        assert app.main.pos == 0
         await pilot.press("right_curly_bracket")
-        assert events[app.pos - 1]["type"] == "question"
-        q = app.pos
+        assert events[app.main.pos - 1]["type"] == "question"
+        q = app.main.pos
         await pilot.press("end")
-        assert app.pos == len(events) and app.state.status == "ended"
+        assert app.main.pos == len(events) and app.main.state.status == "ended"
         await pilot.press("left_curly_bracket")
-        assert app.pos == q
+        assert app.main.pos == q
         # the screen is the state of the prefix
-        assert _sig(app.state) == _sig(fold(events[:q]))
+        assert _sig(app.main.state) == _sig(fold(events[:q]))
         header = str(app.query_one("#evalhead").render())
         assert "eval #1" in header
 
@@ -281,25 +281,25 @@ async def test_replay_space_plays_with_clock_and_speed(tiny):
     clock = Clock()
     app = replay_app(tiny, clock=clock, speed=1)
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.speed == 1
+        assert app.main.speed == 1
         await pilot.press("plus")
-        assert app.speed == 2
+        assert app.main.speed == 2
         await pilot.press("minus", "minus")
-        assert app.speed == 1
+        assert app.main.speed == 1
         for _ in range(20):
             await pilot.press("plus")
-        assert app.speed == SPEEDS[-1]
+        assert app.main.speed == SPEEDS[-1]
         await pilot.press("minus")
         await pilot.press("space")
-        assert app.playing
+        assert app.main.playing
         clock.t += 0.5  # x500: the 18 s campaign plays out
-        app._tick()
+        app.main._tick()
         await pilot.pause()
-        assert app.pos == len(tiny_events()) and not app.playing
+        assert app.main.pos == len(tiny_events()) and not app.main.playing
         await pilot.press("space")  # at the end: space restarts from the start
-        assert app.playing and app.pos <= 1  # restarted (the t=0 event may already show)
+        assert app.main.playing and app.main.pos <= 1  # restarted (the t=0 event may already show)
         await pilot.press("space")
-        assert not app.playing
+        assert not app.main.playing
 
 
 async def test_replay_caps_idle_gaps(tmp_path):
@@ -312,8 +312,8 @@ async def test_replay_caps_idle_gaps(tmp_path):
         await pilot.press("space")
         for _ in range(30):
             clock.t += 0.1
-            app._tick()
-        assert app.pos == 3
+            app.main._tick()
+        assert app.main.pos == 3
 
 
 async def test_replay_end_on_large_session_windowed(tmp_path):
@@ -324,7 +324,7 @@ async def test_replay_end_on_large_session_windowed(tmp_path):
         await pilot.pause()
         tr = app.query_one(Transcript)
         first, end = tr.mounted_range
-        assert end == len(app.state.blocks) and first > 0
+        assert end == len(app.main.state.blocks) and first > 0
         assert end - first <= 200
         # earlier blocks stay reachable
         await pilot.press("tab")
@@ -350,13 +350,13 @@ async def test_follow_but_never_snap_back(tmp_path):
         await pilot.pause()
         y = tr.scroll_y
         write_events(path, events[1000:1100], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
         assert not tr.following and tr.scroll_y <= y + 1
         tr.scroll_end(animate=False, immediate=True)
         await pilot.pause()
         write_events(path, events[1100:1200], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
         await pilot.pause()
         assert tr.scroll_y >= tr.max_scroll_y - 1
@@ -366,7 +366,7 @@ async def test_table_updates_only_changed_cells(tiny):
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         table = app.query_one("#table")
-        assert table.show(app.state) == 0
+        assert table.show(app.main.state) == 0
         await pilot.press("tab")
         table.focus()
         assert table.sort_mode == "goal"
@@ -398,7 +398,7 @@ async def test_question_to_an_ended_campaign_says_when_it_is_asked(tmp_path):
         app.notify = lambda message, **kw: notes.append(message)
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            app.ask("Which bound applies?")
+            app.main.ask("Which bound applies?")
             await pilot.pause()
         assert read_inbox(session) == [{"type": "question", "text": "Which bound applies?"}]
         assert word in notes[-1]
@@ -414,11 +414,11 @@ async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         for i in range(200, 6000, 400):
             write_events(path, events[i:i + 400], "a")
-            app._poll_file()
+            app.main._poll_file()
             await pilot.pause()
         tr = app.query_one(Transcript)
         first, end = tr.mounted_range
-        assert end == len(app.state.blocks) and end - first <= MAX_MOUNTED
+        assert end == len(app.main.state.blocks) and end - first <= MAX_MOUNTED
         assert first > 0
         tr.focus()
         while tr.mounted_range[0] > 0:
@@ -426,7 +426,7 @@ async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
             await pilot.press("u")
             await pilot.pause()
             assert tr.mounted_range[0] < before
-        assert tr.mounted_range == (0, len(app.state.blocks))
+        assert tr.mounted_range == (0, len(app.main.state.blocks))
 
 
 async def test_no_color_keeps_words_and_symbols(tmp_path, monkeypatch):
@@ -452,7 +452,7 @@ async def test_live_text_streams_into_markdown(running):
         chunks = ["Looking at **the** loop", ":\n\n- first point", "\n- second point", "\n\nDone."]
         for i, chunk in enumerate(chunks):
             write_events(path, [{"seq": 100 + i, "t": 100.0 + i, "type": "agent.text", "text": chunk}], "a")
-            app._poll_file()
+            app.main._poll_file()
             await pilot.pause()
         await pilot.pause(0.2)
         live = list(app.query(StreamingText))
@@ -554,7 +554,7 @@ async def test_new_blocks_wait_below_while_reading(tmp_path):
         assert not tr.following
         y, mounted = tr.scroll_y, tr.mounted_range
         write_events(path, events[800:1000], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
         assert tr.scroll_y == y and tr.mounted_range == mounted  # nothing moved
         below = app.query_one("NewBelowMarker")
@@ -562,7 +562,7 @@ async def test_new_blocks_wait_below_while_reading(tmp_path):
         await pilot.press("end")
         await pilot.pause()
         await pilot.pause()
-        assert tr.following and tr.mounted_range[1] == len(app.state.blocks)
+        assert tr.following and tr.mounted_range[1] == len(app.main.state.blocks)
         assert not below.display
         assert tr.scroll_y >= tr.max_scroll_y - 1
 
@@ -577,13 +577,13 @@ async def test_bundled_demo_replays():
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("end")
         await pilot.pause()
-        s = app.state
+        s = app.main.state
         assert s.status == "ended" and len(s.evals) >= 6 and s.n_ignored == 0
         assert app.query_one("#table").row_count >= 1
         await pilot.press("home", "right_curly_bracket")
-        assert app.state.questions
+        assert app.main.state.questions
         await pilot.press("right_square_bracket")
-        assert app.state.evals
+        assert app.main.state.evals
 
 
 async def test_picker_groups_in_bank_list_order(tiny):
@@ -606,6 +606,6 @@ async def test_timers_firing_during_shutdown_do_nothing(tiny, mode):
     app = watch_app(tiny) if mode == "watch" else replay_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert app._periodic
-    for tick in app._periodic:
+        assert app.main._periodic
+    for tick in app.main._periodic:
         tick()

@@ -1,0 +1,261 @@
+"""Watch mode: tail a live session's events.jsonl and steer the campaign through its
+inbox.jsonl (questions and controls)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from textual import work
+from textual.binding import Binding
+
+from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
+from socratic.tui.campaign_screen import CampaignScreen
+from socratic.tui.state import CampaignState
+from socratic.tui.widgets.scenario_table import ScenarioTable
+
+WAITING_AFTER_S = 120  # no event for this long while running → "waiting"
+
+
+class EmptyBank:
+    entries: list = []
+
+    def get(self, _id):
+        return None
+
+
+class WatchScreen(CampaignScreen):
+    mode = "watch"
+    BINDINGS = [
+        Binding("slash", "pick", "Ask"),
+        Binding("i", "ask", "Text"),
+        Binding("p", "pause", "Pause/resume"),
+        Binding("e", "evaluate", "Eval"),
+        Binding("x", "stop", "Stop"),
+        Binding("a", "auto", "Auto"),
+    ]
+
+    def __init__(self, session_dir: Path, clock: Callable[[], float], *, poll: bool = False,
+                 bank: Any = None, watch_files: bool = True) -> None:
+        super().__init__(session_dir, clock)
+        self.events_path = self.session_dir / EVENTS_FILE
+        self.poll = poll
+        self._bank = bank
+        self._bank_error = ""
+        self._auto_requested: bool | None = None
+        self._offset = 0
+        self._last_event_wall: float | None = None
+        self._stop_watching = threading.Event()
+        self._watch_files = watch_files
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._poll_file()
+        if not self.state.n_events:
+            self.refresh_view(reset=True)
+        if self._watch_files:
+            self._tail()
+            # a slow safety net beside inotify (or beside polling): a cheap stat
+            self._every(2.0, self._poll_file)
+
+    def on_unmount(self) -> None:
+        self._stop_watching.set()
+
+    # ------------------------------------------------------------------ drawing
+
+    def key_labels(self) -> dict[str, str]:
+        s = self.state
+        auto = self._auto_requested if self._auto_requested is not None else s.auto
+        return {"p": "resume" if s.status == "paused" else "pause",
+                "a": "auto off" if auto else "auto on"}
+
+    def display_status(self) -> str:
+        s = self.state
+        if s.status == "running" and self._last_event_wall is not None:
+            if self.clock() - self._last_event_wall > WAITING_AFTER_S:
+                return "waiting"
+        if not s.started and s.status == "starting":
+            return "starting" if self.events_path.exists() else "waiting"
+        return s.status
+
+    def elapsed(self) -> float:
+        s = self.state
+        if s.status in ("running", "waiting", "stopping") and self._last_event_wall is not None:
+            return s.t + max(0.0, self.clock() - self._last_event_wall)
+        return s.t
+
+    # ------------------------------------------------------------------ tailing
+
+    def _poll_file(self) -> None:
+        try:
+            size = self.events_path.stat().st_size
+        except OSError:
+            return
+        if size < self._offset:  # the log was replaced: start over
+            self._offset = 0
+            self.state = CampaignState()
+            self.query_one(ScenarioTable).reset()
+            self.refresh_view(reset=True)
+        if size == self._offset:
+            return
+        try:
+            events, self._offset = read_jsonl(self.events_path, self._offset)
+        except OSError:
+            return
+        if events:
+            self.ingest(events)
+
+    def ingest(self, events: list[dict]) -> None:
+        first = self.state.n_events == 0
+        for ev in events:
+            self.state.apply(ev)
+            if ev.get("type") == "question" and self.pending:
+                self._resolve_pending(ev)
+            elif ev.get("type") == "control" and ev.get("action") in ("auto_on", "auto_off"):
+                self._auto_requested = None
+        self._last_event_wall = self.clock()
+        self.refresh_view(reset=first)
+
+    def _resolve_pending(self, ev: dict) -> None:
+        bank_id, text = ev.get("bank_id"), ev.get("text")
+        for i, p in enumerate(self.pending):
+            if (bank_id and p.get("bank_id") == bank_id) or (text and p.get("text") == text):
+                del self.pending[i]
+                return
+
+    @work(exclusive=True, group="tail")
+    async def _tail(self) -> None:
+        try:
+            from watchfiles import awatch
+        except ImportError:  # pragma: no cover - watchfiles is a dependency
+            self._every(0.25, self._poll_file)
+            return
+
+        def only_events(_change, path: str) -> bool:
+            return Path(path).name == EVENTS_FILE
+
+        try:
+            async for _changes in awatch(
+                self.session_dir, watch_filter=only_events, debounce=50, step=20,
+                force_polling=True if self.poll else None, poll_delay_ms=200,
+                recursive=False, stop_event=self._stop_watching, rust_timeout=500,
+                yield_on_timeout=False,
+            ):
+                if self.is_attached and self.app.is_running:
+                    self._poll_file()
+        except Exception as exc:  # e.g. inotify limits: fall back to polling
+            self.notify(f"file watching failed ({exc}); polling instead", severity="warning")
+            self._every(0.25, self._poll_file)
+
+    # ------------------------------------------------------------------ actions
+
+    def _ended(self) -> bool:
+        if self.state.status == "ended":
+            self.notify("the campaign has ended: nothing to control (socratic run --resume "
+                        "restarts it)", severity="warning", timeout=4)
+            return True
+        return False
+
+    def _send(self, command: dict, note: str) -> bool:
+        try:
+            inject(self.session_dir, command)
+        except OSError as exc:
+            self.notify(f"could not write {INBOX_FILE}: {exc}", severity="error")
+            return False
+        self.notify(note, timeout=3)
+        return True
+
+    def _get_bank(self) -> Any:
+        if self._bank is None:
+            from socratic.bank import BankError, load_bank
+
+            try:
+                self._bank = load_bank()
+            except BankError as exc:  # a bad user file: the picker opens, free text works
+                self._bank_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                self._bank = EmptyBank()
+        return self._bank
+
+    def _suggestions(self, bank: Any) -> tuple[list[str], str | None]:
+        trig = self.state.last_trigger
+        if trig is None:
+            return [], None
+        ids = list(trig.suggestions)
+        if not ids and not isinstance(bank, EmptyBank):
+            from socratic.bank import SuggestContext, suggest
+
+            ctx = SuggestContext(arch="hopper", asked=set(self.state.asked))
+            ids = [e.id for e in suggest(bank, trig.kind, ctx, limit=5)]
+        return ids, trig.kind
+
+    def action_pick(self) -> None:
+        from socratic.tui.picker_screen import PickerScreen
+
+        bank = self._get_bank()
+        search = None
+        if not isinstance(bank, EmptyBank):
+            from socratic.bank import search
+        ids, kind = self._suggestions(bank)
+        note = f"bank unavailable: {self._bank_error}" if self._bank_error else ""
+        self.app.push_screen(PickerScreen(bank, ids, set(self.state.asked), kind, search, note),
+                             self._picked)
+
+    def _picked(self, entry: Any) -> None:
+        if entry is None:
+            return
+        eid = str(getattr(entry, "id", ""))
+        text = str(getattr(entry, "text", ""))
+        self.ask(text, eid or None)
+
+    def ask(self, text: str, bank_id: str | None = None) -> None:
+        command: dict[str, Any] = {"type": "question", "text": text}
+        if bank_id:
+            command["bank_id"] = bank_id
+        note = f"question sent: {bank_id or text[:40]}"
+        if self.state.status == "ended":  # kept in the inbox; nothing reads it until then
+            note = ("the campaign has ended: the question is kept for `socratic run "
+                    "--resume`, which asks it")
+        if self._send(command, note):
+            self.pending.append({"text": text, "bank_id": bank_id, "sent": self.clock()})
+            self.refresh_view()
+
+    def action_ask(self) -> None:
+        from socratic.tui.ask_screen import AskScreen
+
+        self.app.push_screen(AskScreen(), lambda text: self.ask(text) if text else None)
+
+    def action_pause(self) -> None:
+        if self._ended():
+            return
+        action = "resume" if self.state.status == "paused" else "pause"
+        self._send({"type": "control", "action": action}, f"{action} requested")
+
+    def action_evaluate(self) -> None:
+        if self._ended():
+            return
+        self._send({"type": "control", "action": "evaluate"}, "evaluation requested")
+
+    def action_stop(self) -> None:
+        from socratic.tui.confirm_screen import ConfirmScreen
+
+        if self._ended():
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send({"type": "control", "action": "stop"},
+                           "stop requested (the harness stops at the next safe point)")
+
+        self.app.push_screen(ConfirmScreen("Stop the campaign? The agent is stopped at the next "
+                                           "safe point; the session can be resumed later."),
+                             answered)
+
+    def action_auto(self) -> None:
+        if self._ended():
+            return
+        current = self._auto_requested if self._auto_requested is not None else bool(self.state.auto)
+        want = not current
+        if self._send({"type": "control", "action": "auto_on" if want else "auto_off"},
+                      f"auto-questions {'on' if want else 'off'} requested"):
+            self._auto_requested = want
