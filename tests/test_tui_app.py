@@ -609,3 +609,180 @@ async def test_timers_firing_during_shutdown_do_nothing(tiny, mode):
         assert app.main._periodic
     for tick in app.main._periodic:
         tick()
+
+
+# ---------------------------------------------------------------------------- issue 10
+
+
+def status_text(app) -> str:
+    return str(app.query_one("#status").render())
+
+
+async def test_api_retries_show_in_the_status_line_and_the_clock_runs_on(tmp_path):
+    # item 2: with the API down, the status line says RETRYING with the attempt, the
+    # error and the next try; campaign time goes on (it reset to 00:00 on every retry)
+    evs = tiny_events()[:3]  # started, a trigger; then the API fails again and again
+    write_events(tmp_path / "events.jsonl", evs)
+    clock = Clock()
+    app = watch_app(tmp_path, clock=clock)
+    async with app.run_test(size=(160, 45)) as pilot:
+        clock.t += 100
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 4, "t": 95.0, "type": "api.retry", "attempt": 3,
+             "error": "Error code: 529 overloaded_error", "wait_s": 8.0}], "a")
+        app.main._poll_file()
+        clock.t += 3
+        app.main._refresh_status()
+        await pilot.pause()
+        line = status_text(app)
+        assert "RETRYING" in line and "attempt 3: Error code: 529" in line and "529" in line
+        assert "next try in 5.0 s" in line
+        assert "campaign 01:38" in line  # 95 s logged + 3 s since: never back to 00:00
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 5, "t": 104.0, "type": "usage", "input_tokens": 5}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        assert "RUNNING" in status_text(app) and "attempt" not in status_text(app)
+
+
+async def test_paused_campaign_time_runs_on_labelled(tmp_path):
+    # item 11: pausing froze the clock, which jumped on resume
+    write_events(tmp_path / "events.jsonl", tiny_events()[:5] + [
+        {"seq": 6, "t": 6.0, "type": "control", "action": "pause"}])
+    clock = Clock()
+    app = watch_app(tmp_path, clock=clock)
+    async with app.run_test(size=(160, 45)) as pilot:
+        clock.t += 30
+        app.main._refresh_status()
+        await pilot.pause()
+        assert app.main.elapsed() == 36.0
+        assert "PAUSED" in status_text(app) and "campaign 00:36" in status_text(app)
+
+
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)])
+async def test_footer_and_status_line_agree_on_auto_questions(running, size):
+    # item 12: the footer said `a auto on` (an action) while the status said `auto off`
+    app = watch_app(running)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        keys = str(app.query_one("#keys").render())
+        assert app.main.state.auto is False
+        assert "auto: off" in keys and "auto:off" in status_text(app).replace(" ", "")
+        await pilot.press("a")
+        await pilot.pause()
+        keys = str(app.query_one("#keys").render())
+        assert "auto: off→on" in keys and "off→on" in status_text(app)
+        write_events(running / "events.jsonl", [
+            {"seq": 30, "t": 30.0, "type": "control", "action": "auto_on"}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        keys = str(app.query_one("#keys").render())
+        assert "auto: on" in keys and "auto:on" in status_text(app).replace(" ", "")
+
+
+ATTN_IDS = ["d128-q512-k8k-b4-h32-causal-gqa4", "d128-s1k-b16-h16-full"]
+
+
+def attention_events() -> list[dict]:
+    """tiny_events with attention-length scenario ids (32 characters)."""
+    names = {"r1-c4096": ATTN_IDS[0], "r4096-c8192": ATTN_IDS[1]}
+    evs = []
+    for ev in tiny_events():
+        ev = dict(ev)
+        if ev["type"] == "campaign.start":
+            ev["scenarios"] = {"set": "bench", "ids": ATTN_IDS}
+        if "scenario" in ev:
+            ev["scenario"] = names[ev["scenario"]]
+        evs.append(ev)
+    return evs
+
+
+def table_columns_visible(app) -> list[str]:
+    """Header labels whose whole column lies inside the table's region on screen."""
+    table = app.query_one("#table")
+    x, shown = 0, []
+    for col in table.columns.values():
+        w = col.get_render_width(table)
+        if x + w <= table.scrollable_content_region.width:
+            shown.append(str(col.label))
+        x += w
+    return shown
+
+
+@pytest.mark.parametrize("events", [tiny_events, attention_events], ids=["rmsnorm", "attn"])
+async def test_every_table_column_is_visible_at_160_columns(tmp_path, events):
+    # item 5: side by side at 160 columns the table stopped at `TF/`
+    write_events(tmp_path / "events.jsonl", events())
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        assert table_columns_visible(app) == [str(c.label) for c in table.columns.values()]
+        assert table.region.width >= table.needed_width
+        # the summary above the table is not cut either: it takes a second line if needed
+        head = app.query_one("#evalhead")
+        text = head.render()
+        assert "best 1.17×" in text.plain
+        assert text.cell_length <= head.content_region.width * head.content_region.height
+
+
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_keys_scroll_the_table_sideways_at_any_width(tmp_path, mode):
+    # item 5: in replay ←→ step through events, so the table had no way sideways
+    write_events(tmp_path / "events.jsonl", attention_events())
+    app = watch_app(tmp_path) if mode == "watch" else replay_app(tmp_path, start="end")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        assert "bound" not in table_columns_visible(app)
+        assert table.scroll_x == 0
+        for _ in range(8):
+            await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert table.scroll_x == table.max_scroll_x > 0
+        # the ok and scenario columns stay while the rest scrolls
+        assert table.fixed_columns == 2
+        await pilot.press("less_than_sign")
+        assert table.scroll_x < table.max_scroll_x
+
+
+async def test_s_sorts_from_anywhere_through_every_order(tiny):
+    # item 6: `s` did nothing unless the table had focus; help listed three of four orders
+    from socratic.tui.help_screen import COMMON_KEYS
+    from socratic.tui.widgets.scenario_table import SORT_LABELS
+    from tests.test_tui_support import ROOT
+
+    app = replay_app(tiny, start="end")
+    notes = []
+    app.notify = lambda message, **kw: notes.append(message)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.query_one(Transcript).focus()
+        table = app.query_one("#table")
+        seen = [table.sort_mode]
+        for _ in range(4):
+            await pilot.press("s")
+            seen.append(table.sort_mode)
+        assert seen == ["goal", "order", "worst", "best", "goal"]
+        assert notes[:4] == ["scenarios sorted: scenario order", "scenarios sorted: worst first",
+                             "scenarios sorted: best first", "scenarios sorted: misses first"]
+    help_s = dict(COMMON_KEYS)["s"]
+    readme = (ROOT / "README.md").read_text()
+    for label in SORT_LABELS.values():
+        assert label in help_s and label in readme
+
+
+async def test_u_with_every_block_loaded_goes_to_the_top(tmp_path):
+    # item 7: `u` did nothing once every block was mounted
+    write_events(tmp_path / "events.jsonl", tiny_events())
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        assert tr.mounted_range[0] == 0 and tr.max_scroll_y > 0
+        tr.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert tr.scroll_y > 0
+        app.query_one("#table").focus()  # from anywhere
+        await pilot.press("u")
+        await pilot.pause()
+        assert tr.scroll_y == 0

@@ -158,3 +158,27 @@ def test_goal_against_a_comparison():
     # judged on the speedup against fa3; without that number only correctness counts
     assert s.missing_goal() == ["a"]
     assert s.rows["b"].goal_speedup("fa3") == 1.2 and s.rows["c"].meets(1.0, "fa3") is True
+
+
+def test_api_retry_shows_retrying_and_campaign_time_runs_on():
+    # issue 10 item 2: an api.retry is not ignored: it moves the campaign clock and
+    # says which attempt failed with what, and when the next try is
+    s = fold(tiny_events()[:7])
+    t0 = s.t
+    s.apply({"type": "api.retry", "seq": 8, "t": t0 + 30.0, "attempt": 3,
+             "error": "529 overloaded_error", "wait_s": 8.0})
+    assert s.t == t0 + 30.0 and s.status == "running"
+    assert s.retry is not None and s.retry.attempt == 3 and s.retry.wait_s == 8.0
+    assert "overloaded" in s.retry.error and s.retry.t == t0 + 30.0
+    # a warning logged as api.retry with attempt 0 (bank.suggest failed) is no API retry
+    s.apply({"type": "api.retry", "seq": 9, "t": t0 + 31.0, "attempt": 0, "error": "x",
+             "wait_s": 0})
+    assert s.retry.attempt == 3 and s.t == t0 + 31.0
+    s.apply({"type": "usage", "seq": 10, "t": t0 + 40.0, "input_tokens": 5})
+    assert s.retry is None  # the API answered
+
+
+def test_unknown_event_types_still_move_the_clock():
+    s = fold(tiny_events()[:3])
+    s.apply({"type": "context.handoff", "seq": 4, "t": 500.0, "ctx": 2})
+    assert s.t == 500.0

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable
 
+from socratic.tui import format as fmt
 from socratic.tui.state import CampaignState
 from socratic.tui.widgets.eval_header import EvalHeader
 from socratic.tui.widgets.key_hints import KeyHints
@@ -34,6 +35,11 @@ class CampaignScreen(Screen):
     BINDINGS = [
         Binding("c", "copy", "Copy", show=False),
         Binding("question_mark", "help", "Help"),
+        # on the screen, not the widgets: they work whatever has focus
+        Binding("s", "sort", "Sort", show=False),
+        Binding("u", "earlier", "Earlier", show=False),
+        Binding("less_than_sign", "table_scroll(-1)", "Table left", show=False),
+        Binding("greater_than_sign", "table_scroll(1)", "Table right", show=False),
     ]
 
     def __init__(self, session_dir: Path, clock: Callable[[], float]) -> None:
@@ -42,6 +48,7 @@ class CampaignScreen(Screen):
         self.clock = clock
         self.state = CampaignState()
         self.pending: list[dict] = []
+        self.skipped = 0  # lines of the log that are not JSON objects
         self.renders = 0
         self._periodic: list[Callable[[], None]] = []  # what the screen's timers call
 
@@ -81,17 +88,42 @@ class CampaignScreen(Screen):
             self._refresh_status()
             self.query_one(EvalHeader).show(s)
             self.query_one(ScenarioTable).show(s)
+            self._fit_table()
             self.query_one(SpeedupPlot).show(s.goal_evals(), s.goal)
             self.query_one(Transcript).show(s.blocks, reset=reset)
             self.query_one(PendingBar).show(self.pending, self.clock())
             self.query_one(KeyHints).show(self.key_labels())
+
+    def on_resize(self) -> None:
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """Side by side (wide screens), the table's pane takes what the table needs to
+        show every column, between half and two thirds of the screen; narrower, it
+        scrolls sideways (< >)."""
+        right = self.query_one("#right")
+        if not self.has_class("-wide"):
+            width = None
+        else:
+            screen = self.size.width
+            need = self.query_one(ScenarioTable).needed_width + 1  # + the pane's border
+            width = max(screen // 2, min(need, screen * 2 // 3))
+        if width != getattr(self, "_right_width", None):
+            self._right_width = width
+            right.styles.width = width  # None: back to the stylesheet's
 
     def key_labels(self) -> dict[str, str]:
         """Footer labels that follow the state (e.g. `p` says "resume" while paused)."""
         return {}
 
     def display_status(self) -> str:
-        return self.state.status
+        s = self.state
+        if s.status == "running" and s.retry is not None:
+            return "retrying"
+        return s.status
+
+    def auto_label(self) -> str:
+        return fmt.auto_label(self.state.auto)
 
     def elapsed(self) -> float:
         return self.state.t
@@ -100,8 +132,10 @@ class CampaignScreen(Screen):
         return []
 
     def _refresh_status(self) -> None:
-        self.query_one(StatusLine).show(self.state, self.display_status(), self.elapsed(),
-                                        self.status_extra(), pending=len(self.pending))
+        self.query_one(StatusLine).show(
+            self.state, self.display_status(), self.elapsed(), self.status_extra(),
+            pending=len(self.pending), auto=self.auto_label(),
+            skipped=self.skipped + self.state.n_malformed)
         if self.pending:
             self.query_one(PendingBar).show(self.pending, self.clock())
 
@@ -111,6 +145,15 @@ class CampaignScreen(Screen):
         from socratic.tui.help_screen import HelpScreen
 
         self.app.push_screen(HelpScreen(self.mode))
+
+    def action_sort(self) -> None:
+        self.query_one(ScenarioTable).cycle_sort()
+
+    def action_earlier(self) -> None:
+        self.query_one(Transcript).action_load_earlier()
+
+    def action_table_scroll(self, delta: int) -> None:
+        self.query_one(ScenarioTable).scroll_columns(delta)
 
     def action_copy(self) -> None:
         focused = self.focused

@@ -175,6 +175,16 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Retry:
+    """The API call that failed last and is being retried (`api.retry`)."""
+
+    attempt: int
+    error: str
+    wait_s: float | None  # back-off before the next try
+    t: float              # campaign time of the failure
+
+
+@dataclass(frozen=True)
 class Question:
     text: str
     bank_id: str | None
@@ -203,6 +213,7 @@ class CampaignState:
     t: float = 0.0
     n_events: int = 0
     n_ignored: int = 0
+    n_malformed: int = 0   # events that are not objects, have no type or break their type
     # counters
     tool_calls: int = 0
     input_tokens: int = 0
@@ -227,6 +238,7 @@ class CampaignState:
     triggers: int = 0
     questions: list[Question] = field(default_factory=list)
     asked: set = field(default_factory=set)  # bank ids
+    retry: Retry | None = None         # set while the API is being retried
     # transcript
     blocks: list[Block] = field(default_factory=list)
     tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
@@ -294,6 +306,9 @@ class CampaignState:
         if not isinstance(ev, dict):
             self.n_ignored += 1
             return self
+        t = num(ev.get("t"))
+        if t is not None:  # campaign time runs on with every event, known type or not
+            self.t = max(self.t, t)
         kind = ev.get("type")
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
@@ -302,13 +317,12 @@ class CampaignState:
         self.n_events += 1
         seq = _int(ev.get("seq"), self.seq + 1)
         self.seq = max(self.seq, seq)
-        t = num(ev.get("t"))
-        if t is not None:
-            self.t = max(self.t, t)
         if kind != "agent.text":
             self._text_open = False
         if self.status == "waiting" and kind in _ACTIVITY:
             self.status = "running"
+        if self.retry is not None and kind in _API_ANSWERED:
+            self.retry = None
         handler(self, ev, seq, t if t is not None else self.t)
         return self
 
@@ -560,6 +574,13 @@ class CampaignState:
         self.blocks.append(Block("control", seq, t, title="campaign resumed",
                                  text=_str(ev.get("reason"))))
 
+    def _api_retry(self, ev, seq, t):
+        attempt = _int(ev.get("attempt"))
+        if attempt < 1:  # the harness also logs a failed bank lookup as attempt 0
+            return
+        self.retry = Retry(attempt=attempt, error=_str(ev.get("error")),
+                           wait_s=num(ev.get("wait_s")), t=t)
+
     def _end(self, ev, seq, t):
         self.status = "ended"
         self.eval_running = False
@@ -582,12 +603,16 @@ _HANDLERS = {
     "control": CampaignState._control,
     "campaign.end": CampaignState._end,
     "campaign.resume": CampaignState._resume,
+    "api.retry": CampaignState._api_retry,
 }
 
 
 
 # events that show the agent working again after a `wait`
 _ACTIVITY = ("agent.text", "tool.call", "question", "eval.start")
+# events that show an API call succeeded (or the campaign moved on): retrying is over
+_API_ANSWERED = ("agent.text", "tool.call", "usage", "campaign.start", "campaign.resume",
+                 "campaign.end")
 
 
 def fold(events: Iterable[dict[str, Any]]) -> CampaignState:

@@ -11,6 +11,7 @@ from textual import work
 from textual.binding import Binding
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
+from socratic.tui import format as fmt
 from socratic.tui.campaign_screen import CampaignScreen
 from socratic.tui.state import CampaignState
 from socratic.tui.widgets.scenario_table import ScenarioTable
@@ -65,23 +66,27 @@ class WatchScreen(CampaignScreen):
     # ------------------------------------------------------------------ drawing
 
     def key_labels(self) -> dict[str, str]:
-        s = self.state
-        auto = self._auto_requested if self._auto_requested is not None else s.auto
-        return {"p": "resume" if s.status == "paused" else "pause",
-                "a": "auto off" if auto else "auto on"}
+        return {"p": "resume" if self.state.status == "paused" else "pause",
+                "a": self.auto_label() or "auto"}
+
+    def auto_label(self) -> str:
+        return fmt.auto_label(self.state.auto, self._auto_requested)
 
     def display_status(self) -> str:
         s = self.state
-        if s.status == "running" and self._last_event_wall is not None:
+        status = super().display_status()
+        if status == "running" and self._last_event_wall is not None:
             if self.clock() - self._last_event_wall > WAITING_AFTER_S:
                 return "waiting"
         if not s.started and s.status == "starting":
             return "starting" if self.events_path.exists() else "waiting"
-        return s.status
+        return status
 
     def elapsed(self) -> float:
+        """Campaign time: it runs on between events, paused or not (the harness's clock
+        does), so it never freezes and then jumps."""
         s = self.state
-        if s.status in ("running", "waiting", "stopping") and self._last_event_wall is not None:
+        if s.status not in ("ended", "starting") and self._last_event_wall is not None:
             return s.t + max(0.0, self.clock() - self._last_event_wall)
         return s.t
 
@@ -259,3 +264,4 @@ class WatchScreen(CampaignScreen):
         if self._send({"type": "control", "action": "auto_on" if want else "auto_off"},
                       f"auto-questions {'on' if want else 'off'} requested"):
             self._auto_requested = want
+            self.refresh_view()

@@ -5,7 +5,7 @@
   user returns to the bottom.
 - Long campaigns stay fast: at most `MAX_MOUNTED` blocks are mounted. While following,
   the oldest are pruned; scrolling to the top (or `u`) mounts `LOAD_MORE` earlier ones,
-  so every block stays reachable.
+  so every block stays reachable (`u` with every block mounted goes to the top).
 - Updates are diffs: blocks are immutable, so a changed block is a new object; only
   the widgets whose block object changed are updated, new blocks are mounted.
 """
@@ -55,7 +55,6 @@ class NewBelowMarker(Static):
 
 class Transcript(VerticalScroll, can_focus=True):
     BINDINGS = [
-        Binding("u", "load_earlier", "Earlier", show=False),
         Binding("k,shift+up", "select(-1)", "Prev block", show=False),
         Binding("j,shift+down", "select(1)", "Next block", show=False),
         Binding("enter", "toggle_selected", "Expand", show=False),
@@ -194,7 +193,13 @@ class Transcript(VerticalScroll, can_focus=True):
     # ------------------------------------------------------------------ earlier blocks
 
     def action_load_earlier(self) -> None:
-        if self._first == 0 or self._loading:
+        """Mount earlier blocks (the screen's `u`); when every block is mounted, go to
+        the top."""
+        if self._loading:
+            return
+        if self._first == 0:
+            self.release_anchor()
+            self.scroll_home(animate=False, immediate=True)
             return
         start = max(0, self._first - LOAD_MORE)
         new = [make_block_widget(b) for b in self._blocks[start:self._first]]
