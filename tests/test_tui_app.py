@@ -786,3 +786,70 @@ async def test_u_with_every_block_loaded_goes_to_the_top(tmp_path):
         await pilot.press("u")
         await pilot.pause()
         assert tr.scroll_y == 0
+
+
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_footer_keeps_quit_and_help_reaches_quit_at_80x24(running, mode):
+    # item 8: at 80x24 the footer hid `^q quit` and help needed scrolling to reach it
+    app = watch_app(running) if mode == "watch" else replay_app(running, start="end")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        keys = app.query_one("#keys")
+        text = keys.render()
+        assert text.cell_length <= keys.size.width
+        assert "^q quit" in text.plain and "? help" in text.plain
+        await pilot.press("question_mark")
+        await pilot.pause()
+        body = app.screen.query_one("#help-body")
+        quit_line = app.screen.query_one("#help-quit")
+        assert "ctrl+q" in str(quit_line.render()) and body.scroll_y == 0
+        assert body.content_region.contains_region(quit_line.region)
+
+
+async def test_selected_block_stands_out_in_256_colours(tiny):
+    # item 9: the selection was background 234 on 233 in tmux-256color
+    from rich.color import EIGHT_BIT_PALETTE, Color as RichColor, ColorSystem
+
+    def colour256(c):
+        n = RichColor.from_rgb(c.r, c.g, c.b).downgrade(ColorSystem.EIGHT_BIT).number
+        return n, EIGHT_BIT_PALETTE[n]
+
+    app = replay_app(tiny, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        tr = app.query_one(Transcript)
+        tr.focus()
+        await pilot.press("k", "k")
+        await pilot.pause()
+        sel = tr.selected_block()
+        other = tr._widgets[0]
+        (n_sel, rgb_sel), (n_other, rgb_other) = (colour256(sel.background_colors[1]),
+                                                  colour256(other.background_colors[1]))
+        assert n_sel != n_other
+        assert sum(abs(a - b) for a, b in zip(rgb_sel, rgb_other)) >= 90
+        # and a bar beside it that needs no colour at all
+        assert sel.styles.border_left[0] not in ("", "none", "hidden")
+        assert other.styles.border_left[0] in ("", "none", "hidden")
+        assert sel.content_region.x == other.content_region.x  # the text does not move
+
+
+async def test_expanding_a_tool_call_keeps_its_header_on_screen(tmp_path):
+    # item 9: expanding a tool call at the bottom scrolled its header off screen
+    from socratic.tui.widgets.tool_block import ToolBlock
+
+    evs = tiny_events()[:7]
+    evs[6] = dict(evs[6], output="\n".join(f"line {i}" for i in range(60)))
+    write_events(tmp_path / "events.jsonl", evs)
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        tool = app.query_one(ToolBlock)
+        tr.focus()
+        await pilot.press("k")
+        assert tr.selected_block() is tool
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert tool.expanded and tool.region.height > 20
+        view = tr.content_region
+        assert view.y <= tool.region.y < view.bottom  # the header line is visible

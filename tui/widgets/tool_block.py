@@ -4,6 +4,7 @@ it to show the full input and the (truncated) output."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -17,11 +18,18 @@ MAX_LINES = 40
 class ToolBlock(Static):
     DEFAULT_CSS = """
     ToolBlock { height: auto; padding: 0 1; }
-    ToolBlock.-selected { background: $boost; }
     ToolBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     expanded: reactive[bool] = reactive(False)
+
+    class Toggled(Message):
+        """Posted when the block expands or collapses (the transcript keeps its header
+        on screen)."""
+
+        def __init__(self, block: "ToolBlock") -> None:
+            super().__init__()
+            self.tool_block = block
 
     def __init__(self, block: Block) -> None:
         super().__init__()
@@ -36,9 +44,7 @@ class ToolBlock(Static):
 
     def watch_expanded(self) -> None:
         self._draw()
-
-    def action_toggle(self) -> None:
-        self.expanded = not self.expanded
+        self.post_message(self.Toggled(self))
 
     def on_click(self) -> None:
         self.expanded = not self.expanded

@@ -273,6 +273,21 @@ class Transcript(VerticalScroll, can_focus=True):
         if isinstance(w, ToolBlock):
             w.expanded = not w.expanded
 
+    def on_tool_block_toggled(self, event: ToolBlock.Toggled) -> None:
+        """Following the end would push an expanded block's header off the top: stop
+        following, and once laid out show the block from its header down."""
+        event.stop()
+        self.release_anchor()
+        w = event.tool_block
+
+        def keep_header() -> None:
+            if not w.is_mounted:
+                return
+            tall = w.outer_size.height >= self.scrollable_content_region.height
+            self.scroll_to_widget(w, animate=False, immediate=True, top=tall)
+
+        self.call_after_refresh(keep_header)
+
     def on_click(self, event) -> None:
         node = event.widget
         while node is not None and node is not self:
