@@ -95,6 +95,8 @@ async def test_picker_arrows_escape_and_asked_marks(tiny):
         assert picker.highlighted_entry().id != first
         await pilot.press("up")
         assert picker.highlighted_entry().id == first
+        await pilot.press("up")  # the suggestion on top, asked already
+        assert picker.highlighted_entry().id == "correctness.masking"
         preview = str(app.screen.query_one("#preview").render())
         assert "why:" in preview and "asked before" in preview
         await pilot.press("escape")
@@ -853,3 +855,91 @@ async def test_expanding_a_tool_call_keeps_its_header_on_screen(tmp_path):
         assert tool.expanded and tool.region.height > 20
         view = tr.content_region
         assert view.y <= tool.region.y < view.bottom  # the header line is visible
+
+
+async def test_questions_injected_from_another_shell_show_as_pending(running):
+    # item 10: only the TUI's own questions showed as pending
+    from socratic.eventlog import inject
+
+    app = watch_app(running)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.main.pending == []
+        # `socratic inject SESSION --text ...` from another shell appends to the inbox
+        inject(running, {"type": "question", "text": "Which bound applies?"})
+        inject(running, {"type": "question", "text": "Which bound applies?"})
+        inject(running, {"type": "control", "action": "evaluate"})
+        app.main._poll_inbox()  # what the file watcher (or the 2 s poll) calls
+        await pilot.pause()
+        assert [p["text"] for p in app.main.pending] == ["Which bound applies?"] * 2
+        bar = app.query_one("#pending")
+        assert bar.display and "in the inbox" in str(bar.render())
+        assert "2 pending" in status_text(app)
+        # the harness logs one of the two: one stays pending
+        write_events(running / "events.jsonl", [
+            {"seq": 40, "t": 40.0, "type": "question", "text": "Which bound applies?",
+             "source": "human"}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        assert len(app.main.pending) == 1 and "1 pending" in status_text(app)
+
+
+async def test_questions_already_logged_are_not_pending_after_a_restart(tmp_path):
+    # a TUI started after the harness took the inbox's questions shows nothing pending
+    from socratic.eventlog import inject
+
+    inject(tmp_path, {"type": "question", "text": "mask?"})
+    write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
+        {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}])
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.main.pending == [] and not app.query_one("#pending").display
+
+
+async def test_picker_never_highlights_an_asked_question(tiny):
+    # item 13: the asked suggestion on top was highlighted: a bare Enter repeated it
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        picker = app.screen.query_one(QuestionPicker)
+        assert picker.shown[0].id == "correctness.masking"  # asked, still listed first
+        assert picker.highlighted_entry().id not in app.main.state.asked
+        await pilot.press(*"masking")  # a filter that matches only the asked one
+        await pilot.pause()
+        assert picker.highlighted_entry() is None
+        await pilot.press("enter")
+        await pilot.pause()
+        assert read_inbox(tiny) == []  # nothing repeated
+        await pilot.press("down", "enter")  # chosen on purpose, it is asked again
+        await pilot.pause()
+        assert read_inbox(tiny)[0]["bank_id"] == "correctness.masking"
+
+
+async def test_question_while_waiting_carries_the_declared_done_trigger(tmp_path):
+    # item 13: a question asked while the harness waited after the stop attempts was
+    # logged with `trigger: null`
+    evs = tiny_events()[:8] + [
+        {"seq": 9, "t": 9.0, "type": "stophook", "met": False, "failing": []},
+        {"seq": 10, "t": 10.0, "type": "trigger", "kind": "declared_done", "reason": "stop"},
+        {"seq": 11, "t": 11.0, "type": "control", "action": "wait",
+         "reason": "repeated stop attempts; waiting for a question"}]
+    write_events(tmp_path / "events.jsonl", evs)
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.main.state.status == "waiting"
+        await pilot.press("i", *"what limits you?", "enter")
+        await pilot.pause()
+        assert read_inbox(tmp_path) == [{"type": "question", "text": "what limits you?",
+                                         "trigger": "declared_done"}]
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 12, "t": 12.0, "type": "question", "text": "what limits you?",
+             "trigger": "declared_done", "source": "human"}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        # running again: the next question carries no trigger
+        await pilot.press("i", *"and now?", "enter")
+        await pilot.pause()
+        assert read_inbox(tmp_path)[-1] == {"type": "question", "text": "and now?"}

@@ -1,5 +1,6 @@
 """Watch mode: tail a live session's events.jsonl and steer the campaign through its
-inbox.jsonl (questions and controls)."""
+inbox.jsonl (questions and controls). The inbox is read too: every question in it that
+the harness has not logged yet is shown as pending, whoever wrote it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.binding import Binding
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
 from socratic.tui import format as fmt
 from socratic.tui.campaign_screen import CampaignScreen
+from socratic.tui.pending import inbox_questions, pending_questions
 from socratic.tui.state import CampaignState
 from socratic.tui.widgets.scenario_table import ScenarioTable
 
@@ -41,6 +43,10 @@ class WatchScreen(CampaignScreen):
                  bank: Any = None, watch_files: bool = True) -> None:
         super().__init__(session_dir, clock)
         self.events_path = self.session_dir / EVENTS_FILE
+        self.inbox_path = self.session_dir / INBOX_FILE
+        self._inbox: list[dict] = []     # the inbox's question commands, in order
+        self._inbox_offset = 0
+        self._sent: dict[str, float] = {}  # text → when this TUI sent it
         self.poll = poll
         self._bank = bank
         self._bank_error = ""
@@ -52,6 +58,7 @@ class WatchScreen(CampaignScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self._poll_inbox()
         self._poll_file()
         if not self.state.n_events:
             self.refresh_view(reset=True)
@@ -59,6 +66,7 @@ class WatchScreen(CampaignScreen):
             self._tail()
             # a slow safety net beside inotify (or beside polling): a cheap stat
             self._every(2.0, self._poll_file)
+            self._every(2.0, self._poll_inbox)
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
@@ -101,6 +109,7 @@ class WatchScreen(CampaignScreen):
             self._offset = 0
             self.state = CampaignState()
             self.query_one(ScenarioTable).reset()
+            self._update_pending()
             self.refresh_view(reset=True)
         if size == self._offset:
             return
@@ -115,19 +124,39 @@ class WatchScreen(CampaignScreen):
         first = self.state.n_events == 0
         for ev in events:
             self.state.apply(ev)
-            if ev.get("type") == "question" and self.pending:
-                self._resolve_pending(ev)
-            elif ev.get("type") == "control" and ev.get("action") in ("auto_on", "auto_off"):
+            if ev.get("type") == "control" and ev.get("action") in ("auto_on", "auto_off"):
                 self._auto_requested = None
         self._last_event_wall = self.clock()
+        self._update_pending()
         self.refresh_view(reset=first)
 
-    def _resolve_pending(self, ev: dict) -> None:
-        bank_id, text = ev.get("bank_id"), ev.get("text")
-        for i, p in enumerate(self.pending):
-            if (bank_id and p.get("bank_id") == bank_id) or (text and p.get("text") == text):
-                del self.pending[i]
-                return
+    def _poll_inbox(self) -> None:
+        """Read questions appended to inbox.jsonl since the last call (by anyone)."""
+        try:
+            size = self.inbox_path.stat().st_size
+        except OSError:
+            return
+        if size < self._inbox_offset:  # the inbox was replaced: read it again
+            self._inbox, self._inbox_offset = [], 0
+        if size == self._inbox_offset:
+            return
+        try:
+            commands, self._inbox_offset = read_jsonl(self.inbox_path, self._inbox_offset)
+        except OSError:
+            return
+        new = inbox_questions(commands)
+        if new:
+            self._inbox.extend(new)
+            if self._update_pending():
+                self.refresh_view()
+
+    def _update_pending(self) -> bool:
+        """Recompute the pending questions; True if they changed."""
+        pending = [dict(c, sent=self._sent.get(c["text"]))
+                   for c in pending_questions(self._inbox, self.state.questions)]
+        changed = pending != self.pending
+        self.pending = pending
+        return changed
 
     @work(exclusive=True, group="tail")
     async def _tail(self) -> None:
@@ -137,17 +166,19 @@ class WatchScreen(CampaignScreen):
             self._every(0.25, self._poll_file)
             return
 
-        def only_events(_change, path: str) -> bool:
-            return Path(path).name == EVENTS_FILE
+        def events_or_inbox(_change, path: str) -> bool:
+            return Path(path).name in (EVENTS_FILE, INBOX_FILE)
 
         try:
-            async for _changes in awatch(
-                self.session_dir, watch_filter=only_events, debounce=50, step=20,
+            async for changes in awatch(
+                self.session_dir, watch_filter=events_or_inbox, debounce=50, step=20,
                 force_polling=True if self.poll else None, poll_delay_ms=200,
                 recursive=False, stop_event=self._stop_watching, rust_timeout=500,
                 yield_on_timeout=False,
             ):
                 if self.is_attached and self.app.is_running:
+                    if any(Path(path).name == INBOX_FILE for _, path in changes):
+                        self._poll_inbox()
                     self._poll_file()
         except Exception as exc:  # e.g. inotify limits: fall back to polling
             self.notify(f"file watching failed ({exc}); polling instead", severity="warning")
@@ -217,13 +248,17 @@ class WatchScreen(CampaignScreen):
         command: dict[str, Any] = {"type": "question", "text": text}
         if bank_id:
             command["bank_id"] = bank_id
+        if self.state.status == "waiting":
+            # the harness waits only after repeated stop attempts with the goal unmet:
+            # this question answers them (logged as `[human @ declared_done]`)
+            command["trigger"] = "declared_done"
         note = f"question sent: {bank_id or text[:40]}"
         if self.state.status == "ended":  # kept in the inbox; nothing reads it until then
             note = ("the campaign has ended: the question is kept for `socratic run "
                     "--resume`, which asks it")
         if self._send(command, note):
-            self.pending.append({"text": text, "bank_id": bank_id, "sent": self.clock()})
-            self.refresh_view()
+            self._sent.setdefault(text, self.clock())
+            self._poll_inbox()
 
     def action_ask(self) -> None:
         from socratic.tui.ask_screen import AskScreen
