@@ -943,3 +943,34 @@ async def test_question_while_waiting_carries_the_declared_done_trigger(tmp_path
         await pilot.press("i", *"and now?", "enter")
         await pilot.pause()
         assert read_inbox(tmp_path)[-1] == {"type": "question", "text": "and now?"}
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\xff binary\n"], ids=["empty", "binary"])
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_a_log_without_events_says_so_on_screen(tmp_path, content, mode):
+    # item 14: an empty or binary events.jsonl showed a blank screen
+    (tmp_path / "events.jsonl").write_bytes(content)
+    app = watch_app(tmp_path) if mode == "watch" else replay_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        note = str(app.query_one("#transcript-note").render())
+        assert "events.jsonl" in note
+        if content:
+            assert "1 line skipped" in note and "not JSON" in note
+        else:
+            assert "empty" in note
+
+
+async def test_collapsed_tool_call_summarizes_its_output(tmp_path):
+    # item 18: `→ ]` (the output's last line) said nothing
+    from socratic.tui.widgets.tool_block import ToolBlock
+
+    evs = tiny_events()[:7]
+    evs[6] = dict(evs[6], output='{\n  "rows": [1, 2]\n}\n\n[exit code 0]')
+    write_events(tmp_path / "events.jsonl", evs)
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        line = str(app.query_one(ToolBlock).render())
+        assert '→ exit 0 · 3 lines · 20 B · "rows": [1, 2]' in line
+        assert "→ }" not in line

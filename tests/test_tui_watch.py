@@ -3,6 +3,7 @@ and polling), an injected question lands in inbox.jsonl; bad input is skipped qu
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -110,6 +111,10 @@ async def test_malformed_and_unknown_lines_are_skipped(tmp_path):
             await pilot.pause()
             assert app.main.state.status == "ended" and len(app.main.state.evals) == 2
             assert app.main.state.n_ignored == 1
+            # issue 10 item 14: skipped lines were not counted anywhere
+            assert app.main.skipped == 2
+            line = str(app.query_one("#status").render())  # 80 columns: the short form
+            assert re.search(r"⚠ ?2 (malformed lines )?skipped", line), line
 
 
 async def test_log_replaced_starts_over(tmp_path):

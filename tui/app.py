@@ -18,6 +18,7 @@ from textual.binding import Binding
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
 from socratic.tui.campaign_screen import CampaignScreen
+from socratic.tui.events_file import describe_empty, read_events
 from socratic.tui.replay_screen import SPEEDS, ReplayScreen
 from socratic.tui.watch_screen import WatchScreen
 
@@ -86,7 +87,14 @@ def run_watch(session_dir: Path, **opts: Any) -> int:
 
 
 def run_replay(session_dir: Path, **opts: Any) -> int:
+    """`socratic replay`: a log with no event in it (empty, binary) is an error naming it."""
     session_dir = check_session_dir(Path(session_dir))
+    try:
+        chunk = read_events(session_dir / EVENTS_FILE)
+    except OSError as exc:
+        raise InputError(f"cannot read {session_dir / EVENTS_FILE}: {exc}") from None
+    if not chunk.events:
+        raise InputError(describe_empty(session_dir / EVENTS_FILE, chunk.skipped))
     app = SocraticApp(session_dir, "replay", speed=float(opts.get("speed") or 10.0))
     app.run(mouse=not opts.get("no_mouse", False))
     return 0

@@ -48,7 +48,7 @@ class CampaignScreen(Screen):
         self.clock = clock
         self.state = CampaignState()
         self.pending: list[dict] = []
-        self.skipped = 0  # lines of the log that are not JSON objects
+        self.skipped = 0  # complete lines of the log that are not JSON objects
         self.renders = 0
         self._periodic: list[Callable[[], None]] = []  # what the screen's timers call
 
@@ -90,7 +90,9 @@ class CampaignScreen(Screen):
             self.query_one(ScenarioTable).show(s)
             self._fit_table()
             self.query_one(SpeedupPlot).show(s.goal_evals(), s.goal)
-            self.query_one(Transcript).show(s.blocks, reset=reset)
+            transcript = self.query_one(Transcript)
+            transcript.show(s.blocks, reset=reset)
+            transcript.set_note("" if s.blocks else self.empty_note())
             self.query_one(PendingBar).show(self.pending, self.clock())
             self.query_one(KeyHints).show(self.key_labels())
 
@@ -111,6 +113,10 @@ class CampaignScreen(Screen):
         if width != getattr(self, "_right_width", None):
             self._right_width = width
             right.styles.width = width  # None: back to the stylesheet's
+
+    def empty_note(self) -> str:
+        """What the transcript says while there is no block."""
+        return ""
 
     def key_labels(self) -> dict[str, str]:
         """Footer labels that follow the state (e.g. `p` says "resume" while paused)."""

@@ -9,8 +9,9 @@ from typing import Callable
 
 from textual.binding import Binding
 
-from socratic.eventlog import EVENTS_FILE, read_jsonl
+from socratic.eventlog import EVENTS_FILE
 from socratic.tui.campaign_screen import CampaignScreen
+from socratic.tui.events_file import describe_empty, read_events
 from socratic.tui.state import Timeline
 from socratic.tui.widgets.transcript import Transcript
 
@@ -56,10 +57,16 @@ class ReplayScreen(CampaignScreen):
     def on_mount(self) -> None:
         super().on_mount()
         try:
-            events, _ = read_jsonl(self.events_path)
+            chunk = read_events(self.events_path)
         except OSError as exc:
             self.notify(f"cannot read {self.events_path}: {exc}", severity="error")
-            events = []
+            chunk = None
+        events = chunk.events if chunk else []
+        self.skipped = chunk.skipped if chunk else 0
+        if self.skipped:
+            s = "s" if self.skipped != 1 else ""
+            self.notify(f"{self.events_path}: {self.skipped} malformed line{s} skipped (not "
+                        "JSON objects)", severity="warning", timeout=6)
         self.timeline = Timeline(events)
         start = self._start
         if start == "end":
@@ -68,6 +75,11 @@ class ReplayScreen(CampaignScreen):
         self._every(TICK_S, self._tick)
         if self._autoplay and self.pos < len(self.timeline):
             self._play(True)
+
+    def empty_note(self) -> str:
+        if self.timeline is not None and not self.timeline.events:
+            return describe_empty(self.events_path, self.skipped)
+        return ""
 
     def status_extra(self) -> list[str]:
         if self.timeline is None:

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
 from socratic.tui import format as fmt
 from socratic.tui.campaign_screen import CampaignScreen
+from socratic.tui.events_file import read_events
 from socratic.tui.pending import inbox_questions, pending_questions
 from socratic.tui.state import CampaignState
 from socratic.tui.widgets.scenario_table import ScenarioTable
@@ -80,6 +81,16 @@ class WatchScreen(CampaignScreen):
     def auto_label(self) -> str:
         return fmt.auto_label(self.state.auto, self._auto_requested)
 
+    def empty_note(self) -> str:
+        path = self.events_path
+        if not path.exists():
+            return f"waiting for {path}: the campaign has not started writing it"
+        if self.skipped:
+            s = "s" if self.skipped != 1 else ""
+            return (f"{path}: no socratic event yet ({self.skipped} line{s} skipped: not "
+                    "JSON objects); waiting for the campaign's events")
+        return f"{path} is empty: waiting for the campaign's first event"
+
     def display_status(self) -> str:
         s = self.state
         status = super().display_status()
@@ -106,7 +117,7 @@ class WatchScreen(CampaignScreen):
         except OSError:
             return
         if size < self._offset:  # the log was replaced: start over
-            self._offset = 0
+            self._offset = self.skipped = 0
             self.state = CampaignState()
             self.query_one(ScenarioTable).reset()
             self._update_pending()
@@ -114,11 +125,15 @@ class WatchScreen(CampaignScreen):
         if size == self._offset:
             return
         try:
-            events, self._offset = read_jsonl(self.events_path, self._offset)
+            chunk = read_events(self.events_path, self._offset)
         except OSError:
             return
-        if events:
-            self.ingest(events)
+        self._offset = chunk.offset
+        self.skipped += chunk.skipped
+        if chunk.events:
+            self.ingest(chunk.events)
+        elif chunk.skipped:
+            self.refresh_view()
 
     def ingest(self, events: list[dict]) -> None:
         first = self.state.n_events == 0

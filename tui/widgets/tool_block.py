@@ -79,15 +79,9 @@ class ToolBlock(Static):
                 t.append(shown)
                 if len(lines) > MAX_LINES:
                     t.append(f"\n… {len(lines) - MAX_LINES} more lines (c copies all)", style="dim")
-        elif b.done and b.output:
-            # the last line that says something (not a truncation marker)
-            lines = [ln for ln in b.output.strip().splitlines() if ln.strip()]
-            first = next((ln for ln in reversed(lines)
-                          if not ln.startswith(("… (", "[... full text"))), "")
-            n = len(b.output.splitlines())
-            if first:
-                t.append(f"  → {fmt.one_line(first, 80)}" + (f" (+{n - 1} lines)" if n > 1 else ""),
-                         style="dim")
+        elif b.done and b.get("summary"):
+            # exit code, lines, bytes, first line that says something (tui/tool_summary.py)
+            t.append(f"  → {fmt.one_line(b.get('summary'), 120)}", style="dim")
         # collapsed, a block is one line: only expanding/collapsing changes its height
         self.update(t, layout=self.expanded or getattr(self, "_was_expanded", True))
         self._was_expanded = self.expanded

@@ -44,6 +44,12 @@ class EarlierMarker(Static):
     DEFAULT_CSS = "EarlierMarker { height: 1; color: $text-muted; padding: 0 1; }"
 
 
+class TranscriptNote(Static):
+    """Shown instead of blocks while there are none: why the transcript is empty."""
+
+    DEFAULT_CSS = "TranscriptNote { height: auto; color: $text-muted; padding: 1 1; display: none; }"
+
+
 class NewBelowMarker(Static):
     """Docked at the bottom of the view while the user reads further up."""
 
@@ -74,6 +80,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._first = 0
         self._widgets: list[Widget] = []
         self._marker = EarlierMarker("")
+        self._note = TranscriptNote("", id="transcript-note")
         self._below = NewBelowMarker("")
         self._body = Vertical(id="body")
         self._loading = False
@@ -84,6 +91,7 @@ class Transcript(VerticalScroll, can_focus=True):
         yield self._below
         with self._body:
             yield self._marker
+            yield self._note
 
     def on_mount(self) -> None:
         self.anchor()
@@ -136,6 +144,14 @@ class Transcript(VerticalScroll, can_focus=True):
             self._first += drop
             self._body.remove_children(old)
             self._update_marker()
+
+    def set_note(self, text: str) -> None:
+        """What to say while there is no block (empty log, waiting for the first event)."""
+        show = bool(text) and not self._blocks
+        if show and text != getattr(self, "_note_text", None):
+            self._note.update(text)
+        self._note_text = text
+        self._note.display = show
 
     def _settle_streams(self) -> None:
         """Text that streamed live is complete once a block follows it: swap its Markdown
