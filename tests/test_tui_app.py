@@ -974,3 +974,23 @@ async def test_collapsed_tool_call_summarizes_its_output(tmp_path):
         line = str(app.query_one(ToolBlock).render())
         assert '→ exit 0 · 3 lines · 20 B · "rows": [1, 2]' in line
         assert "→ }" not in line
+
+
+async def test_table_cells_always_leave_a_gap(tmp_path):
+    # narrow columns without cell padding: each value must be shorter than its column
+    from socratic.tui.widgets.scenario_table import COLUMNS
+
+    evs = tiny_events()[:11]
+    evs[9] = dict(evs[9], err=0.5, err_baseline=0.002, tflops=1234.5, candidate_ms=123.4,
+                  baseline_ms=1234.5, bound_fraction=1.0)  # err× 250, the widest values
+    write_events(tmp_path / "events.jsonl", evs)
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        for key, _, width, right in COLUMNS:
+            if width is None:
+                continue
+            for row_key in table.rows:
+                cell = table.get_cell(row_key, key)
+                assert len(str(cell)) < width, (key, str(cell))

@@ -64,10 +64,15 @@ def sci(x: float | None) -> str:
 
 
 def ratio(x: float | None) -> str:
+    """At most 5 characters: 1.00, 12.3, 250, inf."""
     if x is None:
         return "-"
     if math.isinf(x):
         return "inf"
+    if x >= 99.95:
+        return f"{x:.0f}" if x < 99999.5 else "1e5+"
+    if x >= 9.995:
+        return f"{x:.1f}"
     return f"{x:.2f}"
 
 

@@ -32,7 +32,6 @@ COLUMNS = (
     ("bnd", "bound", 6, True),
 )
 FIXED = 2  # ok and scenario stay on screen while the table scrolls sideways
-SCROLL_STEP = 8  # cells per < / > press
 # "goal": rows missing the goal first (then scenario order), so they are on screen
 SORT_LABELS = {"goal": "misses first", "order": "scenario order", "worst": "worst first",
                "best": "best first"}
@@ -189,8 +188,20 @@ class ScenarioTable(DataTable):
         self.notify(f"scenarios sorted: {SORT_LABELS[self.sort_mode]}", timeout=2)
 
     def scroll_columns(self, delta: int) -> None:
-        """Sideways by `delta` steps (the fixed ok and scenario columns stay)."""
-        self.scroll_to(x=self.scroll_x + delta * SCROLL_STEP, animate=False, immediate=True)
+        """Sideways by `delta` columns (the fixed ok and scenario columns stay): each
+        step lands on a column's start, so no column shows cut in half."""
+        starts, x = [], 0
+        for col in list(self.columns.values())[FIXED:]:
+            starts.append(x)
+            x += col.get_render_width(self)
+        here = round(self.scroll_x)
+        ahead = [s for s in starts if (s > here if delta > 0 else s < here)]
+        if not ahead:
+            target = self.max_scroll_x if delta > 0 else 0
+        else:
+            target = ahead[min(abs(delta), len(ahead)) - 1] if delta > 0 else \
+                ahead[-min(abs(delta), len(ahead))]
+        self.scroll_to(x=min(target, self.max_scroll_x), animate=False, immediate=True)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         col = str(event.column_key.value)

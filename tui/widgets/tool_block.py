@@ -21,7 +21,7 @@ class ToolBlock(Static):
     ToolBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    expanded: reactive[bool] = reactive(False)
+    expanded: reactive[bool] = reactive(False, init=False)
 
     class Toggled(Message):
         """Posted when the block expands or collapses (the transcript keeps its header
