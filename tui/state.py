@@ -601,7 +601,7 @@ class CampaignState:
 
     def _api_retry(self, ev, seq, t):
         attempt = _int(ev.get("attempt"))
-        if attempt < 1:  # the harness also logs a failed bank lookup as attempt 0
+        if attempt < 1:  # older harnesses logged a failed bank lookup as attempt 0
             return
         self.retry = Retry(attempt=attempt, error=_str(ev.get("error")),
                            wait_s=num(ev.get("wait_s")), t=t)
