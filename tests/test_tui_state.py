@@ -216,3 +216,13 @@ def test_tool_summaries_say_something_useful():
     s = fold(tiny_events()[:6] + [dict(tiny_events()[6], output="x\n" * 5000 + "[exit code 3]")])
     tool = s.blocks[3]
     assert tool.get("summary") == "exit 3 · 5000 lines · 10.0 kB · x"
+
+
+def test_api_errors_are_shortened_to_their_gist():
+    from socratic.tui.widgets.status_line import short_error
+
+    raw = ("Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', "
+           "'message': 'Overloaded'}}")
+    assert short_error(raw) == "529 overloaded_error"
+    assert short_error("APIConnectionError: Connection refused") == \
+        "APIConnectionError: Connection refused"

@@ -4,6 +4,8 @@ auto-questions, pending questions, malformed lines skipped."""
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -17,12 +19,23 @@ STATE_MARK = {
 }
 
 
+def short_error(error: str) -> str:
+    """The gist of an API error: `529 overloaded_error` out of `Error code: 529 - {'type':
+    'error', 'error': {'type': 'overloaded_error', ...}}`; other text as it is."""
+    code = re.search(r"\b([45]\d\d)\b", error)
+    kind = re.findall(r"""['"]type['"]\s*:\s*['"](\w+)['"]""", error)
+    kind = [k for k in kind if k != "error"]
+    if code and kind:
+        return f"{code.group(1)} {kind[-1]}"
+    return error
+
+
 def retry_text(state: CampaignState, now: float, compact: bool) -> str:
     """`attempt 3: 529 overloaded · next try in 5 s` (at campaign time `now`)."""
     r = state.retry
     if r is None:
         return ""
-    error = fmt.one_line(r.error, 24 if compact else 40) or "error"
+    error = fmt.one_line(short_error(r.error), 24 if compact else 40) or "error"
     if r.wait_s is None:
         when = ""
     else:
@@ -80,17 +93,18 @@ class StatusLine(Static):
             ((f"{tokens}" if compact else f"tok {tokens}"), ""),
             (f"${state.cost_usd:.2f}", ""),
         ]
-        trig = state.last_trigger
-        if trig is not None:
-            parts.append((f"⚑{trig.kind}" if compact else f"trigger {trig.kind}", "bold"))
-        if auto:
-            parts.append((auto.replace(": ", ":") if compact else auto, ""))
+        # what needs attention before what is only informative (a narrow line is cut)
         if pending:
             parts.append((f"{pending} pending", "bold"))
         if skipped:
             parts.append((f"⚠{skipped} skipped" if compact else
                           f"⚠ {skipped} malformed line{'s' if skipped != 1 else ''} skipped",
                           "bold"))
+        trig = state.last_trigger
+        if trig is not None:
+            parts.append((f"⚑{trig.kind}" if compact else f"trigger {trig.kind}", "bold"))
+        if auto:
+            parts.append((auto.replace(": ", ":") if compact else auto, ""))
         for text, style in parts:
             t.append(sep, style="dim")
             t.append(text, style=style)
