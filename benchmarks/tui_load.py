@@ -65,7 +65,7 @@ def child_first_paint(session: str, t_start: float) -> dict:
         async with app.run_test(size=(100, 30)) as pilot:
             await _wait_settled(pilot, app)
             t = time.time() - t_start
-            assert app.state.n_events > 20_000
+            assert app.main.state.n_events > 20_000
             return t
 
     return {"first_paint_s": asyncio.run(main())}
@@ -82,7 +82,7 @@ def child_jump_end(session: str) -> dict:
             await pilot.press("end")
             await _wait_settled(pilot, app)
             t_end = time.perf_counter() - t0
-            assert app.pos == len(app.timeline)
+            assert app.main.pos == len(app.main.timeline)
             t0 = time.perf_counter()
             await pilot.press("left_square_bracket")
             await _wait_settled(pilot, app)
@@ -122,7 +122,7 @@ def child_tailing(session: str, more: str, seconds: float, rate: float) -> dict:
 
     async def main() -> dict:
         app = Bench(Path(session), "watch")
-        orig_ingest = app.ingest
+        orig_ingest = app.main.ingest
 
         def ingest(events):
             orig_ingest(events)
@@ -132,7 +132,7 @@ def child_tailing(session: str, more: str, seconds: float, rate: float) -> dict:
                 if w is not None:
                     tail_lags.append(now - w)
 
-        app.ingest = ingest  # type: ignore[method-assign]
+        app.main.ingest = ingest  # type: ignore[method-assign]
         stop = threading.Event()
 
         def writer() -> None:
@@ -165,9 +165,9 @@ def child_tailing(session: str, more: str, seconds: float, rate: float) -> dict:
             stop.set()
             th.join()
             await pilot.pause(0.3)
-            applied = app.state.seq
+            applied = app.main.state.seq
         return {"input_lag_ms": lags, "tail_lag_ms": tail_lags, "applied_seq": applied,
-                "renders": app.renders}
+                "renders": app.main.renders}
 
     r = asyncio.run(main())
     return {

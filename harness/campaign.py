@@ -379,6 +379,9 @@ class Campaign:
         while not self.inbox.stop_requested:
             self.safe_point()
             if self.inbox.has_human_question():
+                for q in self.inbox.questions:  # they answer the stop attempts
+                    if q.get("source") == "human" and not q.get("trigger"):
+                        q["trigger"] = "declared_done"
                 self.stops.reset()
                 return None
             time.sleep(self.config.poll_s)

@@ -552,3 +552,21 @@ def test_api_timeout_retried(tmp_path):
     c, reason, api, ev = run_script(tmp_path, script, api_timeout_s=0.5)
     retries = of(ev, "api.retry")
     assert len(retries) == 1 and "Timeout" in retries[0]["error"] and reason == "goal_met"
+
+
+def test_a_question_answering_the_wait_is_logged_with_its_trigger(tmp_path):
+    # issue 10 item 13: a human question asked while the campaign waited after its stop
+    # attempts was logged with `trigger: null`; the TUI now writes the trigger into the
+    # inbox entry, and the harness gives an entry without one (socratic inject) the same
+    with FakeAnthropic([{"text": "done"}] * 3 + [{"tools": [write(1.5)]}, {"text": "ok"}]) as api:
+        c = make(tmp_path, api, wait_for_human=True)
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("r", c.run()))
+        th.start()
+        assert _wait_for(lambda: any(e.get("action") == "wait" for e in of(events(c), "control")))
+        inject(c.session.dir, {"type": "question", "text": "What limits you?"})
+        th.join(10)
+    assert out["r"] == "goal_met"
+    asked = of(events(c), "question")
+    assert [(q["text"], q["trigger"], q["source"]) for q in asked] == [
+        ("What limits you?", "declared_done", "human")]

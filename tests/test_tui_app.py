@@ -57,7 +57,7 @@ async def test_watch_loads_state(tiny):
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert app.state.status == "ended" and len(app.state.evals) == 2
+        assert app.main.state.status == "ended" and len(app.main.state.evals) == 2
         table = app.query_one("#table")
         assert table.row_count == 2
         assert str(table.get_cell("r1-c4096", "verdict")) == "✓ ok"
@@ -80,7 +80,7 @@ async def test_slash_filter_enter_injects_bank_question(tiny):
         assert not isinstance(app.screen, PickerScreen)
         assert read_inbox(tiny) == [{"type": "question", "text": "Does ptxas report register spills?",
                                      "bank_id": "compiler.spills"}]
-        assert len(app.pending) == 1
+        assert len(app.main.pending) == 1
         assert app.query_one("#pending").display
 
 
@@ -95,6 +95,8 @@ async def test_picker_arrows_escape_and_asked_marks(tiny):
         assert picker.highlighted_entry().id != first
         await pilot.press("up")
         assert picker.highlighted_entry().id == first
+        await pilot.press("up")  # the suggestion on top, asked already
+        assert picker.highlighted_entry().id == "correctness.masking"
         preview = str(app.screen.query_one("#preview").render())
         assert "why:" in preview and "asked before" in preview
         await pilot.press("escape")
@@ -126,14 +128,14 @@ async def test_pending_until_harness_logs_question(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("i", *"mask?", "enter")
         await pilot.pause()
-        assert [p["text"] for p in app.pending] == ["mask?"]
+        assert [p["text"] for p in app.main.pending] == ["mask?"]
         write_events(tmp_path / "events.jsonl", [
             {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
-        assert app.pending == []
+        assert app.main.pending == []
         assert not app.query_one("#pending").display
-        assert app.state.blocks[-1].kind == "question"
+        assert app.main.state.blocks[-1].kind == "question"
 
 
 async def test_p_pauses_then_resumes(tmp_path):
@@ -143,8 +145,8 @@ async def test_p_pauses_then_resumes(tmp_path):
         await pilot.press("p")
         assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "pause"}
         write_events(tmp_path / "events.jsonl", [{"seq": 6, "t": 6, "type": "control", "action": "pause"}], "a")
-        app._poll_file()
-        assert app.display_status() == "paused"
+        app.main._poll_file()
+        assert app.main.display_status() == "paused"
         await pilot.press("p")
         assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "resume"}
 
@@ -251,28 +253,28 @@ async def test_replay_step_and_jumps(tiny):
     events = tiny_events()
     app = replay_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.pos == 0
+        assert app.main.pos == 0
         await pilot.press("right", "right", "right")
-        assert app.pos == 3 and _sig(app.state) == _sig(fold(events[:3]))
+        assert app.main.pos == 3 and _sig(app.main.state) == _sig(fold(events[:3]))
         await pilot.press("left")
-        assert app.pos == 2 and _sig(app.state) == _sig(fold(events[:2]))
+        assert app.main.pos == 2 and _sig(app.main.state) == _sig(fold(events[:2]))
         await pilot.press("right_square_bracket")
-        assert events[app.pos - 1]["type"] == "eval.end" and app.state.evals[-1].n == 1
+        assert events[app.main.pos - 1]["type"] == "eval.end" and app.main.state.evals[-1].n == 1
         await pilot.press("right_square_bracket")
-        assert app.state.evals[-1].n == 2
+        assert app.main.state.evals[-1].n == 2
         await pilot.press("left_square_bracket")
-        assert app.state.evals[-1].n == 1 and len(app.state.evals) == 1
+        assert app.main.state.evals[-1].n == 1 and len(app.main.state.evals) == 1
         await pilot.press("home")
-        assert app.pos == 0
+        assert app.main.pos == 0
         await pilot.press("right_curly_bracket")
-        assert events[app.pos - 1]["type"] == "question"
-        q = app.pos
+        assert events[app.main.pos - 1]["type"] == "question"
+        q = app.main.pos
         await pilot.press("end")
-        assert app.pos == len(events) and app.state.status == "ended"
+        assert app.main.pos == len(events) and app.main.state.status == "ended"
         await pilot.press("left_curly_bracket")
-        assert app.pos == q
+        assert app.main.pos == q
         # the screen is the state of the prefix
-        assert _sig(app.state) == _sig(fold(events[:q]))
+        assert _sig(app.main.state) == _sig(fold(events[:q]))
         header = str(app.query_one("#evalhead").render())
         assert "eval #1" in header
 
@@ -281,25 +283,25 @@ async def test_replay_space_plays_with_clock_and_speed(tiny):
     clock = Clock()
     app = replay_app(tiny, clock=clock, speed=1)
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.speed == 1
+        assert app.main.speed == 1
         await pilot.press("plus")
-        assert app.speed == 2
+        assert app.main.speed == 2
         await pilot.press("minus", "minus")
-        assert app.speed == 1
+        assert app.main.speed == 1
         for _ in range(20):
             await pilot.press("plus")
-        assert app.speed == SPEEDS[-1]
+        assert app.main.speed == SPEEDS[-1]
         await pilot.press("minus")
         await pilot.press("space")
-        assert app.playing
+        assert app.main.playing
         clock.t += 0.5  # x500: the 18 s campaign plays out
-        app._tick()
+        app.main._tick()
         await pilot.pause()
-        assert app.pos == len(tiny_events()) and not app.playing
+        assert app.main.pos == len(tiny_events()) and not app.main.playing
         await pilot.press("space")  # at the end: space restarts from the start
-        assert app.playing and app.pos <= 1  # restarted (the t=0 event may already show)
+        assert app.main.playing and app.main.pos <= 1  # restarted (the t=0 event may already show)
         await pilot.press("space")
-        assert not app.playing
+        assert not app.main.playing
 
 
 async def test_replay_caps_idle_gaps(tmp_path):
@@ -312,8 +314,8 @@ async def test_replay_caps_idle_gaps(tmp_path):
         await pilot.press("space")
         for _ in range(30):
             clock.t += 0.1
-            app._tick()
-        assert app.pos == 3
+            app.main._tick()
+        assert app.main.pos == 3
 
 
 async def test_replay_end_on_large_session_windowed(tmp_path):
@@ -324,7 +326,7 @@ async def test_replay_end_on_large_session_windowed(tmp_path):
         await pilot.pause()
         tr = app.query_one(Transcript)
         first, end = tr.mounted_range
-        assert end == len(app.state.blocks) and first > 0
+        assert end == len(app.main.state.blocks) and first > 0
         assert end - first <= 200
         # earlier blocks stay reachable
         await pilot.press("tab")
@@ -350,13 +352,13 @@ async def test_follow_but_never_snap_back(tmp_path):
         await pilot.pause()
         y = tr.scroll_y
         write_events(path, events[1000:1100], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
         assert not tr.following and tr.scroll_y <= y + 1
         tr.scroll_end(animate=False, immediate=True)
         await pilot.pause()
         write_events(path, events[1100:1200], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
         await pilot.pause()
         assert tr.scroll_y >= tr.max_scroll_y - 1
@@ -366,7 +368,7 @@ async def test_table_updates_only_changed_cells(tiny):
     app = watch_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         table = app.query_one("#table")
-        assert table.show(app.state) == 0
+        assert table.show(app.main.state) == 0
         await pilot.press("tab")
         table.focus()
         assert table.sort_mode == "goal"
@@ -398,7 +400,7 @@ async def test_question_to_an_ended_campaign_says_when_it_is_asked(tmp_path):
         app.notify = lambda message, **kw: notes.append(message)
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            app.ask("Which bound applies?")
+            app.main.ask("Which bound applies?")
             await pilot.pause()
         assert read_inbox(session) == [{"type": "question", "text": "Which bound applies?"}]
         assert word in notes[-1]
@@ -414,11 +416,11 @@ async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         for i in range(200, 6000, 400):
             write_events(path, events[i:i + 400], "a")
-            app._poll_file()
+            app.main._poll_file()
             await pilot.pause()
         tr = app.query_one(Transcript)
         first, end = tr.mounted_range
-        assert end == len(app.state.blocks) and end - first <= MAX_MOUNTED
+        assert end == len(app.main.state.blocks) and end - first <= MAX_MOUNTED
         assert first > 0
         tr.focus()
         while tr.mounted_range[0] > 0:
@@ -426,7 +428,7 @@ async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
             await pilot.press("u")
             await pilot.pause()
             assert tr.mounted_range[0] < before
-        assert tr.mounted_range == (0, len(app.state.blocks))
+        assert tr.mounted_range == (0, len(app.main.state.blocks))
 
 
 async def test_no_color_keeps_words_and_symbols(tmp_path, monkeypatch):
@@ -452,7 +454,7 @@ async def test_live_text_streams_into_markdown(running):
         chunks = ["Looking at **the** loop", ":\n\n- first point", "\n- second point", "\n\nDone."]
         for i, chunk in enumerate(chunks):
             write_events(path, [{"seq": 100 + i, "t": 100.0 + i, "type": "agent.text", "text": chunk}], "a")
-            app._poll_file()
+            app.main._poll_file()
             await pilot.pause()
         await pilot.pause(0.2)
         live = list(app.query(StreamingText))
@@ -554,7 +556,7 @@ async def test_new_blocks_wait_below_while_reading(tmp_path):
         assert not tr.following
         y, mounted = tr.scroll_y, tr.mounted_range
         write_events(path, events[800:1000], "a")
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
         assert tr.scroll_y == y and tr.mounted_range == mounted  # nothing moved
         below = app.query_one("NewBelowMarker")
@@ -562,7 +564,7 @@ async def test_new_blocks_wait_below_while_reading(tmp_path):
         await pilot.press("end")
         await pilot.pause()
         await pilot.pause()
-        assert tr.following and tr.mounted_range[1] == len(app.state.blocks)
+        assert tr.following and tr.mounted_range[1] == len(app.main.state.blocks)
         assert not below.display
         assert tr.scroll_y >= tr.max_scroll_y - 1
 
@@ -577,13 +579,13 @@ async def test_bundled_demo_replays():
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("end")
         await pilot.pause()
-        s = app.state
+        s = app.main.state
         assert s.status == "ended" and len(s.evals) >= 6 and s.n_ignored == 0
         assert app.query_one("#table").row_count >= 1
         await pilot.press("home", "right_curly_bracket")
-        assert app.state.questions
+        assert app.main.state.questions
         await pilot.press("right_square_bracket")
-        assert app.state.evals
+        assert app.main.state.evals
 
 
 async def test_picker_groups_in_bank_list_order(tiny):
@@ -606,6 +608,389 @@ async def test_timers_firing_during_shutdown_do_nothing(tiny, mode):
     app = watch_app(tiny) if mode == "watch" else replay_app(tiny)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert app._periodic
-    for tick in app._periodic:
+        assert app.main._periodic
+    for tick in app.main._periodic:
         tick()
+
+
+# ---------------------------------------------------------------------------- issue 10
+
+
+def status_text(app) -> str:
+    return str(app.query_one("#status").render())
+
+
+async def test_api_retries_show_in_the_status_line_and_the_clock_runs_on(tmp_path):
+    # item 2: with the API down, the status line says RETRYING with the attempt, the
+    # error and the next try; campaign time goes on (it reset to 00:00 on every retry)
+    evs = tiny_events()[:3]  # started, a trigger; then the API fails again and again
+    write_events(tmp_path / "events.jsonl", evs)
+    clock = Clock()
+    app = watch_app(tmp_path, clock=clock)
+    async with app.run_test(size=(160, 45)) as pilot:
+        clock.t += 100
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 4, "t": 95.0, "type": "api.retry", "attempt": 3,
+             "error": "Error code: 529 overloaded_error", "wait_s": 8.0}], "a")
+        app.main._poll_file()
+        clock.t += 3
+        app.main._refresh_status()
+        await pilot.pause()
+        line = status_text(app)
+        assert "RETRYING" in line and "attempt 3: Error code: 529" in line and "529" in line
+        assert "next try in 5.0 s" in line
+        assert "campaign 01:38" in line  # 95 s logged + 3 s since: never back to 00:00
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 5, "t": 104.0, "type": "usage", "input_tokens": 5}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        assert "RUNNING" in status_text(app) and "attempt" not in status_text(app)
+
+
+async def test_paused_campaign_time_runs_on_labelled(tmp_path):
+    # item 11: pausing froze the clock, which jumped on resume
+    write_events(tmp_path / "events.jsonl", tiny_events()[:5] + [
+        {"seq": 6, "t": 6.0, "type": "control", "action": "pause"}])
+    clock = Clock()
+    app = watch_app(tmp_path, clock=clock)
+    async with app.run_test(size=(160, 45)) as pilot:
+        clock.t += 30
+        app.main._refresh_status()
+        await pilot.pause()
+        assert app.main.elapsed() == 36.0
+        assert "PAUSED" in status_text(app) and "campaign 00:36" in status_text(app)
+
+
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)])
+async def test_footer_and_status_line_agree_on_auto_questions(running, size):
+    # item 12: the footer said `a auto on` (an action) while the status said `auto off`
+    app = watch_app(running)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        keys = str(app.query_one("#keys").render())
+        assert app.main.state.auto is False
+        assert "auto: off" in keys and "auto:off" in status_text(app).replace(" ", "")
+        await pilot.press("a")
+        await pilot.pause()
+        keys = str(app.query_one("#keys").render())
+        assert "auto: off→on" in keys and "off→on" in status_text(app)
+        write_events(running / "events.jsonl", [
+            {"seq": 30, "t": 30.0, "type": "control", "action": "auto_on"}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        keys = str(app.query_one("#keys").render())
+        assert "auto: on" in keys and "auto:on" in status_text(app).replace(" ", "")
+
+
+ATTN_IDS = ["d128-q512-k8k-b4-h32-causal-gqa4", "d128-s1k-b16-h16-full"]
+
+
+def attention_events() -> list[dict]:
+    """tiny_events with attention-length scenario ids (32 characters)."""
+    names = {"r1-c4096": ATTN_IDS[0], "r4096-c8192": ATTN_IDS[1]}
+    evs = []
+    for ev in tiny_events():
+        ev = dict(ev)
+        if ev["type"] == "campaign.start":
+            ev["scenarios"] = {"set": "bench", "ids": ATTN_IDS}
+        if "scenario" in ev:
+            ev["scenario"] = names[ev["scenario"]]
+        evs.append(ev)
+    return evs
+
+
+def table_columns_visible(app) -> list[str]:
+    """Header labels whose whole column lies inside the table's region on screen."""
+    table = app.query_one("#table")
+    x, shown = 0, []
+    for col in table.columns.values():
+        w = col.get_render_width(table)
+        if x + w <= table.scrollable_content_region.width:
+            shown.append(str(col.label))
+        x += w
+    return shown
+
+
+@pytest.mark.parametrize("events", [tiny_events, attention_events], ids=["rmsnorm", "attn"])
+async def test_every_table_column_is_visible_at_160_columns(tmp_path, events):
+    # item 5: side by side at 160 columns the table stopped at `TF/`
+    write_events(tmp_path / "events.jsonl", events())
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        assert table_columns_visible(app) == [str(c.label) for c in table.columns.values()]
+        assert table.region.width >= table.needed_width
+        # the summary above the table is not cut either: it takes a second line if needed
+        head = app.query_one("#evalhead")
+        text = head.render()
+        assert "best 1.17×" in text.plain
+        assert text.cell_length <= head.content_region.width * head.content_region.height
+
+
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_keys_scroll_the_table_sideways_at_any_width(tmp_path, mode):
+    # item 5: in replay ←→ step through events, so the table had no way sideways
+    write_events(tmp_path / "events.jsonl", attention_events())
+    app = watch_app(tmp_path) if mode == "watch" else replay_app(tmp_path, start="end")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        assert "bound" not in table_columns_visible(app)
+        assert table.scroll_x == 0
+        for _ in range(8):
+            await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert table.scroll_x == table.max_scroll_x > 0
+        # the ok and scenario columns stay while the rest scrolls
+        assert table.fixed_columns == 2
+        await pilot.press("less_than_sign")
+        assert table.scroll_x < table.max_scroll_x
+
+
+async def test_s_sorts_from_anywhere_through_every_order(tiny):
+    # item 6: `s` did nothing unless the table had focus; help listed three of four orders
+    from socratic.tui.help_screen import COMMON_KEYS
+    from socratic.tui.widgets.scenario_table import SORT_LABELS
+    from tests.test_tui_support import ROOT
+
+    app = replay_app(tiny, start="end")
+    notes = []
+    app.notify = lambda message, **kw: notes.append(message)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.query_one(Transcript).focus()
+        table = app.query_one("#table")
+        seen = [table.sort_mode]
+        for _ in range(4):
+            await pilot.press("s")
+            seen.append(table.sort_mode)
+        assert seen == ["goal", "order", "worst", "best", "goal"]
+        assert notes[:4] == ["scenarios sorted: scenario order", "scenarios sorted: worst first",
+                             "scenarios sorted: best first", "scenarios sorted: misses first"]
+    help_s = dict(COMMON_KEYS)["s"]
+    readme = (ROOT / "README.md").read_text()
+    for label in SORT_LABELS.values():
+        assert label in help_s and label in readme
+
+
+async def test_u_with_every_block_loaded_goes_to_the_top(tmp_path):
+    # item 7: `u` did nothing once every block was mounted
+    write_events(tmp_path / "events.jsonl", tiny_events())
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        assert tr.mounted_range[0] == 0 and tr.max_scroll_y > 0
+        tr.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert tr.scroll_y > 0
+        app.query_one("#table").focus()  # from anywhere
+        await pilot.press("u")
+        await pilot.pause()
+        assert tr.scroll_y == 0
+
+
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_footer_keeps_quit_and_help_reaches_quit_at_80x24(running, mode):
+    # item 8: at 80x24 the footer hid `^q quit` and help needed scrolling to reach it
+    app = watch_app(running) if mode == "watch" else replay_app(running, start="end")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        keys = app.query_one("#keys")
+        text = keys.render()
+        assert text.cell_length <= keys.size.width
+        assert "^q quit" in text.plain and "? help" in text.plain
+        await pilot.press("question_mark")
+        await pilot.pause()
+        body = app.screen.query_one("#help-body")
+        quit_line = app.screen.query_one("#help-quit")
+        assert "ctrl+q" in str(quit_line.render()) and body.scroll_y == 0
+        assert body.content_region.contains_region(quit_line.region)
+
+
+async def test_selected_block_stands_out_in_256_colours(tiny):
+    # item 9: the selection was background 234 on 233 in tmux-256color
+    from rich.color import EIGHT_BIT_PALETTE, Color as RichColor, ColorSystem
+
+    def colour256(c):
+        n = RichColor.from_rgb(c.r, c.g, c.b).downgrade(ColorSystem.EIGHT_BIT).number
+        return n, EIGHT_BIT_PALETTE[n]
+
+    app = replay_app(tiny, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        tr = app.query_one(Transcript)
+        tr.focus()
+        await pilot.press("k", "k")
+        await pilot.pause()
+        sel = tr.selected_block()
+        other = tr._widgets[0]
+        (n_sel, rgb_sel), (n_other, rgb_other) = (colour256(sel.background_colors[1]),
+                                                  colour256(other.background_colors[1]))
+        assert n_sel != n_other
+        assert sum(abs(a - b) for a, b in zip(rgb_sel, rgb_other)) >= 90
+        # and a bar beside it that needs no colour at all
+        assert sel.styles.border_left[0] not in ("", "none", "hidden")
+        assert other.styles.border_left[0] in ("", "none", "hidden")
+        assert sel.content_region.x == other.content_region.x  # the text does not move
+
+
+async def test_expanding_a_tool_call_keeps_its_header_on_screen(tmp_path):
+    # item 9: expanding a tool call at the bottom scrolled its header off screen
+    from socratic.tui.widgets.tool_block import ToolBlock
+
+    evs = tiny_events()[:7]
+    evs[6] = dict(evs[6], output="\n".join(f"line {i}" for i in range(60)))
+    write_events(tmp_path / "events.jsonl", evs)
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tr = app.query_one(Transcript)
+        tool = app.query_one(ToolBlock)
+        tr.focus()
+        await pilot.press("k")
+        assert tr.selected_block() is tool
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert tool.expanded and tool.region.height > 20
+        view = tr.content_region
+        assert view.y <= tool.region.y < view.bottom  # the header line is visible
+
+
+async def test_questions_injected_from_another_shell_show_as_pending(running):
+    # item 10: only the TUI's own questions showed as pending
+    from socratic.eventlog import inject
+
+    app = watch_app(running)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.main.pending == []
+        # `socratic inject SESSION --text ...` from another shell appends to the inbox
+        inject(running, {"type": "question", "text": "Which bound applies?"})
+        inject(running, {"type": "question", "text": "Which bound applies?"})
+        inject(running, {"type": "control", "action": "evaluate"})
+        app.main._poll_inbox()  # what the file watcher (or the 2 s poll) calls
+        await pilot.pause()
+        assert [p["text"] for p in app.main.pending] == ["Which bound applies?"] * 2
+        bar = app.query_one("#pending")
+        assert bar.display and "in the inbox" in str(bar.render())
+        assert "2 pending" in status_text(app)
+        # the harness logs one of the two: one stays pending
+        write_events(running / "events.jsonl", [
+            {"seq": 40, "t": 40.0, "type": "question", "text": "Which bound applies?",
+             "source": "human"}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        assert len(app.main.pending) == 1 and "1 pending" in status_text(app)
+
+
+async def test_questions_already_logged_are_not_pending_after_a_restart(tmp_path):
+    # a TUI started after the harness took the inbox's questions shows nothing pending
+    from socratic.eventlog import inject
+
+    inject(tmp_path, {"type": "question", "text": "mask?"})
+    write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
+        {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}])
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.main.pending == [] and not app.query_one("#pending").display
+
+
+async def test_picker_never_highlights_an_asked_question(tiny):
+    # item 13: the asked suggestion on top was highlighted: a bare Enter repeated it
+    app = watch_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        picker = app.screen.query_one(QuestionPicker)
+        assert picker.shown[0].id == "correctness.masking"  # asked, still listed first
+        assert picker.highlighted_entry().id not in app.main.state.asked
+        await pilot.press(*"masking")  # a filter that matches only the asked one
+        await pilot.pause()
+        assert picker.highlighted_entry() is None
+        await pilot.press("enter")
+        await pilot.pause()
+        assert read_inbox(tiny) == []  # nothing repeated
+        await pilot.press("down", "enter")  # chosen on purpose, it is asked again
+        await pilot.pause()
+        assert read_inbox(tiny)[0]["bank_id"] == "correctness.masking"
+
+
+async def test_question_while_waiting_carries_the_declared_done_trigger(tmp_path):
+    # item 13: a question asked while the harness waited after the stop attempts was
+    # logged with `trigger: null`
+    evs = tiny_events()[:8] + [
+        {"seq": 9, "t": 9.0, "type": "stophook", "met": False, "failing": []},
+        {"seq": 10, "t": 10.0, "type": "trigger", "kind": "declared_done", "reason": "stop"},
+        {"seq": 11, "t": 11.0, "type": "control", "action": "wait",
+         "reason": "repeated stop attempts; waiting for a question"}]
+    write_events(tmp_path / "events.jsonl", evs)
+    app = watch_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.main.state.status == "waiting"
+        await pilot.press("i", *"what limits you?", "enter")
+        await pilot.pause()
+        assert read_inbox(tmp_path) == [{"type": "question", "text": "what limits you?",
+                                         "trigger": "declared_done"}]
+        write_events(tmp_path / "events.jsonl", [
+            {"seq": 12, "t": 12.0, "type": "question", "text": "what limits you?",
+             "trigger": "declared_done", "source": "human"}], "a")
+        app.main._poll_file()
+        await pilot.pause()
+        # running again: the next question carries no trigger
+        await pilot.press("i", *"and now?", "enter")
+        await pilot.pause()
+        assert read_inbox(tmp_path)[-1] == {"type": "question", "text": "and now?"}
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\xff binary\n"], ids=["empty", "binary"])
+@pytest.mark.parametrize("mode", ["watch", "replay"])
+async def test_a_log_without_events_says_so_on_screen(tmp_path, content, mode):
+    # item 14: an empty or binary events.jsonl showed a blank screen
+    (tmp_path / "events.jsonl").write_bytes(content)
+    app = watch_app(tmp_path) if mode == "watch" else replay_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        note = str(app.query_one("#transcript-note").render())
+        assert "events.jsonl" in note
+        if content:
+            assert "1 line skipped" in note and "not JSON" in note
+        else:
+            assert "empty" in note
+
+
+async def test_collapsed_tool_call_summarizes_its_output(tmp_path):
+    # item 18: `→ ]` (the output's last line) said nothing
+    from socratic.tui.widgets.tool_block import ToolBlock
+
+    evs = tiny_events()[:7]
+    evs[6] = dict(evs[6], output='{\n  "rows": [1, 2]\n}\n\n[exit code 0]')
+    write_events(tmp_path / "events.jsonl", evs)
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        line = str(app.query_one(ToolBlock).render())
+        assert '→ exit 0 · 3 lines · 20 B · "rows": [1, 2]' in line
+        assert "→ }" not in line
+
+
+async def test_table_cells_always_leave_a_gap(tmp_path):
+    # narrow columns without cell padding: each value must be shorter than its column
+    from socratic.tui.widgets.scenario_table import COLUMNS
+
+    evs = tiny_events()[:11]
+    evs[9] = dict(evs[9], err=0.5, err_baseline=0.002, tflops=1234.5, candidate_ms=123.4,
+                  baseline_ms=1234.5, bound_fraction=1.0)  # err× 250, the widest values
+    write_events(tmp_path / "events.jsonl", evs)
+    app = replay_app(tmp_path, start="end")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#table")
+        for key, _, width, right in COLUMNS:
+            if width is None:
+                continue
+            for row_key in table.rows:
+                cell = table.get_cell(row_key, key)
+                assert len(str(cell)) < width, (key, str(cell))

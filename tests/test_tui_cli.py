@@ -49,6 +49,15 @@ def test_replay_bad_inputs(tmp_path):
     assert_one_line_error(socratic("replay", str(tmp_path), "--speed", "5000"), "--speed")
 
 
+def test_replay_of_an_empty_or_binary_log_says_so(tmp_path):
+    # issue 10 item 14: a blank screen
+    (tmp_path / "events.jsonl").write_bytes(b"")
+    assert_one_line_error(socratic("replay", str(tmp_path)), "is empty: nothing to replay")
+    (tmp_path / "events.jsonl").write_bytes(b"\x00\xff\xfe" * 100 + b"\n\x7fELF\x02\x01\n")
+    assert_one_line_error(socratic("replay", str(tmp_path)), "no socratic event")
+    assert "2 lines" in socratic("replay", str(tmp_path)).stderr
+
+
 def test_replay_without_demo_is_a_clear_error(tmp_path, monkeypatch):
     import argparse
 

@@ -1,4 +1,4 @@
-"""Snapshot tests (pytest-textual-snapshot) at 100x30 and 80x24 with frozen clocks.
+"""Snapshot tests (pytest-textual-snapshot) at 80x24, 100x30 and 160x45 with frozen clocks.
 
 The SVGs were made with Textual 8.2.8 (pinned in pyproject): a different Textual
 release redraws some glyphs and fails these for that reason alone. Update them with
@@ -6,6 +6,8 @@ release redraws some glyphs and fails these for that reason alone. Update them w
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +65,63 @@ def test_help_80x24(snap_compare, tiny):
 def test_long_campaign_end_100x30(snap_compare, tmp_path):
     session, _ = make_session(tmp_path, n_events=2000, seed=7)
     assert snap_compare(replay(session), terminal_size=(100, 30))
+
+
+# ---------------------------------------------------------------------------- issue 10
+
+
+def test_replay_end_160x45(snap_compare, tiny):
+    # every table column beside the transcript; plot legend; campaign time labelled
+    assert snap_compare(replay(tiny), terminal_size=(160, 45))
+
+
+def test_replay_attention_ids_160x45(snap_compare, tmp_path):
+    # 32-character scenario ids: the table's pane widens so that every column shows
+    from tests.test_tui_app import attention_events
+
+    write_events(tmp_path / "events.jsonl", attention_events())
+    assert snap_compare(replay(tmp_path), terminal_size=(160, 45))
+
+
+def test_replay_table_scrolled_80x24(snap_compare, tmp_path):
+    # > scrolls the table sideways; ok and scenario stay
+    from tests.test_tui_app import attention_events
+
+    write_events(tmp_path / "events.jsonl", attention_events())
+    assert snap_compare(replay(tmp_path), terminal_size=(80, 24),
+                        press=["greater_than_sign"] * 4)
+
+
+def test_watch_waiting_with_inbox_question_80x24(snap_compare, tmp_path):
+    # a question from another shell is pending; footer keeps ? help and ^q quit
+    from socratic.eventlog import inject
+
+    write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
+        {"seq": 9, "t": 9.0, "type": "control", "action": "wait",
+         "reason": "repeated stop attempts; waiting for a question"}])
+    inject(tmp_path, {"type": "question", "text": "Which bound applies to r1-c4096?"})
+    assert snap_compare(watch(tmp_path), terminal_size=(80, 24))
+
+
+def test_watch_retrying_160x45(snap_compare, tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
+        {"seq": 9, "t": 95.0, "type": "api.retry", "attempt": 4,
+         "error": "Error code: 529 overloaded_error", "wait_s": 16.0}])
+    assert snap_compare(watch(tmp_path), terminal_size=(160, 45))
+
+
+def test_selected_tool_call_expanded_160x45(snap_compare, tmp_path):
+    evs = tiny_events()[:7]
+    evs[6] = dict(evs[6], output="\n".join(f"line {i}" for i in range(60)) + "\n[exit code 0]")
+    write_events(tmp_path / "events.jsonl", evs)
+    assert snap_compare(watch(tmp_path), terminal_size=(160, 45), press=["k", "enter"])
+
+
+def test_help_replay_80x24(snap_compare, tiny):
+    assert snap_compare(replay(tiny), terminal_size=(80, 24), press=["question_mark"])
+
+
+def test_empty_log_80x24(snap_compare, tmp_path, monkeypatch):
+    (tmp_path / "events.jsonl").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)  # the note names the file: the same path every run
+    assert snap_compare(replay(Path(".")), terminal_size=(80, 24))

@@ -58,9 +58,9 @@ def test_unknown_types_and_bad_fields_are_tolerated():
         {"type": "agent.text", "text": None},
     ]
     s = fold(evs)
-    assert s.n_ignored == 4
+    assert s.n_ignored == 5 and s.n_malformed == 4  # all but the unknown type are broken
     assert s.rows["a"].speedup is None and s.rows["a"].correct is None
-    assert s.evals[0].geomean is None
+    assert s.evals == []  # an eval.end without a summary is no evaluation
     assert s.input_tokens == 0 and s.cost_usd == 0.0
 
 
@@ -158,3 +158,71 @@ def test_goal_against_a_comparison():
     # judged on the speedup against fa3; without that number only correctness counts
     assert s.missing_goal() == ["a"]
     assert s.rows["b"].goal_speedup("fa3") == 1.2 and s.rows["c"].meets(1.0, "fa3") is True
+
+
+def test_api_retry_shows_retrying_and_campaign_time_runs_on():
+    # issue 10 item 2: an api.retry is not ignored: it moves the campaign clock and
+    # says which attempt failed with what, and when the next try is
+    s = fold(tiny_events()[:7])
+    t0 = s.t
+    s.apply({"type": "api.retry", "seq": 8, "t": t0 + 30.0, "attempt": 3,
+             "error": "529 overloaded_error", "wait_s": 8.0})
+    assert s.t == t0 + 30.0 and s.status == "running"
+    assert s.retry is not None and s.retry.attempt == 3 and s.retry.wait_s == 8.0
+    assert "overloaded" in s.retry.error and s.retry.t == t0 + 30.0
+    # a warning logged as api.retry with attempt 0 (bank.suggest failed) is no API retry
+    s.apply({"type": "api.retry", "seq": 9, "t": t0 + 31.0, "attempt": 0, "error": "x",
+             "wait_s": 0})
+    assert s.retry.attempt == 3 and s.t == t0 + 31.0
+    s.apply({"type": "usage", "seq": 10, "t": t0 + 40.0, "input_tokens": 5})
+    assert s.retry is None  # the API answered
+
+
+def test_unknown_event_types_still_move_the_clock():
+    s = fold(tiny_events()[:3])
+    s.apply({"type": "context.handoff", "seq": 4, "t": 500.0, "ctx": 2})
+    assert s.t == 500.0
+
+
+def test_a_malformed_eval_end_is_no_evaluation():
+    # issue 10 item 14: it was counted as an evaluation and drew a blank plot bar
+    evs = tiny_events()
+    bad = [dict(evs[10], summary="oops"), dict(evs[10], summary={"geomean_speedup": 0.79}),
+           dict(evs[10], n="first")]
+    for ev in bad:
+        s = fold(evs[:10] + [ev])
+        assert s.evals == [] and s.goal_evals() == [] and s.n_malformed == 1
+        assert not s.eval_running  # the evaluation did end, only its record is broken
+        block = s.blocks[s.eval_index[1]]
+        assert block.done and "malformed" in block.get("error")
+    s = fold(evs[:10] + bad + evs[11:])
+    assert [e.n for e in s.evals] == [2] and s.n_malformed == 3
+
+
+def test_tool_summaries_say_something_useful():
+    # issue 10 item 18: the collapsed tool call showed the output's last line (`→ ]`)
+    from socratic.tui.tool_summary import summarize_output
+
+    json_out = '{\n  "rows": [\n    1,\n    2\n  ]\n}\n\n[exit code 0]'
+    assert summarize_output(json_out) == "exit 0 · 6 lines · 32 B · \"rows\": ["
+    assert summarize_output("wrote 563 bytes to NOTES.md") == "wrote 563 bytes to NOTES.md"
+    assert summarize_output("[exit code 0]") == "exit 0 · no output"
+    assert summarize_output("") == "no output"
+    failed = "9:seeds = 3\nno saved evaluation yet\n\n[exit code 1]"
+    assert summarize_output(failed) == "exit 1 · 2 lines · 35 B · 9:seeds = 3"
+    big = "evaluation #5  set=full\n" + "row\n" * 500 + "[... full text in blob]"
+    assert summarize_output(big).startswith("501+ lines · 2.0+ kB · evaluation #5  set=full")
+    # the reducer keeps the summary of the whole output, before it clips it
+    s = fold(tiny_events()[:6] + [dict(tiny_events()[6], output="x\n" * 5000 + "[exit code 3]")])
+    tool = s.blocks[3]
+    assert tool.get("summary") == "exit 3 · 5000 lines · 10.0 kB · x"
+
+
+def test_api_errors_are_shortened_to_their_gist():
+    from socratic.tui.widgets.status_line import short_error
+
+    raw = ("Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', "
+           "'message': 'Overloaded'}}")
+    assert short_error(raw) == "529 overloaded_error"
+    assert short_error("APIConnectionError: Connection refused") == \
+        "APIConnectionError: Connection refused"

@@ -3,6 +3,7 @@ and polling), an injected question lands in inbox.jsonl; bad input is skipped qu
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -52,7 +53,7 @@ async def test_watch_tails_another_process_and_injects(tmp_path, poll):
     n = 40
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert app.state.seq == 7
+        assert app.main.state.seq == 7
         writer = subprocess.Popen([sys.executable, "-c", WRITER,
                                    str(tmp_path / "events.jsonl"), str(n), "0.02"])
         try:
@@ -62,13 +63,13 @@ async def test_watch_tails_another_process_and_injects(tmp_path, poll):
             inbox = read_inbox(tmp_path)
             assert inbox == [{"type": "question", "bank_id": "correctness.masking",
                               "text": "Is the causal mask aligned to the bottom-right corner?"}]
-            assert await wait_for(pilot, lambda: app.state.seq == 100 + n - 1)
+            assert await wait_for(pilot, lambda: app.main.state.seq == 100 + n - 1)
         finally:
             writer.wait(timeout=30)
-        text = "".join(b.text for b in app.state.blocks if b.kind == "text")
+        text = "".join(b.text for b in app.main.state.blocks if b.kind == "text")
         assert f"chunk{n - 1}" in text and "chunk0" in text
-        assert app.state.tool_calls == 2
-        assert len(app.pending) == 1  # the harness has not logged it yet
+        assert app.main.state.tool_calls == 2
+        assert len(app.main.pending) == 1  # the harness has not logged it yet
 
 
 async def test_truncated_last_line_waits_for_the_rest(tmp_path):
@@ -79,15 +80,15 @@ async def test_truncated_last_line_waits_for_the_rest(tmp_path):
         line = '{"seq": 4, "t": 4, "type": "agent.text", "text": " and more"}\n'
         with open(path, "a") as fh:
             fh.write(line[:20])
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
-        assert app.state.seq == 3
+        assert app.main.state.seq == 3
         with open(path, "a") as fh:
             fh.write(line[20:])
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
-        assert app.state.seq == 4
-        assert app.state.blocks[-1].text.endswith("and more")
+        assert app.main.state.seq == 4
+        assert app.main.state.blocks[-1].text.endswith("and more")
 
 
 async def test_malformed_and_unknown_lines_are_skipped(tmp_path):
@@ -108,8 +109,12 @@ async def test_malformed_and_unknown_lines_are_skipped(tmp_path):
                           bank=FakeBank())
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            assert app.state.status == "ended" and len(app.state.evals) == 2
-            assert app.state.n_ignored == 1
+            assert app.main.state.status == "ended" and len(app.main.state.evals) == 2
+            assert app.main.state.n_ignored == 1
+            # issue 10 item 14: skipped lines were not counted anywhere
+            assert app.main.skipped == 2
+            line = str(app.query_one("#status").render())  # 80 columns: the short form
+            assert re.search(r"⚠ ?2 (malformed lines )?skipped", line), line
 
 
 async def test_log_replaced_starts_over(tmp_path):
@@ -117,18 +122,18 @@ async def test_log_replaced_starts_over(tmp_path):
     write_events(path, tiny_events())
     app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.state.status == "ended"
+        assert app.main.state.status == "ended"
         write_events(path, tiny_events()[:2])
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
-        assert app.state.seq == 2 and app.state.status == "running"
+        assert app.main.state.seq == 2 and app.main.state.status == "running"
 
 
 async def test_watch_waits_for_events_file(tmp_path):
     app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.display_status() == "waiting"
+        assert app.main.display_status() == "waiting"
         write_events(tmp_path / "events.jsonl", tiny_events()[:2])
-        app._poll_file()
+        app.main._poll_file()
         await pilot.pause()
-        assert app.display_status() == "running"
+        assert app.main.display_status() == "running"

@@ -64,10 +64,15 @@ def sci(x: float | None) -> str:
 
 
 def ratio(x: float | None) -> str:
+    """At most 5 characters: 1.00, 12.3, 250, inf."""
     if x is None:
         return "-"
     if math.isinf(x):
         return "inf"
+    if x >= 99.95:
+        return f"{x:.0f}" if x < 99999.5 else "1e5+"
+    if x >= 9.995:
+        return f"{x:.1f}"
     return f"{x:.2f}"
 
 
@@ -82,3 +87,14 @@ def percent(x: float | None) -> str:
 def one_line(text: str, width: int) -> str:
     s = " ".join(text.split())
     return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+
+
+def auto_label(logged: bool | None, requested: bool | None = None) -> str:
+    """Auto-questions as the status line and the footer both say it: `auto: on`,
+    `auto: off`, `auto: off→on` while a change is requested but not yet logged."""
+    if logged is None and requested is None:
+        return ""
+    now = "on" if logged else "off"
+    if requested is None or requested == bool(logged):
+        return f"auto: {now}"
+    return f"auto: {now}→{'on' if requested else 'off'}"

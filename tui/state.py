@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from socratic.tui.tool_summary import summarize_output
+
 CHECKPOINT_EVERY = 256
 # the transcript keeps at most this many characters of a tool's input/output
 MAX_TOOL_TEXT = 4000
@@ -175,6 +177,16 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Retry:
+    """The API call that failed last and is being retried (`api.retry`)."""
+
+    attempt: int
+    error: str
+    wait_s: float | None  # back-off before the next try
+    t: float              # campaign time of the failure
+
+
+@dataclass(frozen=True)
 class Question:
     text: str
     bank_id: str | None
@@ -203,6 +215,7 @@ class CampaignState:
     t: float = 0.0
     n_events: int = 0
     n_ignored: int = 0
+    n_malformed: int = 0   # events that are not objects, have no type or break their type
     # counters
     tool_calls: int = 0
     input_tokens: int = 0
@@ -227,6 +240,7 @@ class CampaignState:
     triggers: int = 0
     questions: list[Question] = field(default_factory=list)
     asked: set = field(default_factory=set)  # bank ids
+    retry: Retry | None = None         # set while the API is being retried
     # transcript
     blocks: list[Block] = field(default_factory=list)
     tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
@@ -292,23 +306,28 @@ class CampaignState:
     def apply(self, ev: dict[str, Any]) -> "CampaignState":
         """Fold one event in (in place) and return self. Unknown types are ignored."""
         if not isinstance(ev, dict):
-            self.n_ignored += 1
+            self._malformed()
             return self
+        t = num(ev.get("t"))
+        if t is not None:  # campaign time runs on with every event, known type or not
+            self.t = max(self.t, t)
         kind = ev.get("type")
-        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is None:
+        if not isinstance(kind, str):
+            self._malformed()
+            return self
+        handler = _HANDLERS.get(kind)
+        if handler is None:  # a type this reader does not know: not an error
             self.n_ignored += 1
             return self
         self.n_events += 1
         seq = _int(ev.get("seq"), self.seq + 1)
         self.seq = max(self.seq, seq)
-        t = num(ev.get("t"))
-        if t is not None:
-            self.t = max(self.t, t)
         if kind != "agent.text":
             self._text_open = False
         if self.status == "waiting" and kind in _ACTIVITY:
             self.status = "running"
+        if self.retry is not None and kind in _API_ANSWERED:
+            self.retry = None
         handler(self, ev, seq, t if t is not None else self.t)
         return self
 
@@ -316,6 +335,11 @@ class CampaignState:
         for ev in events:
             self.apply(ev)
         return self
+
+    def _malformed(self) -> None:
+        """An event that is not an object, has no type or breaks its type's contract."""
+        self.n_ignored += 1
+        self.n_malformed += 1
 
     # ----------------------------------------------------------------- handlers
 
@@ -382,16 +406,19 @@ class CampaignState:
         out = output if isinstance(output, str) else ("" if output is None else str(output))
         ok = ev.get("ok")
         ok = ok if isinstance(ok, bool) else None
+        blob = ev.get("blob")
+        # summarized before clipping: the exit code is on the output's last line
+        data = (("summary", summarize_output(out)),) + (
+            (("blob", blob),) if isinstance(blob, str) else ())
         if idx is None or idx >= len(self.blocks):
             self.blocks.append(Block("tool", seq, t, title=_str(ev.get("name"), "tool"),
-                                     output=_clip(out), ok=ok, done=True))
+                                     output=_clip(out), ok=ok, done=True, data=data))
             return
         old = self.blocks[idx]
         secs = num(ev.get("seconds"))
-        blob = ev.get("blob")
         self.blocks[idx] = replace(old, output=_clip(out), ok=ok, done=True,
                                    duration=secs if secs is not None else max(0.0, t - old.t),
-                                   data=(("blob", blob),) if isinstance(blob, str) else ())
+                                   data=data)
 
     def _show_set(self, name: str) -> None:
         """Make `name` the shown set (its rows become `self.rows`)."""
@@ -426,7 +453,7 @@ class CampaignState:
     def _eval_scenario(self, ev, seq, t):
         sid = ev.get("scenario", ev.get("id"))
         if not isinstance(sid, (str, int)):
-            self.n_ignored += 1
+            self._malformed()
             return
         sid = str(sid)
         n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else self.eval_n
@@ -459,7 +486,19 @@ class CampaignState:
 
     def _eval_end(self, ev, seq, t):
         n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else (self.eval_n or 0)
-        summary = ev.get("summary") if isinstance(ev.get("summary"), dict) else {}
+        summary = ev.get("summary")
+        if (not isinstance(summary, dict) or not isinstance(summary.get("all_correct"), bool)
+                or (ev.get("n") is not None and num(ev.get("n")) is None)):
+            # no verdict: not an evaluation (no plot bar); the running one did end
+            self._malformed()
+            self.eval_running = False
+            idx = self.eval_index.get(self.eval_n) if self.eval_n is not None else None
+            if idx is not None and idx < len(self.blocks) and not self.blocks[idx].done:
+                old = self.blocks[idx]
+                self.blocks[idx] = replace(old, done=True, duration=max(0.0, t - old.t),
+                                           data=old.data + (("error", "malformed eval.end "
+                                                             "in the log (skipped)"),))
+            return
         comps = summary.get("geomean_vs")
         comparisons = tuple(
             (str(k), num(v)) for k, v in comps.items() if num(v) is not None
@@ -560,6 +599,13 @@ class CampaignState:
         self.blocks.append(Block("control", seq, t, title="campaign resumed",
                                  text=_str(ev.get("reason"))))
 
+    def _api_retry(self, ev, seq, t):
+        attempt = _int(ev.get("attempt"))
+        if attempt < 1:  # older harnesses logged a failed bank lookup as attempt 0
+            return
+        self.retry = Retry(attempt=attempt, error=_str(ev.get("error")),
+                           wait_s=num(ev.get("wait_s")), t=t)
+
     def _end(self, ev, seq, t):
         self.status = "ended"
         self.eval_running = False
@@ -582,12 +628,16 @@ _HANDLERS = {
     "control": CampaignState._control,
     "campaign.end": CampaignState._end,
     "campaign.resume": CampaignState._resume,
+    "api.retry": CampaignState._api_retry,
 }
 
 
 
 # events that show the agent working again after a `wait`
 _ACTIVITY = ("agent.text", "tool.call", "question", "eval.start")
+# events that show an API call succeeded (or the campaign moved on): retrying is over
+_API_ANSWERED = ("agent.text", "tool.call", "usage", "campaign.start", "campaign.resume",
+                 "campaign.end")
 
 
 def fold(events: Iterable[dict[str, Any]]) -> CampaignState:

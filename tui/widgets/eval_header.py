@@ -10,10 +10,16 @@ from socratic.tui.state import CampaignState
 
 
 class EvalHeader(Static):
-    DEFAULT_CSS = "EvalHeader { height: 1; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }"
+    """One line, two when the summary does not fit in one (it is never cut short)."""
+
+    DEFAULT_CSS = "EvalHeader { height: auto; max-height: 2; width: 1fr; }"
+
+    def on_resize(self) -> None:
+        if getattr(self, "_text", None) is not None:
+            self._draw(self._text)
 
     def show(self, state: CampaignState) -> None:
-        t = Text(no_wrap=True, overflow="ellipsis")
+        t = Text(overflow="ellipsis")
         last = state.last_eval
         goal = state.goal
         if state.table_set and state.table_set != state.goal_set:
@@ -51,7 +57,15 @@ class EvalHeader(Static):
         best = state.best_geomean
         if best is not None:
             t.append(f"  best {fmt.speedup(best)}", style="dim")
-        key = (t.plain, tuple(t.spans))
-        if key != getattr(self, "_shown", None):  # fixed size: no layout pass needed
+        self._draw(t)
+
+    def _draw(self, t: Text) -> None:
+        self._text = t
+        width = self.content_region.width or 80
+        lines = 1 if t.cell_len <= width else 2
+        key = (t.plain, tuple(t.spans), lines)
+        if key != getattr(self, "_shown", None):
+            # a layout pass only when the height changes
             self._shown = key
-            self.update(t, layout=False)
+            self.update(t, layout=lines != getattr(self, "_lines", None))
+            self._lines = lines

@@ -91,7 +91,6 @@ class EventBlock(Static):
     EventBlock { height: auto; padding: 0 1; }
     EventBlock.-question { margin: 1 0 0 0; }
     EventBlock.-stophook { margin: 0 0 0 0; }
-    EventBlock.-selected { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:

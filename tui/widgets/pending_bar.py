@@ -1,4 +1,5 @@
-"""Questions written to inbox.jsonl that the harness has not yet logged as `question`."""
+"""Questions written to inbox.jsonl (by this TUI or anyone else) that the harness has not
+yet logged as `question` events."""
 
 from __future__ import annotations
 
@@ -16,15 +17,20 @@ class PendingBar(Static):
             self.display = False
             return
         t = Text(no_wrap=True, overflow="ellipsis")
+        more = len(pending) - 3
         for i, p in enumerate(pending[-3:]):
             if i:
                 t.append("\n")
-            age = fmt.duration(max(0.0, now - p.get("sent", now)))
             t.append("⏳ pending ", style="bold")
+            if i == 0 and more > 0:
+                t.append(f"(+{more} earlier) ", style="bold")
             label = p.get("bank_id") or "free text"
             t.append(f"[{label}] ", style="dim")
-            t.append(fmt.one_line(p.get("text", ""), 200))
-            t.append(f"  (sent {age} ago, delivered at the next safe point)", style="dim")
+            t.append(fmt.one_line(str(p.get("text", "")), 200))
+            sent = p.get("sent")
+            when = (f"sent {fmt.duration(max(0.0, now - sent))} ago" if sent is not None
+                    else "in the inbox")
+            t.append(f"  ({when}, delivered at the next safe point)", style="dim")
         lines = len(pending[-3:])
         self.update(t, layout=lines != getattr(self, "_lines", None) or not self.display)
         self._lines = lines

@@ -140,11 +140,11 @@ class QuestionPicker(Vertical):
             options.append(Option(Text("no question matches; i asks free text", style="dim"),
                                   disabled=True))
         ol.add_options(options)
-        # highlight the first selectable option
-        for i, opt in enumerate(options):
-            if opt is not None and not opt.disabled:
-                ol.highlighted = i
-                break
+        # highlight the first question not asked yet, so that a bare Enter never repeats
+        # one (none when every one shown was asked: the arrows still reach them)
+        ol.highlighted = next(
+            (i for i, opt in enumerate(options) if opt is not None and not opt.disabled
+             and opt.id is not None and opt.id.removeprefix("s:") not in self.asked), None)
         self._preview()
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -2,8 +2,14 @@
 
 Rows are keyed by scenario id; `show()` compares each cell's text with what is already
 there and calls `update_cell` only for cells that changed (inside `app.batch_update()`).
-Rows that miss the goal come first by default; `s` cycles that, scenario order, worst
-speedup first and best first (numeric sorts); a click on a header sorts by that column.
+Rows that miss the goal come first by default; `cycle_sort()` (the screen's `s`) cycles
+that, scenario order, worst speedup first and best first (numeric sorts); a click on a
+header sorts by that column.
+
+Narrow by design: no cell padding, the gap between columns is inside each column's fixed
+width (numbers are right-aligned), so every column fits beside the transcript at 160
+columns for short scenario ids. Wider tables scroll sideways with the ok and scenario
+columns fixed on the left; `needed_width` says how wide the table wants to be.
 """
 
 from __future__ import annotations
@@ -11,24 +17,25 @@ from __future__ import annotations
 import math
 
 from rich.text import Text
-from textual.binding import Binding
+from textual.reactive import reactive
 from textual.widgets import DataTable
 
 from socratic.tui import format as fmt
 from socratic.tui.state import CampaignState, ScenarioRow
 
-# speedup sits next to the id so that it stays visible at 80 columns
+# (key, header, width incl. the gap, right-aligned); speedup sits next to the id so that it
+# stays visible at 80 columns; the id column sizes itself to the ids
 COLUMNS = (
-    ("verdict", "ok"), ("id", "scenario"), ("spd", "speedup"), ("best", "best"),
-    ("cand", "cand ms"), ("base", "base ms"), ("err", "err"), ("errx", "err×base"),
-    ("tf", "TF/s"), ("bnd", "bound"),
+    ("verdict", "ok", 7, False), ("id", "scenario", None, False), ("spd", "speedup", 8, True),
+    ("best", "best", 7, True), ("cand", "cand ms", 8, True), ("base", "base ms", 8, True),
+    ("err", "err", 8, True), ("errx", "err×", 6, True), ("tf", "TF/s", 7, True),
+    ("bnd", "bound", 6, True),
 )
-# fixed widths (rows are added before their numbers arrive, and a fixed width never needs
-# a layout pass); the id column sizes itself to the ids
-WIDTHS = {"verdict": 6, "spd": 7, "best": 6, "cand": 7, "base": 7, "err": 7, "errx": 8,
-          "tf": 6, "bnd": 5}
+FIXED = 2  # ok and scenario stay on screen while the table scrolls sideways
 # "goal": rows missing the goal first (then scenario order), so they are on screen
-SORTS = ("goal", "order", "worst", "best")
+SORT_LABELS = {"goal": "misses first", "order": "scenario order", "worst": "worst first",
+               "best": "best first"}
+SORTS = tuple(SORT_LABELS)
 
 
 def verdict(row: ScenarioRow, goal: float | None,
@@ -56,22 +63,31 @@ def _numeric(row: ScenarioRow, col: str) -> float:
 
 
 class ScenarioTable(DataTable):
-    BINDINGS = [Binding("s", "cycle_sort", "Sort", show=False)]
     DEFAULT_CSS = "ScenarioTable { height: 1fr; }"
 
+    sort_mode: reactive[str] = reactive("goal", init=False)
+
     def __init__(self, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, cell_padding=1, **kwargs)
+        super().__init__(cursor_type="row", zebra_stripes=False, cell_padding=0,
+                         fixed_columns=FIXED, **kwargs)
         self._cells: dict[str, tuple[str, ...]] = {}
         self._rows: dict[str, ScenarioRow] = {}
-        self.sort_mode = "goal"
         self._goal: float | None = None
         self._against = "baseline"
         self._sort_col: str | None = None
         self._sort_reverse = False
 
     def on_mount(self) -> None:
-        for key, label in COLUMNS:
-            self.add_column(label, key=key, width=WIDTHS.get(key))
+        for key, label, width, right in COLUMNS:
+            self.add_column(Text(label, justify="right" if right else "left"), key=key,
+                            width=width)
+
+    @property
+    def needed_width(self) -> int:
+        """Cells the table needs to show every column (its padding and vertical
+        scrollbar included)."""
+        return (sum(c.get_render_width(self) for c in self.columns.values())
+                + self.styles.gutter.width + 1)
 
     # ------------------------------------------------------------------ render
 
@@ -84,7 +100,7 @@ class ScenarioTable(DataTable):
         spd_style = "bold" if missing else dim
         cells = {
             "verdict": Text(v_text, style=v_style),
-            "id": Text(row.id, style=id_style),
+            "id": Text(row.id, style=id_style),  # speedup, right-aligned, makes the gap
             "spd": Text(fmt.speedup(row.speedup), style=spd_style, justify="right"),
             "best": Text(fmt.speedup(row.best), style="dim", justify="right"),
             "cand": Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),
@@ -94,7 +110,7 @@ class ScenarioTable(DataTable):
             "tf": Text(fmt.fixed(row.tflops), style=dim, justify="right"),
             "bnd": Text(fmt.percent(row.bound_fraction), style=dim, justify="right"),
         }
-        return tuple(cells[key] for key, _ in COLUMNS)
+        return tuple(cells[key] for key, *_ in COLUMNS)
 
     def show(self, state: CampaignState) -> int:
         """Bring the table up to `state`; returns the number of cells updated."""
@@ -103,7 +119,7 @@ class ScenarioTable(DataTable):
         self._rows = state.rows
         self._goal = state.goal
         self._against = state.goal_against
-        keys = [k for k, _ in COLUMNS]
+        keys = [k for k, *_ in COLUMNS]
         for row in state.rows_in_order():
             cells = self._cells_for(row, state.goal, state.is_stale(row), state.goal_against)
             sig = tuple(c.plain + "|" + str(c.style) for c in cells)
@@ -163,11 +179,29 @@ class ScenarioTable(DataTable):
             self.sort("id", key=lambda c: _numeric(rows[str(c)], "spd")
                       if str(c) in rows else -math.inf, reverse=self.sort_mode == "best")
 
-    def action_cycle_sort(self) -> None:
+    def cycle_sort(self) -> None:
         self._sort_col = None
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
+
+    def watch_sort_mode(self) -> None:
         self._apply_sort()
-        self.notify(f"scenarios sorted: {self.sort_mode}", timeout=2)
+        self.notify(f"scenarios sorted: {SORT_LABELS[self.sort_mode]}", timeout=2)
+
+    def scroll_columns(self, delta: int) -> None:
+        """Sideways by `delta` columns (the fixed ok and scenario columns stay): each
+        step lands on a column's start, so no column shows cut in half."""
+        starts, x = [], 0
+        for col in list(self.columns.values())[FIXED:]:
+            starts.append(x)
+            x += col.get_render_width(self)
+        here = round(self.scroll_x)
+        ahead = [s for s in starts if (s > here if delta > 0 else s < here)]
+        if not ahead:
+            target = self.max_scroll_x if delta > 0 else 0
+        else:
+            target = ahead[min(abs(delta), len(ahead)) - 1] if delta > 0 else \
+                ahead[-min(abs(delta), len(ahead))]
+        self.scroll_to(x=min(target, self.max_scroll_x), animate=False, immediate=True)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         col = str(event.column_key.value)
@@ -186,5 +220,5 @@ class ScenarioTable(DataTable):
         except Exception:
             return ""
         cells = self.get_row(row_key)
-        head = "\t".join(label for _, label in COLUMNS)
+        head = "\t".join(label for _, label, *_ in COLUMNS)
         return head + "\n" + "\t".join(str(c) for c in cells)

@@ -1,4 +1,7 @@
-"""A two-line plot of geomean and min speedup per evaluation (block characters)."""
+"""A two-line plot of geomean and min speedup per evaluation of the goal set, oldest on
+the left (block characters). Each row ends with the last value and a legend of the scale:
+`█=1.25×` (the top of the scale, on the geo row) and `▁=0.99×` (its bottom, min row);
+`✗` marks an incorrect evaluation."""
 
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ class SpeedupPlot(Static):
             return
         self._key = key
         label_w = 5
-        tail_w = 16
+        tail_w = 18  # " 1.25×  █=1.25×", room for 12.34×
         n = max(1, width - label_w - tail_w)
         pts = self._evals[-n:]
         geo = [p.geomean for p in pts]
@@ -71,10 +74,10 @@ class SpeedupPlot(Static):
         t.append("geo  ", style="dim")
         t.append(spark(geo, lo, hi, fails), style="bold")
         t.append(f" {fmt.speedup(last.geomean if last else None)}")
-        t.append(f"  ↑{hi:.2f}" if vals else "", style="dim")
+        t.append(f"  █={hi:.2f}×" if vals else "", style="dim")
         t.append("\n")
         t.append("min  ", style="dim")
         t.append(spark(mins, lo, hi, fails))
         t.append(f" {fmt.speedup(last.min if last else None)}")
-        t.append(f"  ↓{lo:.2f}" if vals else "", style="dim")
+        t.append(f"  ▁={lo:.2f}×" if vals else "", style="dim")
         self.update(t, layout=False)

@@ -1,6 +1,10 @@
-"""One line: state, elapsed, evaluations, tool calls, tokens and cost, last trigger."""
+"""One line: state (and, while the API is retried, which attempt failed with what and when
+the next try is), campaign time, evaluations, tool calls, tokens and cost, last trigger,
+auto-questions, pending questions, malformed lines skipped."""
 
 from __future__ import annotations
+
+import re
 
 from rich.text import Text
 from textual.widgets import Static
@@ -11,7 +15,35 @@ from socratic.tui.state import CampaignState
 STATE_MARK = {
     "starting": "○ STARTING", "running": "● RUNNING", "paused": "‖ PAUSED",
     "waiting": "… WAITING", "stopping": "■ STOPPING", "ended": "■ ENDED",
+    "retrying": "↻ RETRYING",
 }
+
+
+def short_error(error: str) -> str:
+    """The gist of an API error: `529 overloaded_error` out of `Error code: 529 - {'type':
+    'error', 'error': {'type': 'overloaded_error', ...}}`; other text as it is."""
+    code = re.search(r"\b([45]\d\d)\b", error)
+    kind = re.findall(r"""['"]type['"]\s*:\s*['"](\w+)['"]""", error)
+    kind = [k for k in kind if k != "error"]
+    if code and kind:
+        return f"{code.group(1)} {kind[-1]}"
+    return error
+
+
+def retry_text(state: CampaignState, now: float, compact: bool) -> str:
+    """`attempt 3: 529 overloaded · next try in 5 s` (at campaign time `now`)."""
+    r = state.retry
+    if r is None:
+        return ""
+    error = fmt.one_line(short_error(r.error), 24 if compact else 40) or "error"
+    if r.wait_s is None:
+        when = ""
+    else:
+        left = r.t + r.wait_s - now
+        when = (f"next try in {fmt.duration(left)}" if left >= 0.5 else "trying again now")
+    if compact:
+        return f"#{r.attempt} {error}" + (f" {when.removeprefix('next try ')}" if when else "")
+    return f"attempt {r.attempt}: {error}" + (f" · {when}" if when else "")
 
 
 class StatusLine(Static):
@@ -20,11 +52,17 @@ class StatusLine(Static):
     DEFAULT_CSS = "StatusLine { height: 1; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, state: CampaignState, status: str, elapsed: float | None,
-             extra: list[str] | None = None, pending: int = 0) -> None:
-        self._args = (state, status, elapsed, extra, pending)
-        full = self._render_line(*self._args, compact=False)
+             extra: list[str] | None = None, pending: int = 0, auto: str = "",
+             skipped: int = 0) -> None:
+        """`elapsed`: campaign time now; `auto`: the auto-questions label (as the footer
+        shows it); `skipped`: malformed lines of the log that were skipped."""
+        self._args = (state, status, elapsed, extra, pending, auto, skipped)
         width = self.size.width or 100
-        line = full if full.cell_len <= width else self._render_line(*self._args, compact=True)
+        # words first; then tighter separators; then short words
+        for compact, sep in ((False, " │ "), (False, "│"), (True, "│")):
+            line = self._render_line(*self._args, compact=compact, sep=sep)
+            if line.cell_len <= width:
+                break
         key = (line.plain, tuple(line.spans))
         if key != getattr(self, "_shown", None):  # fixed size: no layout pass needed
             self._shown = key
@@ -36,29 +74,37 @@ class StatusLine(Static):
 
     @staticmethod
     def _render_line(state: CampaignState, status: str, elapsed: float | None,
-                     extra: list[str] | None, pending: int, compact: bool) -> Text:
+                     extra: list[str] | None, pending: int, auto: str, skipped: int,
+                     compact: bool, sep: str = " │ ") -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
         mark = STATE_MARK.get(status, status.upper())
         t.append(f" {mark} " if not compact else f"{mark}", style="bold reverse")
         running = " +1" if state.eval_running else ""
         tokens_in = state.input_tokens + state.cache_read + state.cache_write
         tokens = f"{fmt.count(tokens_in)}/{fmt.count(state.output_tokens)}"
-        parts: list[tuple[str, str]] = [(label, "bold") for label in extra or []]
+        parts: list[tuple[str, str]] = []
+        if status == "retrying":
+            parts.append((retry_text(state, elapsed or 0.0, compact), "bold"))
+        parts += [(label, "bold") for label in extra or []]
         parts += [
-            (fmt.elapsed(elapsed), "bold"),
+            (("t " if compact else "campaign ") + fmt.elapsed(elapsed), "bold"),
             ((f"ev {len(state.evals)}" if compact else f"evals {len(state.evals)}") + running, ""),
             (f"tools {state.tool_calls}", ""),
             ((f"{tokens}" if compact else f"tok {tokens}"), ""),
             (f"${state.cost_usd:.2f}", ""),
         ]
+        # what needs attention before what is only informative (a narrow line is cut)
+        if pending:
+            parts.append((f"{pending} pending", "bold"))
+        if skipped:
+            parts.append((f"⚠{skipped} skipped" if compact else
+                          f"⚠ {skipped} malformed line{'s' if skipped != 1 else ''} skipped",
+                          "bold"))
         trig = state.last_trigger
         if trig is not None:
             parts.append((f"⚑{trig.kind}" if compact else f"trigger {trig.kind}", "bold"))
-        if state.auto is not None:
-            parts.append(("auto on" if state.auto else "auto off", ""))
-        if pending:
-            parts.append((f"{pending} pending", "bold"))
-        sep = "│" if compact else " │ "
+        if auto:
+            parts.append((auto.replace(": ", ":") if compact else auto, ""))
         for text, style in parts:
             t.append(sep, style="dim")
             t.append(text, style=style)

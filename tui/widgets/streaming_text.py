@@ -14,7 +14,6 @@ class StreamingText(Markdown):
 
     DEFAULT_CSS = """
     StreamingText { margin: 0 0 0 0; padding: 0 1; height: auto; }
-    StreamingText.-selected { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:

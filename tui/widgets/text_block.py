@@ -13,7 +13,6 @@ from socratic.tui.state import Block
 class TextBlock(Static):
     DEFAULT_CSS = """
     TextBlock { height: auto; padding: 0 1; margin: 0 0 1 0; }
-    TextBlock.-selected { background: $boost; }
     """
 
     def __init__(self, block: Block) -> None:

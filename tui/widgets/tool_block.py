@@ -4,6 +4,7 @@ it to show the full input and the (truncated) output."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -17,11 +18,18 @@ MAX_LINES = 40
 class ToolBlock(Static):
     DEFAULT_CSS = """
     ToolBlock { height: auto; padding: 0 1; }
-    ToolBlock.-selected { background: $boost; }
     ToolBlock.-collapsed { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    expanded: reactive[bool] = reactive(False)
+    expanded: reactive[bool] = reactive(False, init=False)
+
+    class Toggled(Message):
+        """Posted when the block expands or collapses (the transcript keeps its header
+        on screen)."""
+
+        def __init__(self, block: "ToolBlock") -> None:
+            super().__init__()
+            self.tool_block = block
 
     def __init__(self, block: Block) -> None:
         super().__init__()
@@ -36,9 +44,7 @@ class ToolBlock(Static):
 
     def watch_expanded(self) -> None:
         self._draw()
-
-    def action_toggle(self) -> None:
-        self.expanded = not self.expanded
+        self.post_message(self.Toggled(self))
 
     def on_click(self) -> None:
         self.expanded = not self.expanded
@@ -73,15 +79,9 @@ class ToolBlock(Static):
                 t.append(shown)
                 if len(lines) > MAX_LINES:
                     t.append(f"\n… {len(lines) - MAX_LINES} more lines (c copies all)", style="dim")
-        elif b.done and b.output:
-            # the last line that says something (not a truncation marker)
-            lines = [ln for ln in b.output.strip().splitlines() if ln.strip()]
-            first = next((ln for ln in reversed(lines)
-                          if not ln.startswith(("… (", "[... full text"))), "")
-            n = len(b.output.splitlines())
-            if first:
-                t.append(f"  → {fmt.one_line(first, 80)}" + (f" (+{n - 1} lines)" if n > 1 else ""),
-                         style="dim")
+        elif b.done and b.get("summary"):
+            # exit code, lines, bytes, first line that says something (tui/tool_summary.py)
+            t.append(f"  → {fmt.one_line(b.get('summary'), 120)}", style="dim")
         # collapsed, a block is one line: only expanding/collapsing changes its height
         self.update(t, layout=self.expanded or getattr(self, "_was_expanded", True))
         self._was_expanded = self.expanded

@@ -5,7 +5,7 @@
   user returns to the bottom.
 - Long campaigns stay fast: at most `MAX_MOUNTED` blocks are mounted. While following,
   the oldest are pruned; scrolling to the top (or `u`) mounts `LOAD_MORE` earlier ones,
-  so every block stays reachable.
+  so every block stays reachable (`u` with every block mounted goes to the top).
 - Updates are diffs: blocks are immutable, so a changed block is a new object; only
   the widgets whose block object changed are updated, new blocks are mounted.
 """
@@ -44,6 +44,12 @@ class EarlierMarker(Static):
     DEFAULT_CSS = "EarlierMarker { height: 1; color: $text-muted; padding: 0 1; }"
 
 
+class TranscriptNote(Static):
+    """Shown instead of blocks while there are none: why the transcript is empty."""
+
+    DEFAULT_CSS = "TranscriptNote { height: auto; color: $text-muted; padding: 1 1; display: none; }"
+
+
 class NewBelowMarker(Static):
     """Docked at the bottom of the view while the user reads further up."""
 
@@ -55,7 +61,6 @@ class NewBelowMarker(Static):
 
 class Transcript(VerticalScroll, can_focus=True):
     BINDINGS = [
-        Binding("u", "load_earlier", "Earlier", show=False),
         Binding("k,shift+up", "select(-1)", "Prev block", show=False),
         Binding("j,shift+down", "select(1)", "Next block", show=False),
         Binding("enter", "toggle_selected", "Expand", show=False),
@@ -75,6 +80,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self._first = 0
         self._widgets: list[Widget] = []
         self._marker = EarlierMarker("")
+        self._note = TranscriptNote("", id="transcript-note")
         self._below = NewBelowMarker("")
         self._body = Vertical(id="body")
         self._loading = False
@@ -85,6 +91,7 @@ class Transcript(VerticalScroll, can_focus=True):
         yield self._below
         with self._body:
             yield self._marker
+            yield self._note
 
     def on_mount(self) -> None:
         self.anchor()
@@ -137,6 +144,14 @@ class Transcript(VerticalScroll, can_focus=True):
             self._first += drop
             self._body.remove_children(old)
             self._update_marker()
+
+    def set_note(self, text: str) -> None:
+        """What to say while there is no block (empty log, waiting for the first event)."""
+        show = bool(text) and not self._blocks
+        if show and text != getattr(self, "_note_text", None):
+            self._note.update(text)
+        self._note_text = text
+        self._note.display = show
 
     def _settle_streams(self) -> None:
         """Text that streamed live is complete once a block follows it: swap its Markdown
@@ -194,7 +209,13 @@ class Transcript(VerticalScroll, can_focus=True):
     # ------------------------------------------------------------------ earlier blocks
 
     def action_load_earlier(self) -> None:
-        if self._first == 0 or self._loading:
+        """Mount earlier blocks (the screen's `u`); when every block is mounted, go to
+        the top."""
+        if self._loading:
+            return
+        if self._first == 0:
+            self.release_anchor()
+            self.scroll_home(animate=False, immediate=True)
             return
         start = max(0, self._first - LOAD_MORE)
         new = [make_block_widget(b) for b in self._blocks[start:self._first]]
@@ -267,6 +288,21 @@ class Transcript(VerticalScroll, can_focus=True):
         w = self._selected_widget()
         if isinstance(w, ToolBlock):
             w.expanded = not w.expanded
+
+    def on_tool_block_toggled(self, event: ToolBlock.Toggled) -> None:
+        """Following the end would push an expanded block's header off the top: stop
+        following, and once laid out show the block from its header down."""
+        event.stop()
+        self.release_anchor()
+        w = event.tool_block
+
+        def keep_header() -> None:
+            if not w.is_mounted:
+                return
+            tall = w.outer_size.height >= self.scrollable_content_region.height
+            self.scroll_to_widget(w, animate=False, immediate=True, top=tall)
+
+        self.call_after_refresh(keep_header)
 
     def on_click(self, event) -> None:
         node = event.widget

@@ -1,0 +1,48 @@
+"""Reading events.jsonl for the TUI: `socratic.eventlog.read_jsonl`, plus how many
+complete lines were skipped because they are not JSON objects (the screens say so)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Chunk:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    offset: int = 0    # where the next read starts (a last line without its newline waits)
+    skipped: int = 0   # complete, non-blank lines that are not JSON objects
+
+
+def read_events(path: Path, offset: int = 0) -> Chunk:
+    """Complete lines of `path` from byte `offset`, as read_jsonl reads them."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read()
+    end = data.rfind(b"\n")
+    if end < 0:
+        return Chunk(offset=offset)
+    chunk = Chunk(offset=offset + end + 1)
+    for raw in data[: end + 1].splitlines():
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            obj = None
+        if isinstance(obj, dict):
+            chunk.events.append(obj)
+        else:
+            chunk.skipped += 1
+    return chunk
+
+
+def describe_empty(path: Path, skipped: int) -> str:
+    """What to say about a log with no event in it."""
+    if skipped:
+        s = "s" if skipped != 1 else ""
+        return (f"{path}: no socratic event in it ({skipped} line{s} skipped: not JSON "
+                "objects); is it a session's events.jsonl?")
+    return f"{path} is empty: nothing to replay"
