@@ -17,14 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
+from socratic.contracts import build_event
+
 EVENTS_FILE = "events.jsonl"
 INBOX_FILE = "inbox.jsonl"
 
-EVENT_TYPES = (
-    "campaign.start", "agent.text", "tool.call", "tool.result", "eval.start",
-    "eval.scenario", "eval.end", "trigger", "question", "stophook", "usage",
-    "control", "campaign.end",
-)
 TRIGGER_KINDS = ("start", "plateau", "declared_done", "suspicious_gain", "correctness_failure")
 
 
@@ -157,6 +154,9 @@ class EventLog:
         return log
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
+        """Log one event, built through its declared class (socratic.contracts): an
+        undeclared type or a field that does not match is a ContractError, and nothing is
+        written. Returns the event as written."""
         with open(self.path, "ab") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # dropped when the file is closed
             size = os.fstat(fh.fileno()).st_size
@@ -167,14 +167,11 @@ class EventLog:
                 if t > time.monotonic() - self.t0:
                     self.t0 = time.monotonic() - t
                 head = b"\n" if torn else b""  # end a torn line: it must not swallow ours
+            event = build_event(
+                type_, seq=self.seq + 1, t=round(time.monotonic() - self.t0, 3),
+                ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields,
+            ).to_dict()
             self.seq += 1
-            event = {
-                "seq": self.seq,
-                "t": round(time.monotonic() - self.t0, 3),
-                "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-                "type": type_,
-                **fields,
-            }
             data = head + (json.dumps(event, ensure_ascii=False, separators=(",", ":"))
                            + "\n").encode("utf-8")
             fh.write(data)

@@ -215,7 +215,7 @@ def test_inbox_question_delivered_at_the_safe_point(tmp_path):
         assert c.run() == "goal_met"
     ev = events(c)
     q = of(ev, "question")[0]
-    assert q["source"] == "human" and q["bank_id"] == "bound.x" and q["trigger"] is None
+    assert q["source"] == "human" and q["bank_id"] == "bound.x" and q.get("trigger") is None
     result_seq = of(ev, "tool.result")[0]["seq"]
     assert q["seq"] > result_seq                               # after the pending tool result
     content = api.requests[1]["messages"][-1]["content"]
