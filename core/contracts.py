@@ -233,6 +233,7 @@ class Build(Record):
     command: str
     log: str
     resources: list[KernelResources]
+    error: str | None = None                # built, but not usable (e.g. no entry point)
 
 
 @dataclass(kw_only=True)

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from socratic.contracts import ScenarioResult
 from socratic.errors import InputError
 
 
@@ -52,21 +53,22 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise InputError(f"--timeout must be positive (got {args.timeout})")
 
-    def progress(row: dict, index: int, total: int) -> None:
+    def progress(row: ScenarioResult, index: int, total: int) -> None:
         if args.json:
-            print(json.dumps({"event": "scenario", "index": index, "total": total, **row}), file=sys.stderr, flush=True)
+            print(json.dumps({"event": "scenario", "index": index, "total": total, **row.to_dict()}),
+                  file=sys.stderr, flush=True)
         else:
             print(report.progress_line(row, index, total), file=sys.stderr, flush=True)
 
     opts = EvalOptions(task_dir=task_dir, candidate=Path(args.candidate) if args.candidate else None,
                        scenarios=args.scenarios, check_only=args.check_only, seeds=args.seeds,
                        timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing)
-    doc = evaluate(opts, progress)
+    result = evaluate(opts, progress)
     if args.json:
-        print(json.dumps(doc, indent=1))
+        print(json.dumps(result.to_dict(), indent=1))
     else:
-        print(report.table(doc))
-    return doc["exit_code"]
+        print(report.table(result))
+    return result.exit_code
 
 
 def standalone_main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 
+from socratic.contracts import Comparison, ScenarioResult
 from socratic.evaluator.task import Scenario, Task
 
 
@@ -32,12 +33,12 @@ class ComparisonRun:
                 [sys.executable, "-m", "socratic.evaluator.compare_worker"], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
-    def finish(self, scenarios: list[Scenario], rows: list[dict], timeout_s: float) -> dict[str, str]:
+    def finish(self, scenarios: list[Scenario], rows: list[ScenarioResult], timeout_s: float) -> dict[str, str]:
         """Time each implementation on each timed scenario; add `comparisons` to the rows.
         Returns {name: reason} for implementations that could not run at all."""
         if self.proc is None:
             return {}
-        timed = {r["id"]: r for r in rows if r.get("candidate_ms")}
+        timed = {r.id: (r, r.candidate_ms) for r in rows if r.candidate_ms}
         job = {"adapter": str(self.adapter.resolve()), "names": self.names,
                "scenarios": [{"id": s.id, "values": s.values} for s in scenarios if s.id in timed]}
         try:
@@ -54,9 +55,9 @@ class ComparisonRun:
             if msg.get("type") == "unavailable":
                 unavailable[msg["name"]] = msg["reason"]
             elif msg.get("type") == "time" and msg["id"] in timed:
-                row = timed[msg["id"]]
-                row.setdefault("comparisons", {})[msg["name"]] = {
-                    "ms": msg["ms"], "speedup": msg["ms"] / row["candidate_ms"]}
+                row, cand_ms = timed[msg["id"]]
+                row.comparisons = {**(row.comparisons or {}),
+                                   msg["name"]: Comparison(ms=msg["ms"], speedup=msg["ms"] / cand_ms)}
         return unavailable
 
     def cancel(self) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from socratic.contracts import EvalResult, ScenarioResult
+
 
 def _num(value: Any, fmt: str, width: int) -> str:
     return (format(value, fmt) if isinstance(value, (int, float)) else "-").rjust(width)
@@ -13,63 +15,63 @@ def _pct(fraction: Any) -> str:
     return f"{100 * fraction:5.0f}%" if isinstance(fraction, (int, float)) else "     -"
 
 
-def progress_line(row: dict, index: int, total: int) -> str:
-    verdict = "ok  " if row.get("correct") else "FAIL"
-    speed = f"{row['speedup']:.3f}x" if row.get("speedup") else ""
-    why = "" if row.get("correct") else "  " + "; ".join(row.get("failures", []))[:120]
-    return f"[{index:>3}/{total}] {verdict} {row['id']:<34} {speed}{why}"
+def progress_line(row: ScenarioResult, index: int, total: int) -> str:
+    verdict = "ok  " if row.correct else "FAIL"
+    speed = f"{row.speedup:.3f}x" if row.speedup else ""
+    why = "" if row.correct else "  " + "; ".join(row.failures)[:120]
+    return f"[{index:>3}/{total}] {verdict} {row.id:<34} {speed}{why}"
 
 
-def table(doc: dict) -> str:
+def table(doc: EvalResult) -> str:
     lines = []
-    b = doc["build"]
-    lines.append(f"task {doc['task']}  set {doc['set']}  candidate {doc['candidate']['path']} "
-                 f"({doc['candidate']['sha256'][:12]})")
-    if doc.get("gpu"):
-        g = doc["gpu"]
-        lines.append(f"gpu  {g['name']} (cc {g['cc']}, {g['sms']} SMs)")
-    took = " (cached)" if b["cached"] else " in {:.1f} s".format(b["seconds"])
-    lines.append(f"build {'ok' if b['ok'] else 'FAILED'}{took}")
-    if b.get("error"):  # it compiled, but the library cannot be used
-        lines.append(f"  {b['error']}")
-    elif not b["ok"]:
-        lines += ["  " + l for l in b["log"].strip().splitlines()[-25:]]
-    for r in b.get("resources", [])[:12]:
-        lines.append(f"  {r['registers']:>4} regs {r['shared_bytes']:>7} B static smem {r['stack_bytes']:>5} B stack "
-                     f"{r['spill_stores']:>4}/{r['spill_loads']:<4} B spill  {r['kernel'][:70]}")
-    hits = doc["bans"]["hits"]
+    b = doc.build
+    lines.append(f"task {doc.task}  set {doc.set}  candidate {doc.candidate.path} "
+                 f"({doc.candidate.sha256[:12]})")
+    if doc.gpu:
+        g = doc.gpu
+        lines.append(f"gpu  {g.name} (cc {g.cc}, {g.sms} SMs)")
+    took = " (cached)" if b.cached else f" in {b.seconds:.1f} s"
+    lines.append(f"build {'ok' if b.ok else 'FAILED'}{took}")
+    if b.error:  # it compiled, but the library cannot be used
+        lines.append(f"  {b.error}")
+    elif not b.ok:
+        lines += ["  " + line for line in b.log.strip().splitlines()[-25:]]
+    for r in b.resources[:12]:
+        lines.append(f"  {r.registers:>4} regs {r.shared_bytes:>7} B static smem {r.stack_bytes:>5} B stack "
+                     f"{r.spill_stores:>4}/{r.spill_loads:<4} B spill  {r.kernel[:70]}")
+    hits = doc.bans.hits
     lines.append("bans  none found" if not hits else f"bans  {len(hits)} hit(s):")
     for h in hits[:20]:
-        lines.append(f"  {h['library']:<14} {h['layer']:<15} {h['where']}: {h['detail'][:80]}")
-    rows = doc["scenarios"]
+        lines.append(f"  {h.library:<14} {h.layer:<15} {h.where}: {h.detail[:80]}")
+    rows = doc.scenarios
     if rows:
-        comps = sorted({n for r in rows for n in (r.get("comparisons") or {})})
+        comps = sorted({n for r in rows for n in (r.comparisons or {})})
         head = (f"{'scenario':<34} {'ok':<4} {'err':>8} {'base err':>8} {'base ms':>9} {'cand ms':>9} "
                 f"{'speedup':>8} {'±':>6} {'TFLOP/s':>8} {'bound':>6}")
         head += "".join(f" {'vs ' + n:>9}" for n in comps)
         lines += ["", head, "-" * len(head)]
         for r in rows:
-            line = (f"{r['id'][:34]:<34} {'ok' if r.get('correct') else 'FAIL':<4} "
-                    f"{_num(r.get('err'), '.2e', 8)} {_num(r.get('err_baseline'), '.2e', 8)} "
-                    f"{_num(r.get('baseline_ms'), '.4f', 9)} {_num(r.get('candidate_ms'), '.4f', 9)} "
-                    f"{_num(r.get('speedup'), '.3f', 8)} {_num(r.get('spread'), '.3f', 6)} "
-                    f"{_num(r.get('tflops'), '.1f', 8)} "
-                    f"{_pct(r.get('bound_fraction'))}")
+            line = (f"{r.id[:34]:<34} {'ok' if r.correct else 'FAIL':<4} "
+                    f"{_num(r.err, '.2e', 8)} {_num(r.err_baseline, '.2e', 8)} "
+                    f"{_num(r.baseline_ms, '.4f', 9)} {_num(r.candidate_ms, '.4f', 9)} "
+                    f"{_num(r.speedup, '.3f', 8)} {_num(r.spread, '.3f', 6)} "
+                    f"{_num(r.tflops, '.1f', 8)} "
+                    f"{_pct(r.bound_fraction)}")
             for n in comps:
-                line += f" {_num((r.get('comparisons') or {}).get(n, {}).get('speedup'), '.3f', 9)}"
+                line += f" {_num(r.speedup_against(n), '.3f', 9)}"
             lines.append(line)
-            if not r.get("correct"):
-                for f in r.get("failures", [])[:4]:
+            if not r.correct:
+                for f in r.failures[:4]:
                     lines.append(f"    ! {f}")
-        s = doc["summary"]
+        s = doc.summary
         lines.append("")
-        vs = "".join(f"  vs {n} {v:.3f}x" for n, v in s.get("geomean_vs", {}).items())
-        gm = f"{s['geomean_speedup']:.3f}x" if s.get("geomean_speedup") else "-"
-        mn = f"{s['min_speedup']:.3f}x" if s.get("min_speedup") else "-"
-        lines.append(f"{s['n_correct']}/{s['n']} correct  geomean {gm}  min {mn}  worst {s['worst_scenario']}{vs}")
-    for name, why in (doc.get("comparisons_unavailable") or {}).items():
-        lines.append(f"{name} not timed: {str(why).strip().splitlines()[0][:160] if str(why).strip() else '?'}")
-    verdict = {0: "PASS", 1: "FAIL"}.get(doc["exit_code"], "ERROR")
+        vs = "".join(f"  vs {n} {v:.3f}x" for n, v in s.geomean_vs.items())
+        gm = f"{s.geomean_speedup:.3f}x" if s.geomean_speedup else "-"
+        mn = f"{s.min_speedup:.3f}x" if s.min_speedup else "-"
+        lines.append(f"{s.n_correct}/{s.n} correct  geomean {gm}  min {mn}  worst {s.worst_scenario}{vs}")
+    for name, why in (doc.comparisons_unavailable or {}).items():
+        lines.append(f"{name} not timed: {why.strip().splitlines()[0][:160] if why.strip() else '?'}")
+    verdict = {0: "PASS", 1: "FAIL"}.get(doc.exit_code, "ERROR")
     lines.append(verdict)
     return "\n".join(lines)
 

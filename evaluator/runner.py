@@ -20,21 +20,34 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
 
+from socratic.contracts import (
+    SCHEMA,
+    BanHit,
+    Bans,
+    Build,
+    Candidate,
+    ContractError,
+    EvalResult,
+    GpuInfo,
+    KernelResources,
+    ScenarioResult,
+    Summary,
+    parse_scenario,
+)
+from socratic.errors import InputError
 from socratic.evaluator import bans
 from socratic.evaluator.build import BuildResult, build
 from socratic.evaluator.entry import missing_entry
 from socratic.evaluator.task import Scenario, Task, TaskError, load_task
-from socratic.errors import InputError
 
-SCHEMA = "socratic.eval/1"
 STARTUP_TIMEOUT_S = 180
 TIMING = {"min_pairs": 10, "max_pairs": 400, "target_ms": 150.0, "max_seconds": 1.5}
 
-Progress = Callable[[dict, int, int], None]
+Progress = Callable[[ScenarioResult, int, int], None]
 
 
 @dataclass
@@ -67,12 +80,13 @@ def gpu_present() -> str | None:
         err, count = driver.cuDeviceGetCount()
         if err != driver.CUresult.CUDA_SUCCESS or count == 0:
             return "no CUDA device found"
-    except Exception as exc:  # no driver library at all
+    except Exception as exc:  # noqa: BLE001 - no driver library at all: any error
         return f"no NVIDIA driver ({type(exc).__name__})"
     return None
 
 
-def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, Any]:
+def evaluate(opts: EvalOptions, progress: Progress | None = None) -> EvalResult:
+    """One evaluation, built through the `socratic.eval/1` types (socratic.contracts)."""
     task = load_task(opts.task_dir)
     candidate = Path(opts.candidate) if opts.candidate else task.baseline
     if not candidate.is_file():
@@ -80,23 +94,22 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
     label, scenarios = task.select(opts.scenarios)
 
     cand_build = build(candidate, task.build_command)
-    doc: dict[str, Any] = {
-        "schema": SCHEMA, "task": task.name, "set": label,
-        "candidate": {"path": str(candidate), "sha256": cand_build.sha256},
-        "gpu": None, "build": _build_json(cand_build), "bans": {"ok": True, "hits": []},
-        "scenarios": [], "summary": {}, "exit_code": 1,
-    }
     hits = bans.static_checks(cand_build, candidate.name) if cand_build.ok else \
         bans.check_source(candidate, candidate.name)
-    doc["bans"] = {"ok": not hits, "hits": [h.to_json() for h in hits]}
+    result = EvalResult(
+        schema=SCHEMA, task=task.name, set=label,
+        candidate=Candidate(path=str(candidate), sha256=cand_build.sha256),
+        gpu=None, build=_build_record(cand_build),
+        bans=Bans(ok=not hits, hits=[BanHit(**h.to_json()) for h in hits]),
+        scenarios=[], summary=summarize([], 0), exit_code=1,
+    )
     # a library that cannot be called is no build at all, with or without a GPU
     error = missing_entry(cand_build.library, task.entry) if cand_build.ok else None
     if error:
-        doc["build"].update(ok=False, error=error)
-    if opts.check_only or not doc["build"]["ok"]:
-        doc["summary"] = summarize([], 0)
-        doc["exit_code"] = 0 if doc["build"]["ok"] and doc["bans"]["ok"] else 1
-        return doc
+        result.build.ok, result.build.error = False, error
+    if opts.check_only or not result.build.ok:
+        result.exit_code = 0 if result.build.ok and result.bans.ok else 1
+        return result.check()
 
     why = gpu_present()
     if why:
@@ -113,36 +126,38 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> dict[str, A
     if opts.compare and opts.time and task.comparisons:
         from socratic.evaluator.comparisons import ComparisonRun
         comparisons = ComparisonRun(task)
+    runtime_hits: list[BanHit] = []
     try:
-        rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress)
+        rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress, runtime_hits)
         if comparisons:
-            doc["comparisons_unavailable"] = comparisons.finish(scenarios, rows, opts.timeout_s)
+            result.comparisons_unavailable = comparisons.finish(scenarios, rows, opts.timeout_s)
     finally:
         if comparisons:
             comparisons.cancel()
-    doc["gpu"] = gpu
-    doc["scenarios"] = rows
-    runtime_hits = [h for r in rows for h in r.pop("runtime_bans", [])]
+    result.gpu = GpuInfo.from_dict(gpu, "the worker's gpu") if gpu is not None else None
+    result.scenarios = rows
     if runtime_hits:
-        seen = {(h["library"], h["where"]) for h in doc["bans"]["hits"]}
-        doc["bans"]["hits"] += [h for h in runtime_hits if (h["library"], h["where"]) not in seen
-                                and not seen.add((h["library"], h["where"]))]
-        doc["bans"]["ok"] = False
-    doc["summary"] = summarize(rows, len(scenarios))
-    ok = doc["summary"]["all_correct"] and doc["bans"]["ok"]
-    doc["exit_code"] = 0 if ok else 1
-    return doc
+        seen = {(h.library, h.where) for h in result.bans.hits}
+        for h in runtime_hits:
+            if (h.library, h.where) not in seen:
+                seen.add((h.library, h.where))
+                result.bans.hits.append(h)
+        result.bans.ok = False
+    result.summary = summarize(rows, len(scenarios))
+    result.exit_code = 0 if result.summary.all_correct and result.bans.ok else 1
+    return result.check()
 
 
-def _build_json(b: BuildResult) -> dict:
-    return {"ok": b.ok, "cached": b.cached, "seconds": b.seconds, "command": b.command,
-            "log": b.log[-20000:], "resources": [r.__dict__ for r in b.resources], "error": None}
+def _build_record(b: BuildResult) -> Build:
+    return Build(ok=b.ok, cached=b.cached, seconds=b.seconds, command=b.command, log=b.log[-20000:],
+                 resources=[KernelResources(**r.__dict__) for r in b.resources])
 
 
-def failed_row(sc: Scenario, message: str) -> dict:
-    return {"id": sc.id, "params": {k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
-            "correct": False, "failures": [message], "error": message, "err": None, "err_baseline": None,
-            "err_ratio": None, "errors": {}, "speedup": None}
+def failed_row(sc: Scenario, message: str) -> ScenarioResult:
+    return ScenarioResult(
+        id=sc.id, params={k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
+        correct=False, failures=[message], error=message, err=None, err_baseline=None,
+        err_ratio=None, errors={})
 
 
 def fatal_message(msg: dict) -> str:
@@ -157,15 +172,24 @@ def fatal_message(msg: dict) -> str:
     return f"evaluator error: {error}" + (f" (at {msg['where']})" if msg.get("where") else "")
 
 
-def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
-                progress: Progress | None) -> tuple[list[dict], dict | None]:
-    rows: dict[str, dict] = {}
+def _row(sc: Scenario, raw: dict, runtime_hits: list[BanHit]) -> ScenarioResult:
+    """The worker's row as a contract record; its run-time ban hits go to the bans."""
+    try:
+        runtime_hits += [BanHit.from_dict(h) for h in raw.pop("runtime_bans", [])]
+        return parse_scenario(raw, f"the worker's row for {sc.id}")
+    except ContractError as exc:  # a bug in the worker: the scenario fails, visibly
+        return failed_row(sc, f"evaluator error: {exc}")
+
+
+def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress | None,
+                runtime_hits: list[BanHit]) -> tuple[list[ScenarioResult], dict | None]:
+    rows: dict[str, ScenarioResult] = {}
     pending = list(scenarios)
     gpu: dict | None = None
     total = len(scenarios)
 
-    def done(row: dict) -> None:
-        rows[row["id"]] = row
+    def done(row: ScenarioResult) -> None:
+        rows[row.id] = row
         if progress:
             progress(row, len(rows), total)
 
@@ -196,8 +220,9 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float,
                     current = next(s for s in pending if s.id == msg["id"])
                     deadline = time.monotonic() + timeout_s
                 elif kind == "row":
-                    done(msg["row"])
-                    pending = [s for s in pending if s.id != msg["row"]["id"]]
+                    sc = next(s for s in scenarios if s.id == msg["row"]["id"])
+                    done(_row(sc, msg["row"], runtime_hits))
+                    pending = [s for s in pending if s.id != sc.id]
                     current = None
                 elif kind == "fatal":
                     if current is None:
@@ -217,7 +242,7 @@ class _Worker:
     a private pipe, each line signed with a per-worker key (see evaluator.worker)."""
 
     def __init__(self, job: dict):
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self.key = secrets.token_bytes(32)
         read_fd, write_fd = os.pipe()
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
@@ -267,26 +292,24 @@ class _Worker:
         self.proc.wait()
 
 
-def summarize(rows: list[dict], expected: int) -> dict[str, Any]:
-    timed = [r for r in rows if r.get("speedup") and r.get("correct")]   # a failed row's speedup means nothing
-    speedups = [r["speedup"] for r in timed]
-    failing = [r["id"] for r in rows if not r.get("correct")]
-    worst = failing[0] if failing else (min(timed, key=lambda r: r["speedup"])["id"] if timed else None)
+def summarize(rows: list[ScenarioResult], expected: int) -> Summary:
+    timed = [r for r in rows if r.speedup and r.correct]   # a failed row's speedup means nothing
+    speedups = [r.speedup for r in timed if r.speedup]
+    failing = [r.id for r in rows if not r.correct]
+    worst = failing[0] if failing else (min(timed, key=lambda r: r.speedup or 0.0).id if timed else None)
     geomean_vs: dict[str, float] = {}
-    names = {n for r in rows for n in (r.get("comparisons") or {})}
+    names = {n for r in rows for n in (r.comparisons or {})}
     for name in sorted(names):
-        vals = [r["comparisons"][name]["speedup"] for r in rows
-                if (r.get("comparisons") or {}).get(name, {}).get("speedup")]
+        vals = [c.speedup for r in rows if (c := (r.comparisons or {}).get(name)) and c.speedup]
         if vals:
             geomean_vs[name] = _geomean(vals)
-    return {
-        "all_correct": bool(rows) and len(rows) == expected and not failing,
-        "n": expected, "n_correct": sum(1 for r in rows if r.get("correct")),
-        "failing": failing,
-        "geomean_speedup": _geomean(speedups) if speedups else None,
-        "min_speedup": min(speedups) if speedups else None,
-        "worst_scenario": worst, "geomean_vs": geomean_vs,
-    }
+    return Summary(
+        all_correct=bool(rows) and len(rows) == expected and not failing,
+        n=expected, n_correct=sum(1 for r in rows if r.correct), failing=failing,
+        geomean_speedup=_geomean(speedups) if speedups else None,
+        min_speedup=min(speedups) if speedups else None,
+        worst_scenario=worst, geomean_vs=geomean_vs,
+    )
 
 
 def _geomean(values: list[float]) -> float:
