@@ -308,6 +308,15 @@ class ScenarioResult(Record):
 
 
 @dataclass(kw_only=True)
+class ScenarioProgress(ScenarioResult):
+    """A `--json` progress line on the evaluator's stderr: the row and its place."""
+
+    event: str                              # "scenario"
+    index: int                              # 1-based, in finishing order
+    total: int
+
+
+@dataclass(kw_only=True)
 class Summary(Record):
     """Geomean and min cover correct scenarios only."""
 
@@ -355,8 +364,7 @@ def read_eval(path: Path) -> EvalResult:
 
 
 def parse_scenario(data: Any, where: str = "scenario row") -> ScenarioResult:
-    """One scenario row (also the `{"event": "scenario", ...}` lines on the evaluator's
-    stderr: their `event`, `index` and `total` land in `extra`)."""
+    """One scenario row of a result."""
     return ScenarioResult.from_dict(data, where)
 
 
@@ -593,6 +601,7 @@ class CampaignResume(Event):
     turns: int
     ctx: int
     messages: int
+    skipped: int | None = None              # events of the log that did not parse
 
 
 @dataclass(kw_only=True)
@@ -661,6 +670,7 @@ class Parsed:
     events: list[Event]
     skipped: int = 0        # malformed: not JSON, not an object, or a known type that does not match
     ignored: int = 0        # well-formed events of types this version does not know
+    not_json: int = 0       # of the skipped: lines that are not JSON (e.g. torn by a crash)
     errors: list[str] = field(default_factory=list)  # the first few reasons for skipping
 
 
@@ -702,6 +712,7 @@ def read_events(path: Path, offset: int = 0) -> tuple[Parsed, int]:
             records.append(json.loads(raw))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             out.skipped += 1
+            out.not_json += 1
             if len(out.errors) < 10:
                 out.errors.append(f"{path}: not JSON: {exc}")
     parse_events(records, out)

@@ -28,8 +28,9 @@ from typing import Any
 
 from socratic.bank.loader import load_bank
 from socratic.bank.rank import SuggestContext, arch_from_cc, suggest
+from socratic.contracts import ToolResult, read_events
 from socratic.errors import InputError
-from socratic.eventlog import EventLog, read_jsonl
+from socratic.eventlog import EventLog
 
 from socratic.harness import prompt
 from socratic.harness.agent import Agent, ContextTooLong, FatalAPIError, Response
@@ -114,14 +115,14 @@ def versions() -> dict[str, str]:
     return out
 
 
-def logged_output(session: Session, result: dict[str, Any]) -> str:
+def logged_output(session: Session, result: ToolResult) -> str:
     """A logged tool result's full text (from its blob file when it was too long)."""
-    if result.get("blob"):
+    if result.blob:
         try:
-            return (session.dir / result["blob"]).read_text(encoding="utf-8")
+            return (session.dir / result.blob).read_text(encoding="utf-8")
         except OSError:
             pass
-    return str(result.get("output", ""))
+    return result.output
 
 
 class EndCampaign(Exception):
@@ -238,7 +239,9 @@ class Campaign:
         if suggester is None:  # this node's GPU: a resume may move
             suggester = bank_suggester(has_comparison(task, config),
                                        (gpu_info() or {}).get("cc"))
-        r = resume_state(read_jsonl(session.events)[0], session.load_state())
+        # events that do not match their declaration are skipped, and counted below
+        parsed, _ = read_events(session.events)
+        r = resume_state(parsed.events, session.load_state())
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
@@ -252,7 +255,7 @@ class Campaign:
             c.convo.rewrite()  # the unanswered user message goes out again, as pending
         c.emit("campaign.resume", evaluations=len(c.evals.history),
                tool_calls=c.counters.tool_calls, turns=c.counters.turns, ctx=ctx,
-               messages=len(kept))
+               messages=len(kept), skipped=parsed.skipped or None)
         return c
 
     # ------------------------------------------------------------------ the loop

@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from socratic.harness.config import DEFAULT_MODEL
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
+from socratic.harness.config import DEFAULT_MODEL
 
 
 def register(sub) -> None:
@@ -182,10 +182,9 @@ def _run_attached(args, session_dir: Path | None) -> int:
     if args.resume:
         argv.append("--resume")
     log_path = Session(session_dir).log_file
-    log = open(log_path, "ab")
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                            start_new_session=True, cwd=os.getcwd())
-    log.close()
+    with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, cwd=os.getcwd())
     failed = _startup_failure(proc, events, log_path)
     if failed is not None:
         print(failed[1] or f"socratic: error: the campaign exited with code {failed[0]} "
@@ -283,6 +282,8 @@ def _end_reason(events: Path) -> str | None:
     ended and nothing reads the inbox), else None. Reads only the file's tail."""
     import json
 
+    from socratic.contracts import CampaignEnd, parse_event
+
     try:
         with open(events, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -292,9 +293,9 @@ def _end_reason(events: Path) -> str | None:
         return None
     for line in reversed(lines):
         try:
-            event = json.loads(line)
+            event = parse_event(json.loads(line))
         except ValueError:
-            continue  # a torn last line
-        if isinstance(event, dict):
-            return str(event.get("reason")) if event.get("type") == "campaign.end" else None
+            continue  # a torn last line, or a damaged event (ContractError is a ValueError)
+        if event is not None:
+            return event.reason if isinstance(event, CampaignEnd) else None
     return None

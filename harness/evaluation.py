@@ -9,10 +9,18 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from socratic.contracts import (
+    ContractError,
+    EvalResult,
+    ScenarioProgress,
+    ScenarioResult,
+    parse_eval,
+)
 from socratic.harness.task import Goal
 
 
@@ -21,7 +29,7 @@ class Evaluation:
     n: int
     sha: str
     set: str | None
-    result: dict[str, Any] | None
+    result: EvalResult | None
     exit_code: int
     path: str = ""                       # saved result, relative to the session
     error: str | None = None             # the evaluator did not produce a result
@@ -30,23 +38,22 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)  # harness notes shown with the table
 
     @property
-    def scenarios(self) -> list[dict[str, Any]]:
-        return list((self.result or {}).get("scenarios") or [])
+    def scenarios(self) -> list[ScenarioResult]:
+        return self.result.scenarios if self.result else []
 
     @property
     def build_ok(self) -> bool:
-        return bool(((self.result or {}).get("build") or {}).get("ok", self.result is not None))
+        return self.result is not None and self.result.build.ok
 
     @property
     def bans_ok(self) -> bool:
-        return bool(((self.result or {}).get("bans") or {}).get("ok", True))
+        return self.result is None or self.result.bans.ok
 
     @property
     def all_correct(self) -> bool:
         if self.result is None or not self.build_ok or not self.bans_ok:
             return False
-        s = self.result.get("summary") or {}
-        return bool(s.get("all_correct", False)) and bool(self.scenarios)
+        return self.result.summary.all_correct and bool(self.scenarios)
 
     @property
     def failed_check(self) -> bool:
@@ -54,12 +61,14 @@ class Evaluation:
         return not self.all_correct
 
     def metric(self, key: str) -> float | None:
-        v = ((self.result or {}).get("summary") or {}).get(key)
+        """`geomean_speedup` or `min_speedup` of the summary."""
+        v = getattr(self.result.summary, key) if self.result else None
         return float(v) if isinstance(v, (int, float)) else None
 
     def summary(self) -> dict[str, Any]:
-        s = dict((self.result or {}).get("summary") or {})
-        s.setdefault("all_correct", False)
+        """eval.end's summary (socratic.contracts.EvalSummary): the evaluator's, with the
+        harness's verdict."""
+        s = self.result.summary.to_dict() if self.result else {}
         s["all_correct"] = self.all_correct
         s["build_ok"] = self.build_ok
         s["bans_ok"] = self.bans_ok
@@ -73,14 +82,6 @@ class Evaluation:
                 "exit_code": self.exit_code, "summary": self.summary()}
 
 
-def scenario_speedup(row: dict[str, Any], against: str) -> float | None:
-    if against == "baseline":
-        v = row.get("speedup")
-    else:
-        v = ((row.get("comparisons") or {}).get(against) or {}).get("speedup")
-    return float(v) if isinstance(v, (int, float)) else None
-
-
 def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
     """The goal predicate over every scenario: (met, failing rows)."""
     failing: list[dict[str, Any]] = []
@@ -91,13 +92,12 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
     if not ev.build_ok:
         failing.append({"scenario": "(build)", "correct": False, "speedup": None,
                         "goal": goal.min_speedup,
-                        "detail": (ev.result.get("build") or {}).get("error") or "build failed"})
+                        "detail": ev.result.build.error or "build failed"})
     if not ev.bans_ok:
-        hits = (ev.result.get("bans") or {}).get("hits") or []
         failing.append({"scenario": "(bans)", "correct": False, "speedup": None,
                         "goal": goal.min_speedup,
-                        "detail": "; ".join(f"{h.get('library')} at {h.get('where')}"
-                                            for h in hits[:3]) or "banned library"})
+                        "detail": "; ".join(f"{h.library} at {h.where}"
+                                            for h in ev.result.bans.hits[:3]) or "banned library"})
     if not ev.scenarios and not failing:
         failing.append({"scenario": "(none)", "correct": False, "speedup": None,
                         "goal": goal.min_speedup, "detail": "no scenarios were measured"})
@@ -106,14 +106,13 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
         failing.append({"scenario": f"({goal.against})", "correct": False, "speedup": None,
                         "goal": goal.min_speedup, "detail": gone})
     for row in ev.scenarios:
-        sp = scenario_speedup(row, goal.against)
-        correct = bool(row.get("correct"))
-        if gone and correct:
+        sp = row.speedup_against(goal.against)
+        if gone and row.correct:
             continue  # one line above says why no scenario has the comparison's number
-        if not correct or sp is None or sp < goal.min_speedup:
-            f = {"scenario": row.get("id"), "correct": correct, "speedup": sp,
-                 "goal": goal.min_speedup}
-            if correct and sp is None and goal.against != "baseline":
+        if not row.correct or sp is None or sp < goal.min_speedup:
+            f: dict[str, Any] = {"scenario": row.id, "correct": row.correct, "speedup": sp,
+                                 "goal": goal.min_speedup}
+            if row.correct and sp is None and goal.against != "baseline":
                 f["detail"] = (f"correct, but {goal.against} was not timed on this scenario "
                                f"(the goal needs its time)")
             failing.append(f)
@@ -124,7 +123,7 @@ def comparison_unavailable(ev: Evaluation, goal: Goal) -> str | None:
     """Why the goal's comparison could not run in this evaluation (one line), or None."""
     if goal.against == "baseline" or ev.result is None:
         return None
-    reason = (ev.result.get("comparisons_unavailable") or {}).get(goal.against)
+    reason = (ev.result.comparisons_unavailable or {}).get(goal.against)
     if reason is None:
         return None
     return (f"the goal is judged against {goal.against}, which could not run on this machine "
@@ -160,51 +159,49 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
         extra = f"\n{tail[-2000:]}" if tail and tail not in (ev.error or "") else ""
         return f"{head}\nthe evaluator produced no result (exit {ev.exit_code}): {ev.error}{extra}"
     r = ev.result
-    build = r.get("build") or {}
+    build = r.build
     lines = [head]
-    lines.append(f"build: {'ok' if build.get('ok', True) else 'FAILED'}"
-                 + (" (cached)" if build.get("cached") else "")
+    lines.append(f"build: {'ok' if build.ok else 'FAILED'}"
+                 + (" (cached)" if build.cached else "")
                  + f"   bans: {'ok' if ev.bans_ok else 'HIT'}")
-    for res in (build.get("resources") or [])[:4]:
-        lines.append(f"  kernel {res.get('kernel')}: {res.get('registers')} regs, "
-                     f"{res.get('spill_stores', 0)}/{res.get('spill_loads', 0)} spill st/ld, "
-                     f"{res.get('shared_bytes', 0)} B smem")
-    if build.get("error"):
-        lines.append(f"build error: {build['error']}")
-    elif not build.get("ok", True):
-        log = str(build.get("log") or "")
-        lines.append("build log (tail):\n" + log[-3000:])
+    for res in build.resources[:4]:
+        lines.append(f"  kernel {res.kernel}: {res.registers} regs, "
+                     f"{res.spill_stores}/{res.spill_loads} spill st/ld, "
+                     f"{res.shared_bytes} B smem")
+    if build.error:
+        lines.append(f"build error: {build.error}")
+    elif not build.ok:
+        lines.append("build log (tail):\n" + build.log[-3000:])
     if not ev.bans_ok:
-        for h in ((r.get("bans") or {}).get("hits") or [])[:5]:
-            lines.append(f"  ban: {h.get('library')} ({h.get('layer')}) at {h.get('where')}: "
-                         f"{h.get('detail')}")
+        for h in r.bans.hits[:5]:
+            lines.append(f"  ban: {h.library} ({h.layer}) at {h.where}: {h.detail}")
     rows = ev.scenarios
     if rows:
-        w = max(8, min(28, max(len(str(x.get("id"))) for x in rows)))
+        w = max(8, min(28, max(len(x.id) for x in rows)))
         lines.append(f"{'scenario':<{w}}  ok   max_err   err/base  base_ms    cand_ms    "
                      f"speedup  +-      bound%")
         for row in rows[:max_rows]:
-            sp = scenario_speedup(row, goal.against)
-            bf = row.get("bound_fraction")
+            sp = row.speedup_against(goal.against)
+            bf = row.bound_fraction
             lines.append(
-                f"{str(row.get('id')):<{w}}  {'yes' if row.get('correct') else 'NO ':<3}  "
-                f"{_fmt(row.get('err'), '.2e'):<8}  {_fmt(row.get('err_ratio'), '.2f'):<8}  "
-                f"{_fmt(row.get('baseline_ms'), '.4f'):<9}  {_fmt(row.get('candidate_ms'), '.4f'):<9}  "
-                f"{_fmt(sp, '.3f'):<7}  {_fmt(row.get('spread'), '.3f'):<6}  "
-                f"{_fmt(bf * 100 if isinstance(bf, (int, float)) else None, '.0f'):<4}"
-                + ("  BELOW BOUND" if row.get("below_bound") else ""))
-            for f in (row.get("failures") or [])[:3]:
-                lines.append(f"    failure: {f if isinstance(f, str) else json.dumps(f)}"[:300])
-            if row.get("error"):
-                lines.append(f"    error: {row['error']}"[:300])
+                f"{row.id:<{w}}  {'yes' if row.correct else 'NO ':<3}  "
+                f"{_fmt(row.err, '.2e'):<8}  {_fmt(row.err_ratio, '.2f'):<8}  "
+                f"{_fmt(row.baseline_ms, '.4f'):<9}  {_fmt(row.candidate_ms, '.4f'):<9}  "
+                f"{_fmt(sp, '.3f'):<7}  {_fmt(row.spread, '.3f'):<6}  "
+                f"{_fmt(bf * 100 if bf is not None else None, '.0f'):<4}"
+                + ("  BELOW BOUND" if row.below_bound else ""))
+            for f in row.failures[:3]:
+                lines.append(f"    failure: {f}"[:300])
+            if row.error:
+                lines.append(f"    error: {row.error}"[:300])
         if len(rows) > max_rows:
             lines.append(f"... {len(rows) - max_rows} more scenarios (full result saved)")
-    s = r.get("summary") or {}
+    s = r.summary
     lines.append(
-        f"summary: {s.get('n_correct', '?')}/{s.get('n', len(rows))} correct, geomean "
-        f"{_fmt(s.get('geomean_speedup'), '.3f')}x, min {_fmt(s.get('min_speedup'), '.3f')}x "
-        f"(worst {s.get('worst_scenario')})"
-        + (f", vs {json.dumps(s['geomean_vs'])}" if s.get("geomean_vs") else ""))
+        f"summary: {s.n_correct}/{s.n} correct, geomean "
+        f"{_fmt(s.geomean_speedup, '.3f')}x, min {_fmt(s.min_speedup, '.3f')}x "
+        f"(worst {s.worst_scenario})"
+        + (f", vs {json.dumps(s.geomean_vs)}" if s.geomean_vs else ""))
     met, failing = judge(ev, goal)
     lines.append(f"goal ({goal.describe()}): " + ("MET" if met else f"not met, {len(failing)} "
                                                    "scenario(s) short"))
@@ -215,12 +212,14 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
 
 def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_name: str | None,
                   *, env: dict[str, str], timeout_s: float, cwd: Path | None = None,
-                  on_scenario: Callable[[dict[str, Any]], None] | None = None,
-                  ) -> tuple[dict[str, Any] | None, int, str, str | None]:
+                  on_scenario: Callable[[ScenarioProgress], None] | None = None,
+                  ) -> tuple[EvalResult | None, int, str, str | None]:
     """Run `<prefix> TASK_DIR --candidate FILE --json [--scenarios SET]`.
 
-    Calls on_scenario(row) for each `{"event": "scenario"}` stderr line as it arrives.
-    Returns (result or None, exit code, other stderr text, error message or None).
+    Calls on_scenario(row) for each `{"event": "scenario"}` stderr line as it arrives (a
+    line that does not parse as one is kept with the other stderr text). Returns (result
+    or None, exit code, other stderr text, error message or None); a result that is not
+    `socratic.eval/1` is no result.
     """
     argv = [*argv_prefix, str(task_dir), "--candidate", str(candidate), "--json"]
     if set_name:
@@ -256,9 +255,14 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
                 except json.JSONDecodeError:
                     obj = None
                 if isinstance(obj, dict) and obj.get("event") == "scenario":
-                    if on_scenario:
-                        on_scenario(obj)
-                    continue
+                    try:
+                        row = ScenarioProgress.from_dict(obj, "scenario line")
+                    except ContractError:
+                        row = None
+                    if row is not None:
+                        if on_scenario:
+                            on_scenario(row)
+                        continue
             other.append(line)
             if len(other) > 400:
                 del other[:200]
@@ -271,13 +275,17 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
         return None, -9, stderr_text, f"the evaluator ran past {timeout_s:g} s and was killed"
     raw_out = b"".join(out_chunks).decode("utf-8", "replace").strip()
     try:
-        result = json.loads(raw_out) if raw_out else None
+        doc = json.loads(raw_out) if raw_out else None
     except json.JSONDecodeError:
-        result = None
-    if not isinstance(result, dict):
+        doc = None
+    if not isinstance(doc, dict):
         tail = (stderr_text or raw_out)[-500:].strip().splitlines()
         return None, proc.returncode, stderr_text, (
             f"exit {proc.returncode}, no JSON result" + (f": {tail[-1]}" if tail else ""))
+    try:
+        result = parse_eval(doc, "the evaluator's result")
+    except ContractError as exc:
+        return None, proc.returncode, stderr_text, f"exit {proc.returncode}: {exc}"
     return result, proc.returncode, stderr_text, None
 
 
@@ -286,7 +294,7 @@ def list_sets(argv_prefix: list[str], task_dir: Path, *, env: dict[str, str],
     """`<prefix> TASK_DIR --list --json` -> {set: [scenario ids]}, or None if it fails."""
     try:
         r = subprocess.run([*argv_prefix, str(task_dir), "--list", "--json"], env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s)
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s, check=False)
         doc = json.loads(r.stdout)
     except (OSError, subprocess.SubprocessError, json.JSONDecodeError):
         return None
@@ -325,7 +333,7 @@ class History:
     def table(self, last: int = 25) -> str:
         lines = ["#    sha           set        correct  geomean  min"]
         for e in self.evals[-last:]:
-            lines.append(f"{e.n:<4} {e.sha[:12]}  {str(e.set or 'default'):<9}  "
+            lines.append(f"{e.n:<4} {e.sha[:12]}  {e.set or 'default'!s:<9}  "
                          f"{'yes' if e.all_correct else 'no ':<7}  "
                          f"{_fmt(e.metric('geomean_speedup'), '.3f'):<7}  "
                          f"{_fmt(e.metric('min_speedup'), '.3f')}")

@@ -11,7 +11,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from socratic.harness.evaluation import Evaluation, History, compact_table, run_evaluator
+from socratic.contracts import (
+    ContractError,
+    EvalEnd,
+    EvalResult,
+    ScenarioProgress,
+    parse_eval,
+    read_eval,
+)
+from socratic.harness.evaluation import (
+    Evaluation,
+    History,
+    compact_table,
+    run_evaluator,
+)
 from socratic.harness.record import Emit, redacted
 from socratic.harness.session import Session
 from socratic.harness.task import Goal, changed_files, restore, sha256_text
@@ -19,21 +32,15 @@ from socratic.harness.tools import Redactor
 from socratic.harness.triggers import Triggers
 
 
-def load_evaluation(session_dir: Path, end: dict[str, Any]) -> Evaluation:
+def load_evaluation(session_dir: Path, end: EvalEnd) -> Evaluation:
     """An evaluation from its `eval.end` event and its saved result (a result that is
-    missing, damaged or not the evaluator's counts as none: the evaluator failed)."""
-    result = None
-    if end.get("result"):
-        try:
-            result = json.loads((session_dir / end["result"]).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            result = None
-    if not isinstance(result, dict) or result.get("schema") is None:
+    missing, damaged or not `socratic.eval/1` counts as none: the evaluator failed)."""
+    try:
+        result: EvalResult | None = read_eval(session_dir / end.result)
+    except ContractError:
         result = None
-    summ = end.get("summary") or {}
-    return Evaluation(int(end.get("n", 0)), str(end.get("candidate_sha", "")), end.get("set"),
-                      result, int(summ.get("exit_code", 0) or 0), end.get("result") or "",
-                      summ.get("error"))
+    return Evaluation(end.n, end.candidate_sha or "", end.set, result, end.summary.exit_code or 0,
+                      end.result, end.summary.error)
 
 
 class Evaluations:
@@ -55,7 +62,7 @@ class Evaluations:
         self.history = History()
         self.seq = 0  # the highest number given, a run cut short by a kill included
 
-    def restore(self, ends: list[dict[str, Any]], seq: int) -> None:
+    def restore(self, ends: list[EvalEnd], seq: int) -> None:
         """A resumed campaign: the history from the log's eval.end events (and the
         triggers' state from it); `seq` the highest eval.start number logged."""
         for e in ends:
@@ -103,12 +110,12 @@ class Evaluations:
         self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
         t0 = time.monotonic()
 
-        def on_row(row: dict[str, Any]) -> None:
-            self.emit("eval.scenario", n=n, index=row.get("index"), total=row.get("total"),
-                      scenario=row.get("id"), correct=row.get("correct"), err=row.get("err"),
-                      err_baseline=row.get("err_baseline"), baseline_ms=row.get("baseline_ms"),
-                      candidate_ms=row.get("candidate_ms"), speedup=row.get("speedup"),
-                      tflops=row.get("tflops"), bound_fraction=row.get("bound_fraction"))
+        def on_row(row: ScenarioProgress) -> None:
+            self.emit("eval.scenario", n=n, index=row.index, total=row.total, scenario=row.id,
+                      correct=row.correct, err=row.err, err_baseline=row.err_baseline,
+                      baseline_ms=row.baseline_ms, candidate_ms=row.candidate_ms,
+                      speedup=row.speedup, tflops=row.tflops, bound_fraction=row.bound_fraction,
+                      error=row.error)
 
         if not data:
             result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
@@ -117,11 +124,14 @@ class Evaluations:
                 self.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
                 env=self.env, timeout_s=self.timeout_s, on_scenario=on_row)
         stderr = self.redact(stderr)
+        doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
+                                                           "stderr": stderr[-20000:]}
         # a candidate can smuggle text into its build log (e.g. #include of a /proc file)
-        result = redacted(result, self.redact)
+        clean = redacted(doc, self.redact)
+        if clean is not doc:
+            doc = clean
+            result = parse_eval(doc) if result is not None else None
         rel = f"evals/{n:04d}.json"
-        doc = result if result is not None else {"error": error, "exit_code": code,
-                                                 "stderr": stderr[-20000:]}
         (self.session.dir / rel).write_text(json.dumps(doc, indent=1), encoding="utf-8")
         ev = Evaluation(n, sha, set_name, result, code, rel, error, time.monotonic() - t0,
                         stderr[-4000:])

@@ -7,9 +7,19 @@ both (campaign.py); nothing here touches a file.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
+from socratic.contracts import (
+    EvalEnd,
+    EvalStart,
+    Event,
+    Question,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from socratic.harness.inbox import Saved
 
 RESTARTED = ("(The campaign process was restarted; the workspace and your notes are as you "
@@ -31,39 +41,39 @@ class Counters:
 class ResumeState:
     counters: Counters = field(default_factory=Counters)
     eval_seq: int = 0                                              # highest eval.start n
-    eval_ends: list[dict[str, Any]] = field(default_factory=list)  # eval.end events, in order
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool.result by id
+    eval_ends: list[EvalEnd] = field(default_factory=list)        # in order
+    results: dict[str, ToolResult] = field(default_factory=dict)  # by tool call id
     asked_ids: list[str] = field(default_factory=list)
     asked_texts: list[str] = field(default_factory=list)
     saved: Saved = field(default_factory=Saved)                   # state.json
 
 
-def resume_state(events: list[dict[str, Any]], state: Any) -> ResumeState:
+def resume_state(events: Iterable[Event], state: Any) -> ResumeState:
     """The campaign's counters, evaluations, tool results and questions asked, from its
-    events; the inbox's offset, queue and flags from state.json (`state`, as parsed)."""
+    (parsed) events; the inbox's offset, queue and flags from state.json (`state`, as
+    parsed)."""
     r = ResumeState(saved=Saved.from_dict(state))
     for e in events:
-        t = e.get("type")
-        if t == "tool.call":
+        if isinstance(e, ToolCall):
             r.counters.tool_calls += 1
-        elif t == "usage":
+        elif isinstance(e, Usage):
             r.counters.turns += 1
-            r.counters.cost_usd += float(e.get("cost_usd") or 0.0)
-        elif t == "tool.result":
-            r.results[str(e.get("id"))] = e
-        elif t == "question":
-            if e.get("bank_id"):
-                r.asked_ids.append(str(e["bank_id"]))
-            r.asked_texts.append(str(e.get("text", "")))
-        elif t == "eval.start":
-            r.eval_seq = max(r.eval_seq, int(e.get("n") or 0))
-        elif t == "eval.end":
+            r.counters.cost_usd += e.cost_usd
+        elif isinstance(e, ToolResult):
+            r.results[e.id] = e
+        elif isinstance(e, Question):
+            if e.bank_id:
+                r.asked_ids.append(e.bank_id)
+            r.asked_texts.append(e.text)
+        elif isinstance(e, EvalStart):
+            r.eval_seq = max(r.eval_seq, e.n)
+        elif isinstance(e, EvalEnd):
             r.eval_ends.append(e)
     return r
 
 
-def restart_messages(messages: list[dict[str, Any]], results: dict[str, dict[str, Any]],
-                     full_output: Callable[[dict[str, Any]], str]
+def restart_messages(messages: list[dict[str, Any]], results: dict[str, ToolResult],
+                     full_output: Callable[[ToolResult], str]
                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(the conversation to go on with, the content of the next user message).
 
@@ -83,7 +93,7 @@ def restart_messages(messages: list[dict[str, Any]], results: dict[str, dict[str
             r = results.get(b["id"])
             if r is not None:
                 pending.append({"type": "tool_result", "tool_use_id": b["id"],
-                                "content": full_output(r), "is_error": not r.get("ok", True)})
+                                "content": full_output(r), "is_error": not r.ok})
             else:
                 pending.append({"type": "tool_result", "tool_use_id": b["id"],
                                 "is_error": True, "content": NOT_RUN})

@@ -101,11 +101,10 @@ class SuspiciousGain:
                                    f"(+{r:.0%}) in one step")
         near = []
         for row in ev.scenarios:
-            bf = row.get("bound_fraction")
-            if row.get("below_bound") or (isinstance(bf, (int, float))
-                                          and bf >= self.cfg.suspicious_bound_fraction):
-                near.append(f"{row.get('id')} at {bf:.0%} of its bound" if isinstance(
-                    bf, (int, float)) else f"{row.get('id')} below its bound")
+            bf = row.bound_fraction
+            if row.below_bound or (bf is not None and bf >= self.cfg.suspicious_bound_fraction):
+                near.append(f"{row.id} at {bf:.0%} of its bound" if bf is not None
+                            else f"{row.id} below its bound")
         if near:
             reasons.append("; ".join(near[:4]) + (f" (+{len(near) - 4} more)" if len(near) > 4
                                                   else ""))
@@ -130,18 +129,18 @@ class CorrectnessFailure:
         if self.pending is None or len(text.strip()) < self.cfg.explanation_min_chars:
             return None
         ev, self.pending = self.pending, None
-        bad = [str(r.get("id")) for r in ev.scenarios if not r.get("correct")]
+        bad = [r.id for r in ev.scenarios if not r.correct]
         what = ("build failed" if not ev.build_ok else "banned library" if not ev.bans_ok
                 else f"{len(bad)} scenario(s) incorrect ({', '.join(bad[:4])})" if bad
-                else ev.summary().get("error", "evaluation failed"))
+                else ev.error or "evaluation failed")
         snippet = " ".join(text.split())[:160]
         return Fired("correctness_failure",
                      f"evaluation #{ev.n}: {what}; the agent explains: \"{snippet}\"")
 
 
 LIMIT_PATTERNS = [
-    r"\b(at|near|close to|reached|reaching|hit(ting)?)\b[^.\n]{0,40}\b(the )?(limit|roofline|"
-    r"peak|ceiling|bound)\b",
+    (r"\b(at|near|close to|reached|reaching|hit(ting)?)\b[^.\n]{0,40}\b(the )?(limit|roofline|"
+     r"peak|ceiling|bound)\b"),
     r"\bcan(not|'t)? (be )?(improved?|go|get|made?) (any |much )?(further|faster|more|better)\b",
     r"\b(no|little) (further|more) (room|headroom|gains?|improvement|speedup)\b",
     r"\b(is|are|looks|seems|now) (already |essentially |basically )?(near[- ])?optimal\b",
@@ -151,7 +150,7 @@ LIMIT_PATTERNS = [
     r"\bdiminishing returns\b",
     r"\bnothing (left|more|further) to (gain|try|optimi[sz]e)\b",
 ]
-_LIMIT_RE = re.compile("|".join(f"(?:{p})" for p in LIMIT_PATTERNS), re.I)
+_LIMIT_RE = re.compile("|".join(f"(?:{p})" for p in LIMIT_PATTERNS), re.IGNORECASE)
 
 
 def declares_limit(text: str) -> str | None:

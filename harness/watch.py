@@ -8,47 +8,59 @@ import time
 from pathlib import Path
 from typing import Any
 
-from socratic.eventlog import EVENTS_FILE, read_jsonl
+from socratic.contracts import (
+    ApiRetry,
+    CampaignEnd,
+    CampaignStart,
+    ContextHandoff,
+    Control,
+    EvalEnd,
+    Event,
+    Question,
+    StopHook,
+    ToolCall,
+    ToolResult,
+    Trigger,
+    read_events,
+)
+from socratic.eventlog import EVENTS_FILE
 
 
 def _fmt(v: Any, spec: str) -> str:
     return format(v, spec) if isinstance(v, (int, float)) else "-"
 
 
-def progress_line(e: dict[str, Any]) -> str | None:
-    t, k = e.get("t", 0.0), e.get("type")
-    head = f"[{_fmt(t, '8.1f')}s]"
-    if k == "campaign.start":
-        g = e.get("goal") or {}
-        return f"{head} start {e.get('task')} with {e.get('model')}; goal >= " \
-               f"{g.get('min_speedup')}x vs {g.get('against')}"
-    if k == "tool.call":
-        inp = e.get("input") or {}
+def progress_line(e: Event) -> str | None:
+    head = f"[{_fmt(e.t, '8.1f')}s]"
+    if isinstance(e, CampaignStart):
+        return f"{head} start {e.task} with {e.model}; goal >= " \
+               f"{e.goal.min_speedup}x vs {e.goal.against}"
+    if isinstance(e, ToolCall):
+        inp = e.input if isinstance(e.input, dict) else {}
         arg = inp.get("command") or inp.get("path") or inp.get("scenarios") or ""
-        return f"{head} {e.get('name')} {str(arg).splitlines()[0][:80] if arg else ''}"
-    if k == "tool.result" and not e.get("ok"):
-        return f"{head}   failed: {str(e.get('output', '')).strip().splitlines()[-1:]}"
-    if k == "eval.end":
-        s = e.get("summary") or {}
-        return (f"{head} eval #{e.get('n')}: {'correct' if s.get('all_correct') else 'FAILED'}"
-                f", geomean {_fmt(s.get('geomean_speedup'), '.3f')}x, min "
-                f"{_fmt(s.get('min_speedup'), '.3f')}x")
-    if k == "trigger":
-        return f"{head} trigger {e.get('kind')}: {e.get('reason')}"
-    if k == "question":
-        return f"{head} question ({e.get('source')}): {e.get('text')}"
-    if k == "stophook":
-        return f"{head} stop attempt: goal {'met' if e.get('met') else 'not met'} " \
-               f"({len(e.get('failing') or [])} failing)"
-    if k == "control":
-        return f"{head} control: {e.get('action')}"
-    if k == "api.retry":
-        return f"{head} API retry {e.get('attempt')} in {_fmt(e.get('wait_s'), '.1f')}s: " \
-               f"{str(e.get('error'))[:100]}"
-    if k == "context.handoff":
-        return f"{head} fresh context #{e.get('ctx')}: {e.get('reason')}"
-    if k == "campaign.end":
-        return f"{head} end: {e.get('reason')}"
+        return f"{head} {e.name} {str(arg).splitlines()[0][:80] if arg else ''}"
+    if isinstance(e, ToolResult) and not e.ok:
+        return f"{head}   failed: {e.output.strip().splitlines()[-1:]}"
+    if isinstance(e, EvalEnd):
+        s = e.summary
+        return (f"{head} eval #{e.n}: {'correct' if s.all_correct else 'FAILED'}"
+                f", geomean {_fmt(s.geomean_speedup, '.3f')}x, min "
+                f"{_fmt(s.min_speedup, '.3f')}x")
+    if isinstance(e, Trigger):
+        return f"{head} trigger {e.kind}: {e.reason}"
+    if isinstance(e, Question):
+        return f"{head} question ({e.source}): {e.text}"
+    if isinstance(e, StopHook):
+        return f"{head} stop attempt: goal {'met' if e.met else 'not met'} " \
+               f"({len(e.failing)} failing)"
+    if isinstance(e, Control):
+        return f"{head} control: {e.action}"
+    if isinstance(e, ApiRetry):
+        return f"{head} API retry {e.attempt} in {_fmt(e.wait_s, '.1f')}s: {e.error[:100]}"
+    if isinstance(e, ContextHandoff):
+        return f"{head} fresh context #{e.ctx}: {e.reason}"
+    if isinstance(e, CampaignEnd):
+        return f"{head} end: {e.reason}"
     return None
 
 
@@ -58,17 +70,17 @@ def tail_progress(session_dir: Path, proc=None, poll_s: float = 0.3) -> int:
     try:
         while True:
             if path.exists():
-                events, offset = read_jsonl(path, offset)
-                for e in events:
+                parsed, offset = read_events(path, offset)
+                for e in parsed.events:
                     line = progress_line(e)
                     if line:
                         print(line, flush=True)
-                    if e.get("type") == "campaign.end":
-                        return 0 if e.get("reason") == "goal_met" else 1
+                    if isinstance(e, CampaignEnd):
+                        return 0 if e.reason == "goal_met" else 1
             if proc is not None and proc.poll() is not None:
                 if path.exists():
-                    events, offset = read_jsonl(path, offset)
-                    for e in events:
+                    parsed, offset = read_events(path, offset)
+                    for e in parsed.events:
                         line = progress_line(e)
                         if line:
                             print(line, flush=True)

@@ -487,7 +487,7 @@ def test_key_redacted_from_evaluator_results(tmp_path):
 
     def leaky(*a, **kw):
         result, code, stderr, err = real(*a, **kw)
-        result["build"]["log"] += "\n" + FAKE_KEY
+        result.build.log += "\n" + FAKE_KEY
         return result, code, stderr + FAKE_KEY, err
 
     camp.run_evaluator = leaky

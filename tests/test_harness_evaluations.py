@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from socratic.contracts import Event, build_event
 from socratic.harness.config import TriggerConfig
 from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 from socratic.harness.evaluations import Evaluations
@@ -20,14 +21,23 @@ from socratic.harness.triggers import Fired, Triggers
 
 
 class Log(list):
-    """Stands in for the event log: emit(type, **fields) appends the event."""
+    """Stands in for the event log: emit(type, **fields) checks the event against its
+    declaration, as the log does, and appends it (without seq, t and ts)."""
 
     def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
+        build_event(type_, **ENVELOPE, **fields)
         self.append({"type": type_, **fields})
         return self[-1]
 
     def of(self, type_: str) -> list[dict[str, Any]]:
         return [e for e in self if e["type"] == type_]
+
+    def typed(self, type_: str) -> list[Event]:
+        return [build_event(type_, **ENVELOPE, **{k: v for k, v in e.items() if k != "type"})
+                for e in self.of(type_)]
+
+
+ENVELOPE = {"seq": 1, "t": 0.0, "ts": "2026-12-01T00:00:00.000+00:00"}
 
 
 @dataclass
@@ -94,7 +104,7 @@ def test_restore_from_the_log_keeps_numbers_and_results(tmp_path):
     p.write(1.3)
     first = p.evals.run("bench")
     again = pieces(tmp_path)                                 # the same session, restarted
-    again.evals.restore(p.log.of("eval.end"), seq=4)        # #2..#4 were cut by kills
+    again.evals.restore(p.log.typed("eval.end"), seq=4)     # #2..#4 were cut by kills
     old = again.evals.history.evals[0]
     assert (old.n, old.sha, old.result) == (first.n, first.sha, first.result)
     assert again.evals.run("bench").n == 5
@@ -117,12 +127,18 @@ def test_edits_to_task_files_are_undone_and_reported(tmp_path):
 def test_the_key_is_redacted_from_results(tmp_path):
     # a candidate can smuggle text into its build log (an #include of a /proc file, say)
     p = pieces(tmp_path)
-    doc = {"schema": "socratic.eval/1", "build": {"ok": False, "log": f"error near {FAKE_KEY}"},
-           "scenarios": [], "summary": {}}
+    doc = {"schema": "socratic.eval/1", "task": "tiny", "set": "bench",
+           "candidate": {"path": "candidate.cu", "sha256": "0" * 64}, "gpu": None,
+           "build": {"ok": False, "cached": False, "seconds": 0.1, "command": "nvcc",
+                     "log": f"error near {FAKE_KEY}", "resources": []},
+           "bans": {"ok": True, "hits": []}, "scenarios": [],
+           "summary": {"all_correct": False, "n": 0, "n_correct": 0, "geomean_speedup": None,
+                       "min_speedup": None, "worst_scenario": None, "geomean_vs": {}},
+           "exit_code": 1}
     p.evals.evaluator = [sys.executable, "-c", f"import json, sys; print({FAKE_KEY!r}, "
                          f"file=sys.stderr); print(json.dumps({doc!r}))"]
     ev = p.evals.run("bench")
-    assert ev.result["build"]["log"] == "error near [redacted]" and FAKE_KEY not in ev.stderr_tail
+    assert ev.result.build.log == "error near [redacted]" and FAKE_KEY not in ev.stderr_tail
     assert FAKE_KEY not in (p.session.dir / "evals/0001.json").read_text()
     assert FAKE_KEY not in json.dumps(p.evals.tool({}))
 

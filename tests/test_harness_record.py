@@ -9,7 +9,7 @@ from importlib import resources
 
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.conversation import Conversation, handoff_seed
-from socratic.harness.doubles.testing import FAKE_KEY, fake_config, make_task
+from socratic.harness.doubles.testing import FAKE_KEY, eval_result, fake_config, make_task
 from socratic.harness.evaluation import Evaluation, History
 from socratic.harness.record import Recorder, TextStream, redacted
 from socratic.harness.session import Session
@@ -20,7 +20,7 @@ from socratic.harness.tools import Redactor
 def test_recorder_redacts_every_field_before_logging(tmp_path):
     log = EventLog.open(tmp_path)
     emit = Recorder(log, Redactor([FAKE_KEY]))
-    e = emit("tool.result", id="t1", output=f"key={FAKE_KEY}", nested={"x": [FAKE_KEY]})
+    e = emit("tool.result", id="t1", ok=True, output=f"key={FAKE_KEY}", nested={"x": [FAKE_KEY]})
     assert e["output"] == "key=[redacted]" and e["nested"] == {"x": ["[redacted]"]}
     assert FAKE_KEY not in (tmp_path / "events.jsonl").read_text()
     clean = {"a": [1, {"b": "c"}]}
@@ -68,9 +68,7 @@ def test_handoff_seed_carries_the_campaign_state(tmp_path):
     s, task = session(tmp_path)
     s.notes.write_text("# Notes\nTried vector loads.\n")
     src = s.candidate.read_bytes()
-    result = {"schema": "socratic.eval/1", "build": {"ok": True}, "bans": {"ok": True},
-              "scenarios": [{"id": "a", "correct": True, "speedup": 1.1}],
-              "summary": {"all_correct": True, "geomean_speedup": 1.1, "min_speedup": 1.1}}
+    result = eval_result([{"id": "a", "correct": True, "speedup": 1.1}])
     history = History()
     history.add(Evaluation(1, sha256_text(src), "bench", result, 0))
     seed = handoff_seed(s, task, task.goal(None), "bench", history, ["Which bound?"],

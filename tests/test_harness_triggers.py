@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from socratic.contracts import Comparison
 from socratic.harness.config import TriggerConfig
+from socratic.harness.doubles.testing import eval_result
 from socratic.harness.evaluation import Evaluation, History, judge
 from socratic.harness.task import Goal
 from socratic.harness.triggers import (CorrectnessFailure, DeclaredDone, Detectors, Plateau, Start,
@@ -18,11 +20,9 @@ def ev(geo: float | None = 1.0, mn: float | None = None, correct: bool = True,
     mn = geo if mn is None else mn
     rows = [{"id": "a", "correct": correct, "speedup": mn, "bound_fraction": bound},
             {"id": "b", "correct": True, "speedup": geo, "bound_fraction": 0.2}]
-    result = {"schema": "socratic.eval/1", "build": {"ok": build_ok}, "bans": {"ok": True},
-              "scenarios": rows if build_ok else [],
-              "summary": {"all_correct": correct and build_ok, "n": 2,
-                          "n_correct": 2 if correct else 1, "geomean_speedup": geo,
-                          "min_speedup": mn, "worst_scenario": "a"}}
+    result = eval_result(rows, build_ok=build_ok, summary={
+        "all_correct": correct and build_ok, "n": 2, "n_correct": 2 if correct else 1,
+        "geomean_speedup": geo, "min_speedup": mn, "worst_scenario": "a"})
     return Evaluation(_n, sha or f"sha{_n}", "bench", result, 0 if correct else 1)
 
 
@@ -138,8 +138,8 @@ def test_goal_predicate_every_scenario():
 
 def test_goal_against_comparison():
     e = ev(1.5)
-    for r in e.result["scenarios"]:
-        r["comparisons"] = {"fa3": {"ms": 1.0, "speedup": 0.9}}
+    for r in e.scenarios:
+        r.comparisons = {"fa3": Comparison(ms=1.0, speedup=0.9)}
     met, failing = judge(e, Goal(1.0, "fa3"))
     assert not met and len(failing) == 2 and failing[0]["speedup"] == 0.9
 

@@ -1,12 +1,15 @@
 """Helpers shared by the harness tests and the overhead benchmark: a tiny task directory,
-the fake evaluator's command, and a campaign wired to a fake API server."""
+the fake evaluator's command, a campaign wired to a fake API server, and evaluation
+results built to the contract."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import SCHEMA, EvalResult, parse_eval
 from socratic.harness.config import Config, TriggerConfig
 
 FAKE_EVALUATOR = [sys.executable, "-m", "socratic.harness.doubles.fakeeval"]
@@ -59,3 +62,27 @@ def candidate_source(speedup: float | None = None, *extra: str) -> str:
         lines.append(f"// speedup: {speedup}")
     lines.extend(extra)
     return "\n".join(lines) + "\n"
+
+
+def eval_result(rows: list[dict[str, Any]], *, build_ok: bool = True,
+                summary: dict[str, Any] | None = None) -> EvalResult:
+    """A `socratic.eval/1` result around `rows` (each row: id, correct and what the test
+    cares about, e.g. speedup, bound_fraction), with the fields a test does not care about
+    filled in; the summary follows the rows unless `summary` overrides parts of it."""
+    full = [{"params": {}, "failures": [], "error": None, "err": 0.001, "err_baseline": 0.001,
+             "err_ratio": 1.0, "errors": {}, **r} for r in rows] if build_ok else []
+    speeds = [r["speedup"] for r in full if r["correct"] and r.get("speedup")]
+    n_ok = sum(1 for r in full if r["correct"])
+    return parse_eval({
+        "schema": SCHEMA, "task": "tiny", "set": "bench",
+        "candidate": {"path": "candidate.cu", "sha256": "0" * 64}, "gpu": None,
+        "build": {"ok": build_ok, "cached": False, "seconds": 0.0, "command": "nvcc",
+                  "log": "", "resources": []},
+        "bans": {"ok": True, "hits": []}, "scenarios": full,
+        "summary": {"all_correct": bool(full) and n_ok == len(full), "n": len(full),
+                    "n_correct": n_ok,
+                    "geomean_speedup": math.prod(speeds) ** (1 / len(speeds)) if speeds else None,
+                    "min_speedup": min(speeds) if speeds else None,
+                    "worst_scenario": full[0]["id"] if full else None, "geomean_vs": {},
+                    **(summary or {})},
+        "exit_code": 0 if n_ok == len(full) and full else 1})
