@@ -20,6 +20,8 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from socratic.contracts import build_event
+
 T0 = datetime(2026, 11, 1, 8, 0, 0, tzinfo=timezone.utc)
 
 SCENARIOS = [
@@ -40,10 +42,7 @@ SUGGEST = {
     "correctness_failure": ["correctness.first-wrong-element", "correctness.masking", "numerics.accumulate-fp32"],
 }
 
-WORDS = ("tile warp shared memory pipeline softmax rescale causal mask register spill "
-         "occupancy wgmma tma barrier producer consumer row max exp2 scale bf16 fp32 "
-         "accumulator latency bandwidth L2 SM block grid launch the a of to in and we "
-         "kernel load store split-k head dimension sequence").split()
+WORDS = ["tile", "warp", "shared", "memory", "pipeline", "softmax", "rescale", "causal", "mask", "register", "spill", "occupancy", "wgmma", "tma", "barrier", "producer", "consumer", "row", "max", "exp2", "scale", "bf16", "fp32", "accumulator", "latency", "bandwidth", "L2", "SM", "block", "grid", "launch", "the", "a", "of", "to", "in", "and", "we", "kernel", "load", "store", "split-k", "head", "dimension", "sequence"]
 
 
 def _sentence(rng: random.Random, n: int) -> str:
@@ -65,12 +64,13 @@ def make_events(n_events: int = 25_000, seed: int = 1, scenarios: list[str] | No
     def emit(type_: str, dt: float = 0.0, **fields) -> None:
         nonlocal t
         t = round(t + dt, 3)
-        events.append({"seq": len(events) + 1, "t": t,
-                       "ts": (T0 + timedelta(seconds=t)).isoformat(timespec="milliseconds"),
-                       "type": type_, **fields})
+        head = {"seq": len(events) + 1, "t": t,
+                "ts": (T0 + timedelta(seconds=t)).isoformat(timespec="milliseconds")}
+        build_event(type_, **head, **fields)  # as the harness's log does: a contract event
+        events.append({**head, "type": type_, **fields})
 
     emit("campaign.start", task="flash_attn_fwd", goal={"min_speedup": 1.0, "against": "baseline"},
-         model="claude-scripted", scenarios=scen, gpu={"name": "NVIDIA H200", "cc": "9.0"},
+         model="claude-scripted", scenarios={"set": "bench", "ids": scen}, gpu={"name": "NVIDIA H200", "cc": "9.0"},
          host="gpu-node-07", auto_questions=True, versions={"socratic": "0.1.0"})
     emit("trigger", 0.01, kind="start", reason="campaign start", suggestions=SUGGEST["start"])
     emit("question", 0.01, text="Before editing: what exactly does the timer measure, and "
@@ -187,8 +187,7 @@ def write_session(out_dir: Path, events: list[dict]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "events.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
-        for ev in events:
-            fh.write(json.dumps(ev, ensure_ascii=False, separators=(",", ":")) + "\n")
+        fh.writelines(json.dumps(ev, ensure_ascii=False, separators=(",", ":")) + "\n" for ev in events)
     return path
 
 

@@ -643,10 +643,14 @@ EVENT_CLASSES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
 
 def parse_event(data: Any) -> Event | None:
     """The typed event, or None for an event type this version does not declare (readers
-    ignore those). ContractError when the type is known and the event does not match."""
+    ignore those). ContractError when it is not an object with a `type` string, or the
+    type is known and the event does not match."""
     if not isinstance(data, dict):
         raise _expect("an event object", data, "event")
-    cls = EVENT_CLASSES.get(data.get("type"))  # type: ignore[arg-type]
+    type_ = data.get("type")
+    if not isinstance(type_, str):
+        raise _expect("a `type` string", type_, "event")
+    cls = EVENT_CLASSES.get(type_)
     if cls is None:
         return None
     seq = data.get("seq")

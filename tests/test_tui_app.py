@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_tui_support import FakeBank, make_session, read_inbox, tiny_events, write_events
+from tests.test_tui_support import (FakeBank, make_session, read_inbox, stamped, tiny_events,
+                                    write_events)
 from socratic.tui.app import SPEEDS, SocraticApp
 from socratic.tui.ask_screen import AskScreen
 from socratic.tui.confirm_screen import ConfirmScreen
@@ -16,6 +17,7 @@ from socratic.tui.widgets.question_picker import QuestionPicker
 from socratic.tui.widgets.transcript import Transcript
 
 pytestmark = pytest.mark.timeout(60)
+TS = "2026-11-01T08:00:09.000+00:00"
 
 
 class Clock:
@@ -130,7 +132,7 @@ async def test_pending_until_harness_logs_question(tmp_path):
         await pilot.pause()
         assert [p["text"] for p in app.main.pending] == ["mask?"]
         write_events(tmp_path / "events.jsonl", [
-            {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}], "a")
+            {"seq": 9, "t": 9.0, "ts": TS, "type": "question", "text": "mask?", "source": "human"}], "a")
         app.main._poll_file()
         await pilot.pause()
         assert app.main.pending == []
@@ -144,7 +146,7 @@ async def test_p_pauses_then_resumes(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("p")
         assert read_inbox(tmp_path)[-1] == {"type": "control", "action": "pause"}
-        write_events(tmp_path / "events.jsonl", [{"seq": 6, "t": 6, "type": "control", "action": "pause"}], "a")
+        write_events(tmp_path / "events.jsonl", [{"seq": 6, "t": 6, "ts": TS, "type": "control", "action": "pause"}], "a")
         app.main._poll_file()
         assert app.main.display_status() == "paused"
         await pilot.press("p")
@@ -453,7 +455,7 @@ async def test_live_text_streams_into_markdown(running):
     async with app.run_test(size=(100, 30)) as pilot:
         chunks = ["Looking at **the** loop", ":\n\n- first point", "\n- second point", "\n\nDone."]
         for i, chunk in enumerate(chunks):
-            write_events(path, [{"seq": 100 + i, "t": 100.0 + i, "type": "agent.text", "text": chunk}], "a")
+            write_events(path, [{"seq": 100 + i, "t": 100.0 + i, "ts": TS, "type": "agent.text", "text": chunk}], "a")
             app.main._poll_file()
             await pilot.pause()
         await pilot.pause(0.2)
@@ -484,7 +486,8 @@ async def test_rows_missing_the_goal_come_first(tmp_path):
     evs = tiny_events()
     start = evs[0]
     rows = [dict(evs[14]), dict(evs[15], speedup=0.8, candidate_ms=0.0625)]
-    write_events(tmp_path / "events.jsonl", [start, {"type": "eval.start", "n": 1}] + rows)
+    write_events(tmp_path / "events.jsonl",
+                 stamped([start, {"type": "eval.start", "n": 1, "candidate_sha": "x"}] + rows))
     app = replay_app(tmp_path, start="end")
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
@@ -520,13 +523,11 @@ async def test_copy_of_a_tool_block_uses_its_blob(tmp_path):
 async def test_header_click_sorts_numerically(tmp_path):
     from textual.widgets import DataTable
 
-    evs = tiny_events()[:2] + [
-        {"seq": 3, "t": 3, "type": "eval.start", "n": 1},
-        {"seq": 4, "t": 4, "type": "eval.scenario", "n": 1, "scenario": "r1-c4096", "correct": True,
-         "speedup": 10.0},
-        {"seq": 5, "t": 5, "type": "eval.scenario", "n": 1, "scenario": "r4096-c8192", "correct": True,
-         "speedup": 9.0},
-    ]
+    evs = stamped(tiny_events()[:2] + [
+        {"type": "eval.start", "n": 1, "candidate_sha": "x"},
+        {"type": "eval.scenario", "n": 1, "scenario": "r1-c4096", "correct": True, "speedup": 10.0},
+        {"type": "eval.scenario", "n": 1, "scenario": "r4096-c8192", "correct": True, "speedup": 9.0},
+    ])
     write_events(tmp_path / "events.jsonl", evs)
     app = watch_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:

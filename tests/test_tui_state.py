@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 
-from tests.test_tui_support import generator, tiny_events
+from tests.test_tui_support import generator, stamped, start_event, tiny_events
 from socratic.tui.state import CampaignState, Timeline, fold
 
 
@@ -40,46 +40,54 @@ def test_rows_missing_goal_and_error_ratio():
     assert s.rows["r1-c4096"].meets(1.0) is False
 
 
-def test_unknown_types_and_bad_fields_are_tolerated():
-    evs = [
-        {"type": "campaign.start"},                          # nothing else
-        {"type": "something.new", "x": 1},                   # unknown type
-        {"no": "type"},
-        "not a dict",
-        {"type": "eval.scenario", "scenario": "a", "speedup": "fast", "correct": "yes"},
-        {"type": "eval.scenario"},                           # no scenario id
-        {"type": "eval.end", "summary": "oops"},
-        {"type": "usage", "input_tokens": None, "cost_usd": float("nan")},
-        {"type": "tool.result", "id": "never-called", "output": 42},
-        {"type": "trigger", "suggestions": "x"},
+def test_unknown_types_ignored_and_malformed_events_skipped_and_counted():
+    good = tiny_events()
+    evs = stamped([
+        good[0],
+        {"type": "something.new", "x": 1},                   # unknown type: ignored
+        {"type": "api.retry", "attempt": 1, "error": "529", "wait_s": 1.0},  # known, not shown
+        {"no": "type"},                                      # no type: malformed
+        {"type": "eval.scenario", "n": 1, "scenario": "a", "speedup": "fast", "correct": "yes"},
+        {"type": "eval.scenario", "n": 1},                   # no scenario id
+        {"type": "eval.end", "n": 1, "summary": "oops", "result": "evals/0001.json"},
+        {"type": "usage", "input_tokens": None, "output_tokens": 1, "cache_read": 0,
+         "cache_write": 0, "cost_usd": 0.0},
+        {"type": "tool.result", "id": "never-called", "ok": True, "output": 42},
+        {"type": "trigger", "kind": "start", "reason": "r", "suggestions": "x"},
         {"type": "question"},
-        {"type": "stophook", "failing": [1, {"scenario": "a"}]},
+        {"type": "stophook", "met": False, "failing": [1, {"scenario": "a"}]},
         {"type": "control"},
         {"type": "agent.text", "text": None},
-    ]
+    ])
+    evs.append("not a dict")
+    evs.append({**good[2], "seq": "3"})                      # seq not an int
     s = fold(evs)
-    assert s.n_ignored == 5 and s.n_malformed == 4  # all but the unknown type are broken
-    assert s.rows["a"].speedup is None and s.rows["a"].correct is None
-    assert s.evals == []  # an eval.end without a summary is no evaluation
-    assert s.input_tokens == 0 and s.cost_usd == 0.0
+    assert s.n_events == 2 and s.n_malformed == 13 and s.n_ignored == 14  # + the unknown type
+    assert "a" not in s.rows and not s.evals                 # nothing half-applied
+    assert s.input_tokens == 0 and s.tool_calls == 0 and [b.kind for b in s.blocks] == ["start"]
+    assert s.retry is not None and s.retry.attempt == 1      # api.retry is shown (status line)
 
 
 def test_control_states_and_auto():
-    s = fold([{"type": "campaign.start", "auto_questions": True},
-              {"type": "control", "action": "pause"}])
+    s = fold(stamped([start_event(["a"], auto_questions=True),
+                      {"type": "control", "action": "pause"}]))
     assert s.status == "paused" and s.auto is True
-    s.apply({"type": "control", "action": "resume"})
+
+    def apply(ev):
+        s.apply(stamped([ev])[0])
+
+    apply({"type": "control", "action": "resume"})
     assert s.status == "running"
-    s.apply({"type": "control", "action": "auto_off"})
+    apply({"type": "control", "action": "auto_off"})
     assert s.auto is False
-    s.apply({"type": "control", "action": "wait"})
+    apply({"type": "control", "action": "wait"})
     assert s.status == "waiting"
-    s.apply({"type": "question", "text": "q", "source": "human"})
+    apply({"type": "question", "text": "q", "source": "human"})
     assert s.status == "running"
-    s.apply({"type": "control", "action": "wait"})
-    s.apply({"type": "control", "action": "stop"})
+    apply({"type": "control", "action": "wait"})
+    apply({"type": "control", "action": "stop"})
     assert s.status == "stopping"
-    s.apply({"type": "campaign.end", "reason": "stopped"})
+    apply({"type": "campaign.end", "reason": "stopped"})
     assert s.status == "ended" and s.end_reason == "stopped"
 
 
@@ -122,39 +130,43 @@ def test_timeline_seek_is_fast_and_positions():
     assert qs and events[qs[0] - 1]["type"] == "question"
 
 
+def _scenario(n, sid, speedup, **kw):
+    return {"type": "eval.scenario", "n": n, "scenario": sid, "correct": True,
+            "speedup": speedup, **kw}
+
+
 def test_evaluations_of_another_set_get_their_own_rows():
-    evs = [
-        {"type": "campaign.start", "scenarios": {"set": "bench", "ids": ["a", "b", "None"]}},
-        {"type": "eval.start", "n": 1, "set": "bench"},
-        {"type": "eval.scenario", "n": 1, "scenario": "a", "correct": True, "speedup": 1.5},
-        {"type": "eval.end", "n": 1, "set": "bench", "summary": {}},
-        {"type": "eval.start", "n": 2, "set": "full"},
-        {"type": "eval.scenario", "n": 2, "index": 0, "scenario": "x", "correct": True, "speedup": 0.5},
-        {"type": "eval.scenario", "n": 2, "index": 1, "scenario": "a", "correct": True, "speedup": 2.0},
-    ]
+    evs = stamped([
+        start_event(["a", "b"]),
+        {"type": "eval.start", "n": 1, "candidate_sha": "x", "set": "bench"},
+        _scenario(1, "a", 1.5),
+        {"type": "eval.end", "n": 1, "set": "bench", "summary": {"all_correct": True},
+         "result": "evals/0001.json"},
+        {"type": "eval.start", "n": 2, "candidate_sha": "x", "set": "full"},
+        _scenario(2, "x", 0.5, index=0),
+        _scenario(2, "a", 2.0, index=1),
+    ])
     s = fold(evs)
     assert s.table_set == "full" and [r.id for r in s.rows_in_order()] == ["x", "a"]
-    assert s.sets["bench"]["a"].speedup == 1.5 and "None" not in s.sets["bench"]
+    assert s.sets["bench"]["a"].speedup == 1.5
     c = s.copy()
     assert c.rows is c.sets["full"] and c.rows is not s.rows
-    s.apply({"type": "eval.start", "n": 3, "set": "bench"})
+    s.apply(stamped([{"type": "eval.start", "n": 3, "candidate_sha": "x", "set": "bench"}])[0])
     assert s.table_set == "bench" and sorted(s.rows) == ["a", "b"] and s.is_stale(s.rows["a"])
     # no set named at the start: the first evaluated set takes the start's scenarios
-    s = fold([{"type": "campaign.start", "scenarios": ["a"]}, {"type": "eval.start", "set": "bench"}])
+    s = fold(stamped([start_event(["a"], set_name=None),
+                      {"type": "eval.start", "n": 1, "candidate_sha": "x", "set": "bench"}]))
     assert s.goal_set == "bench" and list(s.rows) == ["a"]
 
 
 def test_goal_against_a_comparison():
-    s = fold([
-        {"type": "campaign.start", "goal": {"min_speedup": 1.0, "against": "fa3"},
-         "scenarios": ["a", "b", "c"]},
-        {"type": "eval.start", "n": 1},
-        {"type": "eval.scenario", "scenario": "a", "correct": True, "speedup": 3.0,
-         "comparisons": {"fa3": {"ms": 1.0, "speedup": 0.8}}},
-        {"type": "eval.scenario", "scenario": "b", "correct": True, "speedup": 0.5,
-         "comparisons": {"fa3": {"ms": 1.0, "speedup": 1.2}}},
-        {"type": "eval.scenario", "scenario": "c", "correct": True, "speedup": 0.5},
-    ])
+    s = fold(stamped([
+        start_event(["a", "b", "c"], goal={"min_speedup": 1.0, "against": "fa3"}),
+        {"type": "eval.start", "n": 1, "candidate_sha": "x"},
+        _scenario(1, "a", 3.0, comparisons={"fa3": {"ms": 1.0, "speedup": 0.8}}),
+        _scenario(1, "b", 0.5, comparisons={"fa3": {"ms": 1.0, "speedup": 1.2}}),
+        _scenario(1, "c", 0.5),
+    ]))
     # judged on the speedup against fa3; without that number only correctness counts
     assert s.missing_goal() == ["a"]
     assert s.rows["b"].goal_speedup("fa3") == 1.2 and s.rows["c"].meets(1.0, "fa3") is True

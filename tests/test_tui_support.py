@@ -88,13 +88,14 @@ def tiny_events() -> list[dict]:
     evs = [
         {"type": "campaign.start", "task": "rmsnorm", "goal": {"min_speedup": 1.0, "against": "baseline"},
          "model": "m", "scenarios": {"set": "bench", "ids": ["r1-c4096", "r4096-c8192"]},
-         "gpu": {"name": "NVIDIA H200"}, "auto_questions": False},
+         "gpu": {"name": "NVIDIA H200"}, "host": "node", "versions": {}, "auto_questions": False},
         {"type": "trigger", "kind": "start", "reason": "campaign start",
          "suggestions": ["measurement.what-is-timed", "bound.roofline-estimate"]},
         {"type": "agent.text", "text": "Let me look"},
         {"type": "agent.text", "text": " at the kernel."},
         {"type": "tool.call", "id": "t1", "name": "bash", "input": {"command": "ls -la"}},
-        {"type": "usage", "input_tokens": 1000, "output_tokens": 50, "cost_usd": 0.01},
+        {"type": "usage", "input_tokens": 1000, "output_tokens": 50, "cache_read": 0,
+         "cache_write": 0, "cost_usd": 0.01},
         {"type": "tool.result", "id": "t1", "ok": True, "output": "candidate.cu\nNOTES.md", "seconds": 0.2},
         {"type": "eval.start", "n": 1, "candidate_sha": "abc"},
         {"type": "eval.scenario", "n": 1, "scenario": "r1-c4096", "correct": True, "err": 0.002,
@@ -103,23 +104,39 @@ def tiny_events() -> list[dict]:
         {"type": "eval.scenario", "n": 1, "scenario": "r4096-c8192", "correct": False, "err": 0.5,
          "err_baseline": 0.002, "baseline_ms": 0.05, "candidate_ms": 0.04, "speedup": 1.25},
         {"type": "eval.end", "n": 1, "summary": {"all_correct": False, "geomean_speedup": 0.79,
-                                                 "min_speedup": 0.5, "worst_scenario": "r1-c4096"}},
+                                                 "min_speedup": 0.5, "worst_scenario": "r1-c4096"},
+         "result": "evals/0001.json"},
         {"type": "trigger", "kind": "correctness_failure", "reason": "r4096-c8192 wrong",
          "suggestions": ["correctness.masking"]},
         {"type": "question", "text": "Is the causal mask aligned?", "bank_id": "correctness.masking",
          "trigger": "correctness_failure", "source": "auto"},
-        {"type": "eval.start", "n": 2},
+        {"type": "eval.start", "n": 2, "candidate_sha": "def"},
         {"type": "eval.scenario", "n": 2, "scenario": "r1-c4096", "correct": True, "err": 0.002,
          "err_baseline": 0.002, "baseline_ms": 0.01, "candidate_ms": 0.008, "speedup": 1.25},
         {"type": "eval.scenario", "n": 2, "scenario": "r4096-c8192", "correct": True, "err": 0.002,
          "err_baseline": 0.002, "baseline_ms": 0.05, "candidate_ms": 0.04, "speedup": 1.1},
         {"type": "eval.end", "n": 2, "summary": {"all_correct": True, "geomean_speedup": 1.17,
-                                                 "min_speedup": 1.1, "geomean_vs": {"fa3": 0.5}}},
+                                                 "min_speedup": 1.1, "geomean_vs": {"fa3": 0.5}},
+         "result": "evals/0002.json"},
         {"type": "stophook", "met": True, "failing": []},
         {"type": "campaign.end", "reason": "goal_met"},
     ]
+    return stamped(evs)
+
+
+def stamped(evs: list[dict]) -> list[dict]:
+    """Events with the envelope every event carries (seq, t, ts) where they lack it."""
     for i, ev in enumerate(evs):
         ev.setdefault("seq", i + 1)
         ev.setdefault("t", float(i))
-        ev.setdefault("ts", f"2026-11-01T08:00:{i:02d}.000+00:00")
+        ev.setdefault("ts", f"2026-11-01T08:00:{i % 60:02d}.000+00:00")
     return evs
+
+
+def start_event(ids: list[str], set_name: str | None = "bench", **fields) -> dict:
+    """A campaign.start as the harness writes it (the fields a test does not care about
+    filled in)."""
+    return {"type": "campaign.start", "task": "t", "model": "m",
+            "goal": {"min_speedup": 1.0, "against": "baseline"},
+            "scenarios": {"set": set_name, "ids": ids}, "gpu": None, "host": "h",
+            "versions": {}, **fields}

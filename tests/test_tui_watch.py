@@ -21,10 +21,11 @@ WRITER = textwrap.dedent("""
     path, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     with open(path, "a", encoding="utf-8") as fh:
         for i in range(n):
-            ev = {"seq": 100 + i, "t": 100.0 + i, "type": "agent.text", "text": f" chunk{i}"}
+            head = {"seq": 100 + i, "t": 100.0 + i, "ts": "2026-11-01T08:01:40.000+00:00"}
+            ev = {**head, "type": "agent.text", "text": f" chunk{i}"}
             if i == n // 2:
-                ev = {"seq": 100 + i, "t": 100.0 + i, "type": "tool.call", "id": "w1",
-                      "name": "bash", "input": {"command": "nvcc"}}
+                ev = {**head, "type": "tool.call", "id": "w1", "name": "bash",
+                      "input": {"command": "nvcc"}}
             line = json.dumps(ev) + "\\n"
             if i == n - 1:  # the last line arrives in two writes
                 fh.write(line[:10]); fh.flush(); time.sleep(0.4)
@@ -77,7 +78,8 @@ async def test_truncated_last_line_waits_for_the_rest(tmp_path):
     write_events(path, tiny_events()[:3])
     app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
     async with app.run_test(size=(100, 30)) as pilot:
-        line = '{"seq": 4, "t": 4, "type": "agent.text", "text": " and more"}\n'
+        line = ('{"seq": 4, "t": 4, "ts": "2026-11-01T08:00:04.000+00:00", "type": "agent.text", '
+                '"text": " and more"}\n')
         with open(path, "a") as fh:
             fh.write(line[:20])
         app.main._poll_file()

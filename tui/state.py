@@ -9,16 +9,20 @@ that a container already holds (blocks, rows, eval points are replaced, not edit
 `copy()` only copies the containers. `Timeline` keeps such copies every
 `CHECKPOINT_EVERY` events and seeks by replaying at most that many events.
 
-Readers are tolerant: unknown event types are ignored, missing fields become None,
-values of the wrong type are treated as missing.
+Events are parsed through their declarations (socratic.contracts): unknown event types
+are ignored (`n_ignored`), events of a known type that do not match their declaration are
+skipped and counted (`n_malformed`), never half-applied.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
+from socratic import contracts as c
+from socratic.contracts import ContractError, Event, parse_event
 from socratic.tui.tool_summary import summarize_output
 
 CHECKPOINT_EVERY = 256
@@ -32,11 +36,6 @@ def num(value: Any) -> float | None:
         return None
     v = float(value)
     return v if math.isfinite(v) else None
-
-
-def _int(value: Any, default: int = 0) -> int:
-    v = num(value)
-    return int(v) if v is not None else default
 
 
 def _str(value: Any, default: str = "") -> str:
@@ -214,8 +213,8 @@ class CampaignState:
     seq: int = 0
     t: float = 0.0
     n_events: int = 0
-    n_ignored: int = 0
-    n_malformed: int = 0   # events that are not objects, have no type or break their type
+    n_ignored: int = 0      # events not applied: unknown or not shown types, and malformed
+    n_malformed: int = 0    # events that are not objects or do not match their declaration
     # counters
     tool_calls: int = 0
     input_tokens: int = 0
@@ -249,7 +248,7 @@ class CampaignState:
 
     # ----------------------------------------------------------------- copying
 
-    def copy(self) -> "CampaignState":
+    def copy(self) -> CampaignState:
         """A checkpoint: containers copied, contents shared (they are never mutated)."""
         sets = {k: dict(v) for k, v in self.sets.items()}
         rows = sets[self.table_set] if self.table_set in sets else dict(self.rows)
@@ -303,82 +302,85 @@ class CampaignState:
 
     # ----------------------------------------------------------------- reducer
 
-    def apply(self, ev: dict[str, Any]) -> "CampaignState":
-        """Fold one event in (in place) and return self. Unknown types are ignored."""
-        if not isinstance(ev, dict):
-            self._malformed()
-            return self
-        t = num(ev.get("t"))
-        if t is not None:  # campaign time runs on with every event, known type or not
+    def apply(self, ev: Event | Any) -> CampaignState:
+        """Fold one event (typed, or a parsed JSON object) in, in place, and return self."""
+        if not isinstance(ev, Event):
+            if isinstance(ev, dict):
+                t = num(ev.get("t"))
+                if t is not None:  # campaign time runs on with every event, even a bad one
+                    self.t = max(self.t, t)
+            try:
+                parsed = parse_event(ev)
+            except ContractError:
+                self._malformed(ev)
+                return self
+            if parsed is None:  # a type this reader does not know: not an error
+                self.n_ignored += 1
+                return self
+            ev = parsed
+        t = num(ev.t)
+        if t is not None:
             self.t = max(self.t, t)
-        kind = ev.get("type")
-        if not isinstance(kind, str):
-            self._malformed()
-            return self
-        handler = _HANDLERS.get(kind)
-        if handler is None:  # a type this reader does not know: not an error
+        handler = _HANDLERS.get(type(ev))
+        if handler is None:
             self.n_ignored += 1
             return self
         self.n_events += 1
-        seq = _int(ev.get("seq"), self.seq + 1)
-        self.seq = max(self.seq, seq)
-        if kind != "agent.text":
+        self.seq = max(self.seq, ev.seq)
+        if not isinstance(ev, c.AgentText):
             self._text_open = False
-        if self.status == "waiting" and kind in _ACTIVITY:
+        if self.status == "waiting" and isinstance(ev, _ACTIVITY):
             self.status = "running"
-        if self.retry is not None and kind in _API_ANSWERED:
+        if self.retry is not None and isinstance(ev, _API_ANSWERED):
             self.retry = None
-        handler(self, ev, seq, t if t is not None else self.t)
+        handler(self, ev, ev.seq, t if t is not None else self.t)
         return self
 
-    def apply_all(self, events: Iterable[dict[str, Any]]) -> "CampaignState":
+    def apply_all(self, events: Iterable[Event | Any]) -> CampaignState:
         for ev in events:
             self.apply(ev)
         return self
 
-    def _malformed(self) -> None:
-        """An event that is not an object, has no type or breaks its type's contract."""
+    def _malformed(self, ev: Any) -> None:
+        """An event that is not an object or does not match its declaration: not applied,
+        counted. A malformed eval.end still ends the running evaluation (no verdict, so no
+        evaluation: no plot bar)."""
         self.n_ignored += 1
         self.n_malformed += 1
+        if isinstance(ev, dict) and ev.get("type") == "eval.end" and self.eval_running:
+            self.eval_running = False
+            idx = self.eval_index.get(self.eval_n) if self.eval_n is not None else None
+            if idx is not None and idx < len(self.blocks) and not self.blocks[idx].done:
+                old = self.blocks[idx]
+                why = "malformed eval.end in the log (skipped)"
+                self.blocks[idx] = replace(old, done=True, duration=max(0.0, self.t - old.t),
+                                           data=(*old.data, ("error", why)))
 
     # ----------------------------------------------------------------- handlers
 
-    def _start(self, ev, seq, t):
+    def _start(self, ev: c.CampaignStart, seq: int, t: float) -> None:
         self.started = True
-        self.task = _str(ev.get("task"))
-        self.model = _str(ev.get("model"))
-        goal = ev.get("goal")
-        if isinstance(goal, dict):
-            self.goal = num(goal.get("min_speedup"))
-            self.goal_against = _str(goal.get("against"), "baseline") or "baseline"
-        else:
-            self.goal = num(goal)
-        gpu = ev.get("gpu")
-        self.gpu = _str(gpu.get("name")) if isinstance(gpu, dict) else _str(gpu)
-        auto = ev.get("auto_questions")
-        if isinstance(auto, bool):
-            self.auto = auto
-        scenarios = ev.get("scenarios")
-        if isinstance(scenarios, dict):  # the harness logs {"set": ..., "ids": [...]}
-            self.goal_set = _str(scenarios.get("set"))
-            scenarios = scenarios.get("ids")
+        self.task = ev.task
+        self.model = ev.model
+        self.goal = num(ev.goal.min_speedup)
+        self.goal_against = ev.goal.against or "baseline"
+        self.gpu = ev.gpu.name if ev.gpu else ""
+        if ev.auto_questions is not None:
+            self.auto = ev.auto_questions
+        self.goal_set = ev.scenarios.set or ""
         self._show_set(self.goal_set)
-        if isinstance(scenarios, list):
-            for item in scenarios:
-                sid = item.get("id") if isinstance(item, dict) else item
-                if not isinstance(sid, (str, int)) or str(sid) in ("", "None"):
-                    continue
-                if str(sid) not in self.rows:
-                    self.rows[str(sid)] = ScenarioRow(id=str(sid), order=len(self.rows))
-            self.eval_total = len(self.rows) or None
+        for sid in ev.scenarios.ids:
+            if sid and sid not in self.rows:
+                self.rows[sid] = ScenarioRow(id=sid, order=len(self.rows))
+        self.eval_total = len(self.rows) or None
         if self.status in ("starting", "ended"):
             self.status = "running"
         detail = " · ".join(x for x in (self.task, self.model, self.gpu) if x)
         self.blocks.append(Block("start", seq, t, text=detail,
                                  data=(("goal", self.goal), ("against", self.goal_against))))
 
-    def _text(self, ev, seq, t):
-        chunk = _str(ev.get("text"))
+    def _text(self, ev: c.AgentText, seq: int, t: float) -> None:
+        chunk = ev.text
         if not chunk:
             return
         if self._text_open and self.blocks and self.blocks[-1].kind == "text":
@@ -388,35 +390,26 @@ class CampaignState:
             self.blocks.append(Block("text", seq, t, text=chunk))
         self._text_open = True
 
-    def _tool_call(self, ev, seq, t):
+    def _tool_call(self, ev: c.ToolCall, seq: int, t: float) -> None:
         self.tool_calls += 1
-        name = _str(ev.get("name"), "tool")
-        tool_input = ev.get("input")
-        block = Block("tool", seq, t, title=name, detail=tool_input_summary(name, tool_input),
-                      text=tool_input_full(tool_input))
-        tid = _str(ev.get("id"))
-        if tid:
-            self.tool_index[tid] = len(self.blocks)
+        block = Block("tool", seq, t, title=ev.name or "tool",
+                      detail=tool_input_summary(ev.name, ev.input), text=tool_input_full(ev.input))
+        if ev.id:
+            self.tool_index[ev.id] = len(self.blocks)
         self.blocks.append(block)
 
-    def _tool_result(self, ev, seq, t):
-        tid = _str(ev.get("id"))
-        idx = self.tool_index.pop(tid, None) if tid else None
-        output = ev.get("output")
-        out = output if isinstance(output, str) else ("" if output is None else str(output))
-        ok = ev.get("ok")
-        ok = ok if isinstance(ok, bool) else None
-        blob = ev.get("blob")
+    def _tool_result(self, ev: c.ToolResult, seq: int, t: float) -> None:
+        idx = self.tool_index.pop(ev.id, None) if ev.id else None
         # summarized before clipping: the exit code is on the output's last line
-        data = (("summary", summarize_output(out)),) + (
-            (("blob", blob),) if isinstance(blob, str) else ())
+        data = (("summary", summarize_output(ev.output)),) + (
+            (("blob", ev.blob),) if ev.blob else ())
         if idx is None or idx >= len(self.blocks):
-            self.blocks.append(Block("tool", seq, t, title=_str(ev.get("name"), "tool"),
-                                     output=_clip(out), ok=ok, done=True, data=data))
+            self.blocks.append(Block("tool", seq, t, title=ev.name or "tool",
+                                     output=_clip(ev.output), ok=ev.ok, done=True, data=data))
             return
         old = self.blocks[idx]
-        secs = num(ev.get("seconds"))
-        self.blocks[idx] = replace(old, output=_clip(out), ok=ok, done=True,
+        secs = num(ev.seconds)
+        self.blocks[idx] = replace(old, output=_clip(ev.output), ok=ev.ok, done=True,
                                    duration=secs if secs is not None else max(0.0, t - old.t),
                                    data=data)
 
@@ -430,123 +423,85 @@ class CampaignState:
         self.table_set = name
         self.rows = self.sets[name]
 
-    def _eval_start(self, ev, seq, t):
-        set_name = _str(ev.get("set")) or self.goal_set
+    def _eval_start(self, ev: c.EvalStart, seq: int, t: float) -> None:
+        set_name = ev.set or self.goal_set
         if set_name and not self.goal_set and "" in self.sets and self.table_set == "":
             # campaign.start named no set: its scenarios are the first evaluated set's
             self.sets[set_name] = self.sets.pop("")
             self.goal_set = self.table_set = set_name
         if set_name != self.table_set or self.table_set not in self.sets:
             self._show_set(set_name)
-        n = _int(ev.get("n"), (self.eval_n or 0) + 1)
-        self.eval_n = n
+        self.eval_n = ev.n
         self.eval_running = True
         self.eval_done = 0
-        total = ev.get("total")
-        if num(total) is not None:
-            self.eval_total = int(total)
-        self.eval_index[n] = len(self.blocks)
-        self.blocks.append(Block("eval", seq, t, title=f"#{n}",
-                                 detail=_str(ev.get("candidate_sha"))[:12],
-                                 data=(("n", n),)))
+        if ev.total is not None:
+            self.eval_total = ev.total
+        self.eval_index[ev.n] = len(self.blocks)
+        self.blocks.append(Block("eval", seq, t, title=f"#{ev.n}", detail=ev.candidate_sha[:12],
+                                 data=(("n", ev.n),)))
 
-    def _eval_scenario(self, ev, seq, t):
-        sid = ev.get("scenario", ev.get("id"))
-        if not isinstance(sid, (str, int)):
-            self._malformed()
-            return
-        sid = str(sid)
-        n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else self.eval_n
-        index = num(ev.get("index"))
+    def _eval_scenario(self, ev: c.EvalScenario, seq: int, t: float) -> None:
+        sid = ev.scenario
         old = self.rows.get(sid) or ScenarioRow(
-            id=sid, order=int(index) if index is not None else len(self.rows))
-        correct = ev.get("correct")
-        correct = correct if isinstance(correct, bool) else None
-        speedup = num(ev.get("speedup"))
+            id=sid, order=ev.index if ev.index is not None else len(self.rows))
+        speedup = num(ev.speedup)
         best = old.best
-        if correct and speedup is not None and (best is None or speedup > best):
+        if ev.correct and speedup is not None and (best is None or speedup > best):
             best = speedup
-        err = ev.get("error")
-        comps = ev.get("comparisons")
-        vs = tuple((str(k), num(v.get("speedup") if isinstance(v, dict) else v))
-                   for k, v in comps.items()) if isinstance(comps, dict) else ()
+        vs = tuple((name, num(comp.speedup)) for name, comp in (ev.comparisons or {}).items())
         self.rows[sid] = ScenarioRow(
-            id=sid, order=old.order, n=n, correct=correct,
-            err=num(ev.get("err")), err_baseline=num(ev.get("err_baseline")),
-            baseline_ms=num(ev.get("baseline_ms")), candidate_ms=num(ev.get("candidate_ms")),
-            speedup=speedup, best=best, tflops=num(ev.get("tflops")),
-            bound_fraction=num(ev.get("bound_fraction")),
-            error=_str(err) if err else None, vs=vs,
+            id=sid, order=old.order, n=ev.n, correct=ev.correct,
+            err=num(ev.err), err_baseline=num(ev.err_baseline),
+            baseline_ms=num(ev.baseline_ms), candidate_ms=num(ev.candidate_ms),
+            speedup=speedup, best=best, tflops=num(ev.tflops),
+            bound_fraction=num(ev.bound_fraction), error=ev.error or None, vs=vs,
         )
         if self.eval_running:
             self.eval_done += 1
-        total = num(ev.get("total"))
-        if total is not None:
-            self.eval_total = int(total)
+        if ev.total is not None:
+            self.eval_total = ev.total
 
-    def _eval_end(self, ev, seq, t):
-        n = _int(ev.get("n"), self.eval_n or 0) if ev.get("n") is not None else (self.eval_n or 0)
-        summary = ev.get("summary")
-        if (not isinstance(summary, dict) or not isinstance(summary.get("all_correct"), bool)
-                or (ev.get("n") is not None and num(ev.get("n")) is None)):
-            # no verdict: not an evaluation (no plot bar); the running one did end
-            self._malformed()
-            self.eval_running = False
-            idx = self.eval_index.get(self.eval_n) if self.eval_n is not None else None
-            if idx is not None and idx < len(self.blocks) and not self.blocks[idx].done:
-                old = self.blocks[idx]
-                self.blocks[idx] = replace(old, done=True, duration=max(0.0, t - old.t),
-                                           data=old.data + (("error", "malformed eval.end "
-                                                             "in the log (skipped)"),))
-            return
-        comps = summary.get("geomean_vs")
-        comparisons = tuple(
-            (str(k), num(v)) for k, v in comps.items() if num(v) is not None
-        ) if isinstance(comps, dict) else ()
-        ac = summary.get("all_correct")
+    def _eval_end(self, ev: c.EvalEnd, seq: int, t: float) -> None:
+        summary = ev.summary
+        comparisons = tuple((name, v) for name, v in (summary.geomean_vs or {}).items()
+                            if num(v) is not None)
         point = EvalPoint(
-            n=n, geomean=num(summary.get("geomean_speedup")), min=num(summary.get("min_speedup")),
-            all_correct=ac if isinstance(ac, bool) else None,
-            worst=_str(summary.get("worst_scenario")) or None, comparisons=comparisons,
-            t=t, seq=seq, set=_str(ev.get("set")) or self.table_set,
+            n=ev.n, geomean=num(summary.geomean_speedup), min=num(summary.min_speedup),
+            all_correct=summary.all_correct, worst=summary.worst_scenario or None,
+            comparisons=comparisons, t=t, seq=seq, set=ev.set or self.table_set,
         )
         self.evals.append(point)
-        self.eval_n = n
+        self.eval_n = ev.n
         self.eval_running = False
-        idx = self.eval_index.get(n)
-        error = ev.get("error") or summary.get("error")
-        if not error and summary.get("build_ok") is False:
+        idx = self.eval_index.get(ev.n)
+        error = summary.error
+        if not error and summary.build_ok is False:
             error = "build failed"
-        elif not error and summary.get("bans_ok") is False:
+        elif not error and summary.bans_ok is False:
             error = "banned library use"
-        data = (("n", n), ("point", point), ("error", _str(error) or None),
-                ("set", _str(ev.get("set")) or None), ("source", _str(ev.get("source")) or None))
+        data = (("n", ev.n), ("point", point), ("error", error or None),
+                ("set", ev.set or None), ("source", ev.source or None))
         if idx is not None and idx < len(self.blocks) and self.blocks[idx].kind == "eval":
             old = self.blocks[idx]
             self.blocks[idx] = replace(old, ok=point.all_correct, done=True,
                                        duration=max(0.0, t - old.t), data=data)
         else:
-            self.eval_index[n] = len(self.blocks)
-            self.blocks.append(Block("eval", seq, t, title=f"#{n}", ok=point.all_correct,
+            self.eval_index[ev.n] = len(self.blocks)
+            self.blocks.append(Block("eval", seq, t, title=f"#{ev.n}", ok=point.all_correct,
                                      done=True, data=data))
 
-    def _trigger(self, ev, seq, t):
-        sugg = ev.get("suggestions")
-        suggestions = tuple(str(s) for s in sugg if isinstance(s, (str, int))) \
-            if isinstance(sugg, list) else ()
-        trig = Trigger(kind=_str(ev.get("kind"), "trigger"), reason=_str(ev.get("reason")),
-                       suggestions=suggestions, seq=seq, t=t)
+    def _trigger(self, ev: c.Trigger, seq: int, t: float) -> None:
+        trig = Trigger(kind=ev.kind or "trigger", reason=ev.reason,
+                       suggestions=tuple(ev.suggestions), seq=seq, t=t)
         self.last_trigger = trig
         self.triggers += 1
         self.blocks.append(Block("trigger", seq, t, title=trig.kind, text=trig.reason,
-                                 data=(("suggestions", suggestions),)))
+                                 data=(("suggestions", trig.suggestions),)))
 
-    def _question(self, ev, seq, t):
-        bank_id = ev.get("bank_id")
-        bank_id = str(bank_id) if isinstance(bank_id, (str, int)) and bank_id != "" else None
-        q = Question(text=_str(ev.get("text")), bank_id=bank_id,
-                     trigger=_str(ev.get("trigger")) or None,
-                     source=_str(ev.get("source"), "human") or "human", seq=seq, t=t)
+    def _question(self, ev: c.Question, seq: int, t: float) -> None:
+        bank_id = ev.bank_id or None
+        q = Question(text=ev.text, bank_id=bank_id, trigger=ev.trigger or None,
+                     source=ev.source or "human", seq=seq, t=t)
         self.questions.append(q)
         if bank_id:
             self.asked.add(bank_id)
@@ -554,93 +509,73 @@ class CampaignState:
                                  detail=q.trigger or "",
                                  data=(("bank_id", bank_id),)))
 
-    def _stophook(self, ev, seq, t):
-        met = ev.get("met")
-        met = met if isinstance(met, bool) else None
-        failing = ev.get("failing")
-        rows = []
-        if isinstance(failing, list):
-            for f in failing:
-                if isinstance(f, dict):
-                    rows.append((_str(f.get("scenario")), f.get("correct"),
-                                 num(f.get("speedup")), num(f.get("goal"))))
-        self.blocks.append(Block("stophook", seq, t, ok=met, text=_str(ev.get("reason")),
-                                 data=(("failing", tuple(rows)),)))
+    def _stophook(self, ev: c.StopHook, seq: int, t: float) -> None:
+        rows = tuple((f.scenario, f.correct, num(f.speedup), num(f.goal)) for f in ev.failing)
+        self.blocks.append(Block("stophook", seq, t, ok=ev.met, data=(("failing", rows),)))
 
-    def _usage(self, ev, seq, t):
-        # each usage event carries the tokens and cost of one model call
-        self.input_tokens += _int(ev.get("input_tokens"))
-        self.output_tokens += _int(ev.get("output_tokens"))
-        self.cache_read += _int(ev.get("cache_read"))
-        self.cache_write += _int(ev.get("cache_write"))
-        self.cost_usd += num(ev.get("cost_usd")) or 0.0
+    def _usage(self, ev: c.Usage, seq: int, t: float) -> None:
+        # usage events carry the increments of one model call
+        self.input_tokens += ev.input_tokens
+        self.output_tokens += ev.output_tokens
+        self.cache_read += ev.cache_read
+        self.cache_write += ev.cache_write
+        self.cost_usd += num(ev.cost_usd) or 0.0
 
-    def _control(self, ev, seq, t):
-        action = _str(ev.get("action"))
+    def _control(self, ev: c.Control, seq: int, t: float) -> None:
+        action = ev.action
+        after = {"resume": "running", "stop": "stopping", "wait": "waiting"}.get(action)
         if action == "pause":
             self.status = "paused"
-        elif action == "resume":
-            if self.status != "ended":
-                self.status = "running"
-        elif action == "stop":
-            if self.status != "ended":
-                self.status = "stopping"
+        elif after and self.status != "ended":
+            self.status = after
         elif action in ("auto_on", "auto_off"):
             self.auto = action == "auto_on"
-        elif action == "wait":
-            if self.status != "ended":
-                self.status = "waiting"
         self.blocks.append(Block("control", seq, t, title=action or "control",
-                                 text=_str(ev.get("reason"))))
+                                 text=ev.reason or ""))
 
-    def _resume(self, ev, seq, t):
+    def _resume(self, ev: c.CampaignResume, seq: int, t: float) -> None:
         if self.status in ("ended", "starting", "stopping"):
             self.status = "running"
-        self.blocks.append(Block("control", seq, t, title="campaign resumed",
-                                 text=_str(ev.get("reason"))))
+        self.blocks.append(Block("control", seq, t, title="campaign resumed"))
 
-    def _api_retry(self, ev, seq, t):
-        attempt = _int(ev.get("attempt"))
-        if attempt < 1:  # older harnesses logged a failed bank lookup as attempt 0
+    def _api_retry(self, ev: c.ApiRetry, seq: int, t: float) -> None:
+        if ev.attempt < 1:  # older harnesses logged a failed bank lookup as attempt 0
             return
-        self.retry = Retry(attempt=attempt, error=_str(ev.get("error")),
-                           wait_s=num(ev.get("wait_s")), t=t)
+        self.retry = Retry(attempt=ev.attempt, error=ev.error, wait_s=num(ev.wait_s), t=t)
 
-    def _end(self, ev, seq, t):
+    def _end(self, ev: c.CampaignEnd, seq: int, t: float) -> None:
         self.status = "ended"
         self.eval_running = False
-        self.end_reason = _str(ev.get("reason"))
+        self.end_reason = ev.reason
         self.blocks.append(Block("end", seq, t, text=self.end_reason))
 
 
-_HANDLERS = {
-    "campaign.start": CampaignState._start,
-    "agent.text": CampaignState._text,
-    "tool.call": CampaignState._tool_call,
-    "tool.result": CampaignState._tool_result,
-    "eval.start": CampaignState._eval_start,
-    "eval.scenario": CampaignState._eval_scenario,
-    "eval.end": CampaignState._eval_end,
-    "trigger": CampaignState._trigger,
-    "question": CampaignState._question,
-    "stophook": CampaignState._stophook,
-    "usage": CampaignState._usage,
-    "control": CampaignState._control,
-    "campaign.end": CampaignState._end,
-    "campaign.resume": CampaignState._resume,
-    "api.retry": CampaignState._api_retry,
+_HANDLERS: dict[type, Any] = {
+    c.CampaignStart: CampaignState._start,
+    c.AgentText: CampaignState._text,
+    c.ToolCall: CampaignState._tool_call,
+    c.ToolResult: CampaignState._tool_result,
+    c.EvalStart: CampaignState._eval_start,
+    c.EvalScenario: CampaignState._eval_scenario,
+    c.EvalEnd: CampaignState._eval_end,
+    c.Trigger: CampaignState._trigger,
+    c.Question: CampaignState._question,
+    c.StopHook: CampaignState._stophook,
+    c.Usage: CampaignState._usage,
+    c.Control: CampaignState._control,
+    c.CampaignEnd: CampaignState._end,
+    c.CampaignResume: CampaignState._resume,
+    c.ApiRetry: CampaignState._api_retry,
 }
 
-
-
 # events that show the agent working again after a `wait`
-_ACTIVITY = ("agent.text", "tool.call", "question", "eval.start")
+_ACTIVITY = (c.AgentText, c.ToolCall, c.Question, c.EvalStart)
 # events that show an API call succeeded (or the campaign moved on): retrying is over
-_API_ANSWERED = ("agent.text", "tool.call", "usage", "campaign.start", "campaign.resume",
-                 "campaign.end")
+_API_ANSWERED = (c.AgentText, c.ToolCall, c.Usage, c.CampaignStart, c.CampaignResume,
+                 c.CampaignEnd)
 
 
-def fold(events: Iterable[dict[str, Any]]) -> CampaignState:
+def fold(events: Iterable[Event | Any]) -> CampaignState:
     return CampaignState().apply_all(events)
 
 
@@ -649,10 +584,11 @@ def fold(events: Iterable[dict[str, Any]]) -> CampaignState:
 
 class Timeline:
     """All events of a session with checkpoints, for replay: `state_at(i)` is the state
-    after the first `i` events, built from the nearest checkpoint at or before `i`."""
+    after the first `i` events, built from the nearest checkpoint at or before `i`. Events
+    are parsed once, here; what does not parse is kept as it came (the reducer counts it)."""
 
-    def __init__(self, events: list[dict[str, Any]], every: int = CHECKPOINT_EVERY) -> None:
-        self.events: list[dict[str, Any]] = []
+    def __init__(self, events: Iterable[Event | Any], every: int = CHECKPOINT_EVERY) -> None:
+        self.events: list[Event | Any] = []
         self.every = every
         self._checkpoints: list[CampaignState] = [CampaignState()]  # [k] = state after k*every
         self._tail = CampaignState()   # state after all events so far
@@ -662,13 +598,17 @@ class Timeline:
     def __len__(self) -> int:
         return len(self.events)
 
-    def extend(self, events: Iterable[dict[str, Any]]) -> None:
+    def extend(self, events: Iterable[Event | Any]) -> None:
         tail = self._tail
         last_t = self.times[-1] if self.times else 0.0
-        for ev in events:
+        for raw in events:
+            try:
+                ev = raw if isinstance(raw, Event) else (parse_event(raw) or raw)
+            except ContractError:
+                ev = raw
             self.events.append(ev)
             tail.apply(ev)
-            t = num(ev.get("t")) if isinstance(ev, dict) else None
+            t = num(ev.t) if isinstance(ev, Event) else None
             last_t = max(last_t, t) if t is not None else last_t
             self.times.append(last_t)
             if len(self.events) % self.every == 0:
@@ -695,10 +635,9 @@ class Timeline:
         if cache is None or cache[0] != len(self.events):
             ends, questions = [], []
             for i, ev in enumerate(self.events):
-                ty = ev.get("type") if isinstance(ev, dict) else None
-                if ty == "eval.end":
+                if isinstance(ev, c.EvalEnd):
                     ends.append(i + 1)
-                elif ty == "question":
+                elif isinstance(ev, c.Question):
                     questions.append(i + 1)
             cache = (len(self.events), {"eval": ends, "question": questions})
             self._pos_cache = cache
