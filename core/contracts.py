@@ -45,6 +45,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _sub(where: str, name: str) -> str:
+    """The place of a field: `eval.end event seq 4: summary.all_correct`."""
+    return f"{where}.{name}" if ": " in where else f"{where}: {name}"
+
+
 def _expect(what: str, value: Any, where: str) -> ContractError:
     return ContractError(f"{where}: expected {what}, got {type(value).__name__} {_short(value)}")
 
@@ -107,7 +112,7 @@ def _checker(tp: Any) -> _Check:
             for k, v in value.items():
                 if not isinstance(k, str):
                     raise _expect("string keys", k, where)
-                out[k] = val(v, f"{where}.{k}")
+                out[k] = val(v, _sub(where, k))
             return out
         return check_dict
     if isinstance(tp, type) and issubclass(tp, Record):
@@ -168,9 +173,9 @@ class Record:
         for name, check, required, _ in cls._spec():
             names.add(name)
             if name in data:
-                kwargs[name] = check(data[name], f"{where}.{name}")
+                kwargs[name] = check(data[name], _sub(where, name))
             elif required:
-                raise ContractError(f"{where}: missing field `{name}`")
+                raise ContractError(f"{_sub(where, name)}: missing")
         extra = {k: v for k, v in data.items() if k not in names and k not in cls._RESERVED}
         return cls(**kwargs, extra=extra)
 
@@ -358,8 +363,10 @@ def read_eval(path: Path) -> EvalResult:
     """An evaluation file; ContractError naming the file when it cannot be read or parsed."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ContractError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ContractError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ContractError(f"{path}: not JSON ({exc})") from None
     return parse_eval(data, str(path))
 
 

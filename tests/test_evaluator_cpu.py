@@ -9,12 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
-
+from socratic.contracts import parse_eval
 from socratic.evaluator import bans
 from socratic.evaluator.build import build, find_nvcc
 from socratic.evaluator.expr import ExprError, evaluate, k
 from socratic.evaluator.runner import gpu_present
 from socratic.evaluator.task import load_task
+
 from tests.candidates.rmsnorm_hostile import source
 from tests.evalcli import ROOT, socratic
 
@@ -479,3 +480,4 @@ def test_check_only_json_follows_the_schema(cache):
     assert set(doc["build"]["resources"][0]) == {"kernel", "registers", "spill_stores", "spill_loads",
                                                  "shared_bytes", "stack_bytes"}
     assert set(doc["summary"]) >= {"all_correct", "n", "n_correct", "geomean_speedup", "min_speedup", "worst_scenario"}
+    assert parse_eval(doc).to_dict() == doc   # built through the declared types, nothing else

@@ -7,8 +7,15 @@ from socratic.harness.config import TriggerConfig
 from socratic.harness.doubles.testing import eval_result
 from socratic.harness.evaluation import Evaluation, History, judge
 from socratic.harness.task import Goal
-from socratic.harness.triggers import (CorrectnessFailure, DeclaredDone, Detectors, Plateau, Start,
-                              SuspiciousGain, declares_limit)
+from socratic.harness.triggers import (
+    CorrectnessFailure,
+    DeclaredDone,
+    Detectors,
+    Plateau,
+    Start,
+    SuspiciousGain,
+    declares_limit,
+)
 
 _n = 0
 

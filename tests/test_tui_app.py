@@ -4,9 +4,6 @@ behaviour, pruning and copy."""
 from __future__ import annotations
 
 import pytest
-
-from tests.test_tui_support import (FakeBank, make_session, read_inbox, stamped, tiny_events,
-                                    write_events)
 from socratic.tui.app import SPEEDS, SocraticApp
 from socratic.tui.ask_screen import AskScreen
 from socratic.tui.confirm_screen import ConfirmScreen
@@ -15,6 +12,15 @@ from socratic.tui.picker_screen import PickerScreen
 from socratic.tui.state import fold
 from socratic.tui.widgets.question_picker import QuestionPicker
 from socratic.tui.widgets.transcript import Transcript
+
+from tests.test_tui_support import (
+    FakeBank,
+    make_session,
+    read_inbox,
+    stamped,
+    tiny_events,
+    write_events,
+)
 
 pytestmark = pytest.mark.timeout(60)
 TS = "2026-11-01T08:00:09.000+00:00"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 import time
 
-from tests.test_tui_support import generator, stamped, start_event, tiny_events
 from socratic.tui.state import CampaignState, Timeline, fold
+
+from tests.test_tui_support import generator, stamped, start_event, tiny_events
 
 
 def test_tiny_campaign_folds_to_expected_state():

@@ -29,8 +29,7 @@ def make_session(tmp: Path, n_events: int = 400, seed: int = 3, end: bool = True
 
 def write_events(path: Path, events: list[dict], mode: str = "w") -> None:
     with open(path, mode, encoding="utf-8") as fh:
-        for ev in events:
-            fh.write(json.dumps(ev) + "\n")
+        fh.writelines(json.dumps(ev) + "\n" for ev in events)
 
 
 def read_inbox(session: Path) -> list[dict]:

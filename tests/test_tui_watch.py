@@ -10,9 +10,9 @@ import textwrap
 import time
 
 import pytest
+from socratic.tui.app import SocraticApp
 
 from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
-from socratic.tui.app import SocraticApp
 
 pytestmark = pytest.mark.timeout(90)
 

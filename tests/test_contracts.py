@@ -1,0 +1,173 @@
+"""The declared contracts (socratic.contracts): the bundled demo session conforms to them
+event by event and file by file; malformed records are skipped and counted; writers
+cannot log what the declarations do not allow."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from socratic import contracts as c
+from socratic.contracts import (
+    ContractError,
+    parse_eval,
+    parse_event,
+    parse_events,
+    read_events,
+)
+from socratic.eventlog import EventLog, read_jsonl
+from socratic.resources import demo_session_dir
+
+DEMO = demo_session_dir()
+
+
+def _demo_evals() -> list[Path]:
+    return sorted((DEMO / "evals").glob("*.json"))
+
+
+# conformance of the demo session -----------------------------------------------------------
+def test_every_demo_event_matches_its_declaration():
+    records, _ = read_jsonl(DEMO / "events.jsonl")
+    parsed, offset = read_events(DEMO / "events.jsonl")
+    assert parsed.errors == [] and parsed.skipped == 0 and parsed.ignored == 0
+    assert len(parsed.events) == len(records) > 200
+    assert offset == (DEMO / "events.jsonl").stat().st_size
+    assert [e.seq for e in parsed.events] == list(range(1, len(records) + 1))
+    kinds = {type(e) for e in parsed.events}
+    assert {c.CampaignStart, c.EvalScenario, c.EvalEnd, c.StopHook, c.CampaignEnd} <= kinds
+    # nothing is lost between the file and the records: declared fields and extras
+    for rec, ev in zip(records, parsed.events):
+        assert _no_nulls(rec) == _no_nulls(ev.to_dict())
+
+
+def _no_nulls(value):
+    """`to_dict` leaves out optional fields that are None; compare without nulls."""
+    if isinstance(value, dict):
+        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_no_nulls(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("path", _demo_evals(), ids=lambda p: p.name)
+def test_every_demo_evaluation_matches_socratic_eval_1(path):
+    data = json.loads(path.read_text())
+    result = parse_eval(data)
+    assert result.schema == c.SCHEMA and result.extra == {}
+    assert all(r.extra == {} for r in result.scenarios)
+    assert result.to_dict() == data            # the same field names, nothing added or lost
+
+
+def test_demo_eval_end_events_point_at_their_files():
+    parsed, _ = read_events(DEMO / "events.jsonl")
+    ends = [e for e in parsed.events if isinstance(e, c.EvalEnd)]
+    assert [e.result for e in ends] == [f"evals/{p.name}" for p in _demo_evals()]
+    for e in ends:
+        result = c.read_eval(DEMO / e.result)
+        assert e.summary.all_correct == result.summary.all_correct
+        assert e.summary.n_correct == result.summary.n_correct
+
+
+def test_the_runners_summary_reproduces_the_demo_summaries():
+    from socratic.evaluator.runner import summarize
+
+    for path in _demo_evals():
+        result = c.read_eval(path)
+        assert summarize(result.scenarios, result.summary.n) == result.summary, path.name
+
+
+# readers: malformed records are skipped and counted ---------------------------------------
+def _event(type_: str, **fields) -> dict:
+    return {"seq": 1, "t": 0.5, "ts": "2026-12-01T00:00:00.000+00:00", "type": type_, **fields}
+
+
+GOOD_END = _event("eval.end", n=1, summary={"all_correct": True, "min_speedup": 1.2},
+                  result="evals/0001.json")
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({**GOOD_END, "summary": "oops"}, "summary"),
+    ({**GOOD_END, "seq": "1"}, "seq"),
+    ({**GOOD_END, "seq": True}, "seq"),
+    ({**GOOD_END, "n": 1.5}, "n"),
+    ({k: v for k, v in GOOD_END.items() if k != "result"}, "result"),
+    ({**GOOD_END, "summary": {"all_correct": "yes"}}, "summary.all_correct"),
+    ({**GOOD_END, "summary": {"all_correct": True, "min_speedup": "1.2"}}, "summary.min_speedup"),
+    (_event("stophook", met=False, failing=[{"scenario": 3}]), "failing[0].scenario"),
+    (_event("trigger", kind="plateau", reason="r", suggestions="bank.id"), "suggestions"),
+    (_event("campaign.start", task="t"), "goal"),
+])
+def test_a_malformed_known_event_is_an_error_naming_the_field(bad, field):
+    with pytest.raises(ContractError,
+                       match=re.escape(f"{bad['type']} event") + ".*" + re.escape(f": {field}:")):
+        parse_event(bad)
+    parsed = parse_events([GOOD_END, bad, GOOD_END])
+    assert len(parsed.events) == 2 and parsed.skipped == 1 and parsed.ignored == 0
+    assert field.split("[")[0].split(".")[-1] in parsed.errors[0]
+
+
+def test_unknown_types_are_ignored_and_extra_fields_kept():
+    assert parse_event(_event("brand.new", x=1)) is None
+    parsed = parse_events([_event("brand.new"), {"no": "type"}, GOOD_END, "text", [1]])
+    assert len(parsed.events) == 1 and parsed.ignored == 2 and parsed.skipped == 2
+    ev = parse_event({**GOOD_END, "note": "a writer's extra"})
+    assert isinstance(ev, c.EvalEnd) and ev.summary.min_speedup == 1.2
+    assert ev.extra == {"note": "a writer's extra"} and ev.to_dict()["note"] == "a writer's extra"
+    # an int where a float is declared is a number; a bool never is
+    assert parse_event({**GOOD_END, "t": 3}).t == 3
+
+
+def test_read_events_counts_bad_lines_and_leaves_a_torn_tail(tmp_path):
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps(GOOD_END), "{not json", json.dumps({**GOOD_END, "summary": 5}),
+             json.dumps(_event("brand.new")), ""]
+    path.write_text("\n".join(lines) + '{"seq": 9, "type": "agent.te')
+    parsed, offset = read_events(path)
+    assert len(parsed.events) == 1 and parsed.skipped == 2 and parsed.not_json == 1
+    assert parsed.ignored == 1 and offset == len("\n".join(lines).encode())
+
+
+def test_parse_eval_names_what_is_wrong():
+    data = json.loads(_demo_evals()[0].read_text())
+    with pytest.raises(ContractError, match="schema"):
+        parse_eval({**data, "schema": "socratic.eval/0"})
+    bad = json.loads(json.dumps(data))
+    bad["scenarios"][1]["speedup"] = "fast"
+    with pytest.raises(ContractError, match=r"scenarios\[1\]\.speedup: expected a number"):
+        parse_eval(bad)
+    bad["scenarios"][1]["speedup"] = 1.0
+    del bad["summary"]
+    with pytest.raises(ContractError, match="summary: missing"):
+        parse_eval(bad)
+    with pytest.raises(ContractError, match="not JSON|Expecting"):
+        c.read_eval(Path(__file__))
+
+
+# writers: what the declarations do not allow cannot be logged -----------------------------
+def test_event_log_builds_events_through_their_classes(tmp_path):
+    log = EventLog.open(tmp_path)
+    ev = log.append("eval.end", n=1, summary={"all_correct": False, "error": "no result"},
+                    result="evals/0001.json", set=None)
+    assert ev["type"] == "eval.end" and "set" not in ev          # an unset optional field
+    with pytest.raises(ContractError, match="undeclared event type 'eval.finished'"):
+        log.append("eval.finished", n=1)
+    with pytest.raises(ContractError, match="summary.all_correct"):
+        log.append("eval.end", n=2, summary={}, result="evals/0002.json")
+    with pytest.raises(ContractError, match="reason: missing"):
+        log.append("campaign.end")
+    with pytest.raises(ContractError, match="cost_usd"):
+        log.append("usage", input_tokens=1, output_tokens=1, cache_read=0, cache_write=0,
+                   cost_usd="free")
+    records, _ = read_jsonl(tmp_path / "events.jsonl")
+    assert [r["seq"] for r in records] == [1] and log.seq == 1   # nothing else was written
+
+
+def test_records_built_in_code_are_checked():
+    row = c.ScenarioResult(id="a", params={}, correct=True, failures=[], error=None, err=None,
+                           err_baseline=None, err_ratio=None, errors={}, speedup=1.5)
+    assert row.check() == row and "baseline_ms" not in row.to_dict()
+    row.speedup = "fast"  # type: ignore[assignment]
+    with pytest.raises(ContractError, match="speedup"):
+        row.check()
