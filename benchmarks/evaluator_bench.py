@@ -38,9 +38,9 @@ def do_bench_baseline(task_dir: Path, scenario_id: str) -> float:
     import torch
     from triton.testing import do_bench
     from socratic.evaluator.build import build
-    from socratic.evaluator.expr import evaluate as expr
-    from socratic.evaluator.task import load_task
     from socratic.evaluator.worker import params_type
+    from socratic.expr import evaluate as expr
+    from socratic.taskfile import load_task
 
     task = load_task(task_dir)
     sc = task.all_scenarios()[scenario_id]

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from socratic.evaluator.build import build
-from socratic.evaluator.task import load_task
+from socratic.taskfile import load_task
 from socratic.resources import resolve_task_dir
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -36,8 +36,8 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from socratic.evaluator import report
     from socratic.evaluator.runner import EvalOptions, evaluate
-    from socratic.evaluator.task import load_task
     from socratic.resources import resolve_task_dir
+    from socratic.taskfile import load_task
 
     task_dir = resolve_task_dir(args.task_dir)
     if args.list:

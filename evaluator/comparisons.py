@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 from socratic.contracts import Comparison, ScenarioResult
-from socratic.evaluator.task import Scenario, Task
+from socratic.taskfile import Scenario, Task
 
 
 class ComparisonRun:

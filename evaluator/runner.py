@@ -42,7 +42,7 @@ from socratic.errors import InputError
 from socratic.evaluator import bans
 from socratic.evaluator.build import BuildResult, build
 from socratic.evaluator.entry import missing_entry
-from socratic.evaluator.task import Scenario, Task, TaskError, load_task
+from socratic.taskfile import Scenario, Task, TaskError, load_task
 
 STARTUP_TIMEOUT_S = 180
 TIMING = {"min_pairs": 10, "max_pairs": 400, "target_ms": 150.0, "max_seconds": 1.5}

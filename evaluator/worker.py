@@ -29,11 +29,11 @@ import numpy as np
 
 from socratic.evaluator import bans
 from socratic.evaluator.build import cache_root
-from socratic.evaluator.expr import evaluate
+from socratic.expr import evaluate
 from socratic.evaluator.gpu import Gpu, GpuError
 from socratic.evaluator.limits import bound_ms
 from socratic.evaluator.sandbox import WRITABLE, protect_files
-from socratic.evaluator.task import BufferSpec, Scenario, Task, load_task
+from socratic.taskfile import BufferSpec, Scenario, Task, load_task
 
 CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
           "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f32": ctypes.c_float}

@@ -66,7 +66,7 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
 
 def has_comparison(task: Task, config: Config) -> bool:
     goal = task.goal(config.goal_min_speedup, config.goal_against)
-    return goal.against != "baseline" or bool(task.data.get("comparisons"))
+    return goal.against != "baseline" or bool(task.spec.comparisons)
 
 
 def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,

@@ -12,9 +12,9 @@ import pytest
 from socratic.contracts import parse_eval
 from socratic.evaluator import bans
 from socratic.evaluator.build import build, find_nvcc
-from socratic.evaluator.expr import ExprError, evaluate, k
 from socratic.evaluator.runner import gpu_present
-from socratic.evaluator.task import load_task
+from socratic.expr import ExprError, evaluate, k
+from socratic.taskfile import load_task
 
 from tests.candidates.rmsnorm_hostile import source
 from tests.evalcli import ROOT, socratic
@@ -72,11 +72,11 @@ def _broken_task(tmp_path: Path, mutate) -> Path:
 
 @pytest.mark.parametrize("mutate, expected", [
     (lambda t: t.replace('entry = "rmsnorm_fwd"\n', 'entry = "rmsnorm_fwd\n'), "task.toml:6: malformed TOML"),
-    (lambda t: t.replace('entry = "rmsnorm_fwd"\n', ""), "missing required key entry"),
-    (lambda t: t.replace('role = "output"', 'role = "result"'), "role must be one of"),
+    (lambda t: t.replace('entry = "rmsnorm_fwd"\n', ""), "task.toml: missing required key `entry`"),
+    (lambda t: t.replace('role = "output"', 'role = "result"'), "task.toml:50: buffer 'y': role must be one of"),
     (lambda t: t.replace('value = "cols"', 'value = "colz"'), "unknown name 'colz'"),
     (lambda t: t.replace('{ rows = 17, cols = 1000 }', '{ rows = 1, cols = 4096 }'), "duplicate scenario ids"),
-    (lambda t: t.replace('"{src}"', '"x"').replace("{src}", ""), "build.command lacks {src}"),
+    (lambda t: t.replace('"{src}"', '"x"').replace("{src}", ""), "`build.command` lacks {src}"),
 ])
 def test_bad_task_files_get_one_clear_line(tmp_path, mutate, expected):
     task = _broken_task(tmp_path, mutate)

@@ -318,9 +318,9 @@ def test_run_unknown_scenarios_and_bad_session_dir(tmp_path, monkeypatch, capsys
 
 
 def test_goal_scenarios_sets_and_ids(tmp_path):
+    from socratic.errors import InputError
     from socratic.harness.campaign import goal_scenarios
     from socratic.harness.task import Task
-    from socratic.errors import InputError
 
     task = Task.load(make_task(tmp_path))
     sets = {"smoke": ["a"], "bench": ["a", "b", "c"]}
@@ -380,26 +380,32 @@ def test_resume_with_damaged_session_files(tmp_path, monkeypatch, capsys):
     assert [e["seq"] for e in evts if isinstance(e["seq"], int)][-1] == len(evts)
 
 
-@pytest.mark.parametrize("toml,key", [
-    ('[goal]\nmin_speedup = "abc"\n', "goal.min_speedup"),
-    ("[goal]\nmin_speedup = -1\n", "goal.min_speedup"),
-    ("goal = 5\n", "goal"), ("sets = 3\n", "sets"), ("default_set = 1\n", "default_set"),
-    ('name = "../../x"\n', "name"), ("name = [1]\n", "name"), ("baseline = 5\n", "baseline"),
+@pytest.mark.parametrize("old,new,key", [
+    ("min_speedup = 1.2", 'min_speedup = "abc"', "goal.min_speedup"),
+    ("min_speedup = 1.2", "min_speedup = -1", "goal.min_speedup"),
+    ('[goal]\nmin_speedup = 1.2\nagainst = "baseline"\n', "", "goal"),   # goal = 5, below
+    ("[sets.smoke]", "[sets_.smoke]", "sets"),
+    ('default_set = "bench"', "default_set = 1", "default_set"),
+    ('name = "tiny"', 'name = "../../x"', "name"),
+    ('name = "tiny"', "name = [1]", "name"),
+    ('baseline = "baseline.cu"', "baseline = 5", "baseline"),
 ])
-def test_run_malformed_task_toml_is_one_line(tmp_path, monkeypatch, capsys, toml, key):
+def test_run_malformed_task_toml_is_one_line(tmp_path, monkeypatch, capsys, old, new, key):
+    from socratic.harness.doubles.testing import TASK_TOML
+
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-    task = tmp_path / "t"
-    task.mkdir()
-    (task / "baseline.cu").write_text("// baseline\n")
-    lines = {"name": 'name = "t"\n', "entry": 'entry = "e"\n',
-             "baseline": 'baseline = "baseline.cu"\n'}
-    replaced = toml.split(" =")[0]
-    if replaced in lines:
-        lines[replaced], toml = toml, ""
-    (task / "task.toml").write_text("".join(lines.values()) + toml)  # tables after the keys
+    task = make_task(tmp_path)
+    text = TASK_TOML.format(goal=1.2)
+    assert old in text
+    text = text.replace(old, new)
+    if key in ("goal", "sets"):                                 # not a table
+        text = text.replace("[sets_.smoke]", "[smoke]").replace("[sets.bench]", "[bench]")
+        text = f"{key} = 5\n" + text
+    (task / "task.toml").write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith(f"{key.split('.')[-1]} "))
     assert main(["run", str(task), "--headless", "--session-dir", str(tmp_path / "s")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"`{key}`" in err and "task.toml" in err, err
+    assert err.count("\n") == 1 and f"`{key}`" in err and f"task.toml:{line}:" in err, err
     assert not (tmp_path / "s").exists()
 
 
@@ -427,7 +433,8 @@ def test_inject_into_an_ended_campaign(tmp_path, capsys):
     sess = tmp_path / "s"
     sess.mkdir()
     (sess / "events.jsonl").write_text(
-        '{"seq": 1, "type": "campaign.start"}\n{"seq": 2, "type": "campaign.end", '
+        '{"seq": 1, "type": "agent.text", "t": 0, "ts": "2026-12-01T00:00:00Z", "text": "hi"}\n'
+        '{"seq": 2, "type": "campaign.end", "t": 1, "ts": "2026-12-01T00:00:01Z", '
         '"reason": "goal_met"}\n{"seq": 3, "ty')                    # a torn last line
     for flag in ("--pause", "--resume", "--stop", "--evaluate"):
         assert main(["inject", str(sess), flag]) == 2             # it would act on --resume

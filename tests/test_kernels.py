@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.evaluator.task import load_task
+from socratic.taskfile import load_task
 from tests.evalcli import ROOT, socratic
 
 TASKS = ["flash_attn_fwd", "rmsnorm"]

@@ -15,6 +15,7 @@ from socratic.harness.config import Config, TriggerConfig
 FAKE_EVALUATOR = [sys.executable, "-m", "socratic.harness.doubles.fakeeval"]
 FAKE_KEY = "sk-ant-api03-FAKEKEY-0123456789abcdefghijklmnopqrstuvwxyz-SECRET"
 
+# a complete task (the one loader checks everything); the fake evaluator builds nothing
 TASK_TOML = """\
 name = "tiny"
 entry = "tiny_fwd"
@@ -24,6 +25,27 @@ default_set = "bench"
 [goal]
 min_speedup = {goal}
 against = "baseline"
+
+[build]
+command = "nvcc -O3 -shared -Xcompiler -fPIC {{src}} -o {{out}}"
+
+[reference]
+source = "reference.cu"
+entry = "tiny_fwd_ref"
+units = "n"
+
+[params]
+fields = [ {{ name = "y", type = "ptr", buffer = "y" }}, {{ name = "n", type = "i32", value = "n" }} ]
+
+[[buffers]]
+name = "y"
+role = "output"
+dtype = "f32"
+shape = ["n"]
+per_unit = 1
+
+[defaults]
+n = 4
 
 [sets.smoke]
 scenarios = [ {{ id = "a" }} ]
@@ -49,9 +71,10 @@ def make_task(root: Path, goal: float = 1.2) -> Path:
 
 def fake_config(**kw: Any) -> Config:
     trig = kw.pop("triggers", None) or TriggerConfig()
-    base = dict(model="claude-sonnet-4-6", evaluator=list(FAKE_EVALUATOR), retry_base_s=0.01,
-                retry_max_s=0.05, api_timeout_s=20, poll_s=0.02, bash_timeout_s=20,
-                eval_timeout_s=60)
+    base: dict[str, Any] = {
+        "model": "claude-sonnet-4-6", "evaluator": list(FAKE_EVALUATOR), "retry_base_s": 0.01,
+        "retry_max_s": 0.05, "api_timeout_s": 20, "poll_s": 0.02, "bash_timeout_s": 20,
+        "eval_timeout_s": 60}
     base.update(kw)
     return Config(triggers=trig, **base)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def k(n: Any) -> str:

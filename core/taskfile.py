@@ -1,12 +1,16 @@
-"""Load and check a task directory (kernels/<task>/task.toml) into plain records.
+"""The one reader of task.toml (kernels/<task>/task.toml): `load_task` parses and checks
+everything every part relies on, so the evaluator, the harness and the fake evaluator
+report the same error for the same file, before anything starts.
 
-Every problem becomes a TaskError (an InputError: one line, exit code 2) that names the
-file and, where it can be found, the line.
+Every problem is a TaskError (an InputError: one line, exit code 2) that names the file
+and, where it can be found, the line: TOML syntax errors carry theirs, and a semantic
+error points at the key it is about (or the table holding it).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import string
 import sys
@@ -14,18 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.evaluator.expr import ExprError, evaluate, k
 from socratic.errors import InputError
+from socratic.expr import ExprError, evaluate, k
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
+TASK_FILE = "task.toml"
 FIELD_TYPES = ("ptr", "i32", "u32", "i64", "u64", "f32")
 DTYPES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 ROLES = ("input", "output", "workspace")
 INITS = ("normal", "uniform", "zeros")
+NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # a task name names session directories
 
 
 class TaskError(InputError):
@@ -81,11 +87,12 @@ class Task:
     fields: list[FieldSpec]
     buffers: list[BufferSpec]
     metrics: dict[str, Any]
-    goal: dict[str, Any]
+    goal: dict[str, Any]               # {"min_speedup": float > 0, "against": str}
     sets: dict[str, list[Scenario]]
     default_set: str
     seeds: int = 3
     comparisons: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict, repr=False)  # the file as parsed
 
     @property
     def outputs(self) -> list[BufferSpec]:
@@ -125,11 +132,47 @@ class Task:
         return float(evaluate(expr, scenario.values)) if expr is not None else 0.0
 
 
-def _line_of(text: str, needle: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return number
-    return None
+_HEADER = re.compile(r"^\[\[?\s*([^\]]+?)\s*\]\]?")
+_ASSIGN = re.compile(r"^([A-Za-z0-9_.\-\"' ]+?)\s*=")
+
+
+def _norm(key: str) -> str:
+    return ".".join(p.strip().strip("\"'") for p in key.split("."))
+
+
+class KeyLines:
+    """Where each key of a TOML text is: `line("goal.min_speedup")`, `line("buffers[2].role")`;
+    a key that is not written gives the line of the nearest table holding it."""
+
+    def __init__(self, text: str) -> None:
+        self.lines: dict[str, int] = {}
+        table, counts = "", {}
+        for no, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            m = _HEADER.match(line)
+            if m:
+                table = _norm(m.group(1))
+                if line.startswith("[["):
+                    counts[table] = counts.get(table, -1) + 1
+                    self._note(table, no)
+                    table = f"{table}[{counts[table]}]"
+                self._note(table, no)
+                continue
+            m = _ASSIGN.match(line)
+            if m:
+                self._note(f"{table}.{_norm(m.group(1))}" if table else _norm(m.group(1)), no)
+
+    def _note(self, path: str, no: int) -> None:
+        parts = path.split(".")
+        for i in range(1, len(parts) + 1):  # a dotted key or table names its parents too
+            self.lines.setdefault(".".join(parts[:i]), no)
+
+    def line(self, path: str) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path) if re.search(r"[.\[]", path) else ""
+        return None
 
 
 class _Loader:
@@ -137,52 +180,68 @@ class _Loader:
         self.path = path
         try:
             self.text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise TaskError(f"{path}: cannot read: {exc.strerror}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TaskError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         try:
             self.data = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as exc:
             m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
             where = f"{path}:{m.group(1)}" if m else str(path)
             raise TaskError(f"{where}: malformed TOML: {str(exc).split(' (at line')[0]}") from None
+        self.keys = KeyLines(self.text)
 
-    def fail(self, message: str, near: str | None = None) -> TaskError:
-        line = _line_of(self.text, near) if near else None
-        where = f"{self.path}:{line}" if line else f"{self.path}"
-        return TaskError(f"{where}: {message}")
+    def fail(self, message: str, key: str | None = None, near: str | None = None) -> TaskError:
+        """A TaskError at the line of `key` (a dotted path), or of the first line from there
+        on that contains `near`."""
+        line = self.keys.line(key) if key else None
+        if near is not None:
+            lines = self.text.splitlines()
+            start = (line or 1) - 1
+            line = next((i + 1 for i in range(start, len(lines)) if near in lines[i]), line)
+        return TaskError(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
 
     def need(self, table: dict, key: str, kind: type | tuple, ctx: str) -> Any:
         if key not in table:
-            return self._missing(key, ctx)
+            raise self.fail(f"missing required key `{ctx}{key}`", ctx.rstrip(".") or None)
         value = table[key]
-        if not isinstance(value, kind):
-            raise self.fail(f"{ctx}{key} has the wrong type ({type(value).__name__})", f"{key}")
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise self.fail(f"`{ctx}{key}` has the wrong type ({type(value).__name__})", ctx + key)
         return value
 
-    def _missing(self, key: str, ctx: str):
-        raise self.fail(f"missing required key {ctx}{key}", ctx.rstrip(".").split(".")[-1] or None)
+    def text_key(self, table: dict, key: str, ctx: str = "") -> str:
+        value = self.need(table, key, str, ctx)
+        if not value:
+            raise self.fail(f"`{ctx}{key}` must be a non-empty string", ctx + key)
+        return value
 
 
 def load_task(task_dir: Path | str) -> Task:
     task_dir = Path(task_dir)
     if not task_dir.is_dir():
         raise TaskError(f"{task_dir}: no such task directory")
-    path = task_dir / "task.toml"
+    path = task_dir / TASK_FILE
     if not path.is_file():
-        raise TaskError(f"{path}: missing task file (a task directory holds task.toml)")
+        raise TaskError(f"{path}: missing task file (a task directory holds {TASK_FILE})")
     ld = _Loader(path)
     d = ld.data
 
-    name = ld.need(d, "name", str, "")
-    entry = ld.need(d, "entry", str, "")
-    baseline = task_dir / ld.need(d, "baseline", str, "")
+    name = ld.text_key(d, "name")
+    if not NAME_RE.match(name):
+        raise ld.fail(f"`name` must be letters, digits and _ . - (it names session directories; "
+                      f"got {name!r})", "name")
+    entry = ld.text_key(d, "entry")
+    baseline = task_dir / ld.text_key(d, "baseline")
     if not baseline.is_file():
         raise ld.fail(f"baseline file {baseline.name!r} not found in {task_dir}", "baseline")
+    default = ld.text_key(d, "default_set") if "default_set" in d else None
+    goal = _goal(ld, d.get("goal", {}))
+
     build = ld.need(d, "build", dict, "")
     command = ld.need(build, "command", str, "build.")
     for placeholder in ("{src}", "{out}"):
         if placeholder not in command:
-            raise ld.fail(f"build.command lacks {placeholder}", "command")
+            raise ld.fail(f"`build.command` lacks {placeholder}", "build.command")
 
     ref = ld.need(d, "reference", dict, "")
     reference = ReferenceSpec(
@@ -193,20 +252,19 @@ def load_task(task_dir: Path | str) -> Task:
         max_flops=float(ref.get("max_flops", 4e11)),
     )
     if not reference.source.is_file():
-        raise ld.fail(f"reference source {reference.source.name!r} not found", "source")
+        raise ld.fail(f"reference source {reference.source.name!r} not found", "reference.source")
 
-    buffers = [_buffer(ld, b) for b in ld.need(d, "buffers", list, "")]
+    buffers = [_buffer(ld, b, i) for i, b in enumerate(ld.need(d, "buffers", list, ""))]
     names = [b.name for b in buffers]
     if len(set(names)) != len(names):
-        raise ld.fail("duplicate buffer names", "[[buffers]]")
+        raise ld.fail("duplicate buffer names", "buffers")
     if not any(b.role == "output" for b in buffers):
-        raise ld.fail("no buffer has role = \"output\"", "[[buffers]]")
+        raise ld.fail("no buffer has role = \"output\"", "buffers")
 
     params = ld.need(d, "params", dict, "")
     fields = [_field(ld, f, names) for f in ld.need(params, "fields", list, "params.")]
 
     metrics = d.get("metrics", {})
-    goal = {"min_speedup": 1.0, "against": "baseline", **d.get("goal", {})}
     derived = d.get("derived", {})
     defaults = d.get("defaults", {})
     id_template = d.get("id", None)
@@ -219,41 +277,71 @@ def load_task(task_dir: Path | str) -> Task:
         ids = [s.id for s in scenarios]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
-            raise ld.fail(f"set {set_name!r} has duplicate scenario ids: {', '.join(dupes[:5])}", f"[sets.{set_name}")
-    default_set = d.get("default_set", next(iter(sets)) if sets else "")
+            raise ld.fail(f"set {set_name!r} has duplicate scenario ids: {', '.join(dupes[:5])}",
+                          f"sets.{set_name}")
+    if not sets:
+        raise ld.fail("`sets` names no scenario set", "sets")
+    default_set = default if default is not None else next(iter(sets))
     if default_set not in sets:
-        raise ld.fail(f"default_set {default_set!r} is not a set", "default_set")
+        raise ld.fail(f"`default_set` {default_set!r} names no set (sets: {', '.join(sets)})",
+                      "default_set")
 
     task = Task(
         name=name, dir=task_dir, path=path, entry=entry, baseline=baseline,
         build_command=command, reference=reference, fields=fields, buffers=buffers,
         metrics=metrics, goal=goal, sets=sets, default_set=default_set,
-        seeds=int(d.get("seeds", 3)), comparisons=d.get("comparisons", {}),
+        seeds=int(d.get("seeds", 3)), comparisons=d.get("comparisons", {}), data=d,
     )
     _check_expressions(ld, task)
     return task
 
 
-def _buffer(ld: _Loader, b: Any) -> BufferSpec:
+def goal_choices(data: dict[str, Any]) -> list[str]:
+    """What a goal may be judged against: the baseline, or a comparison the task names."""
+    comps = data.get("comparisons")
+    names = comps.get("names") if isinstance(comps, dict) else None
+    return ["baseline", *(str(n) for n in names or [] if isinstance(names, list))]
+
+
+def _goal(ld: _Loader, goal: Any) -> dict[str, Any]:
+    """[goal]: min_speedup (a positive number, default 1) and against (default baseline: the
+    baseline or one of the task's [comparisons] names)."""
+    if not isinstance(goal, dict):
+        raise ld.fail(f"`goal` must be a table (got {goal!r})", "goal")
+    ms = goal.get("min_speedup", 1.0)
+    if (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms)
+            or ms <= 0):
+        raise ld.fail(f"`goal.min_speedup` must be a positive number (got {ms!r})",
+                      "goal.min_speedup")
+    against = goal.get("against", "baseline")
+    choices = goal_choices(ld.data)
+    if not isinstance(against, str) or against not in choices:
+        raise ld.fail(f"`goal.against` must be {' or '.join(repr(c) for c in choices)} (the "
+                      f"baseline or one of [comparisons] names; got {against!r})", "goal.against")
+    return {**goal, "min_speedup": float(ms), "against": against}
+
+
+def _buffer(ld: _Loader, b: Any, i: int) -> BufferSpec:
+    where = f"buffers[{i}]"
     if not isinstance(b, dict):
-        raise ld.fail("each [[buffers]] entry must be a table", "buffers")
+        raise ld.fail("each [[buffers]] entry must be a table", where)
     name = ld.need(b, "name", str, "buffers.")
     role = b.get("role")
     if role not in ROLES:
-        raise ld.fail(f"buffer {name!r}: role must be one of {', '.join(ROLES)}", f'"{name}"')
+        raise ld.fail(f"buffer {name!r}: role must be one of {', '.join(ROLES)}", f"{where}.role")
     dtype = b.get("dtype", "u8" if role == "workspace" else None)
     if dtype not in DTYPES:
-        raise ld.fail(f"buffer {name!r}: dtype must be one of {', '.join(DTYPES)}", f'"{name}"')
+        raise ld.fail(f"buffer {name!r}: dtype must be one of {', '.join(DTYPES)}", f"{where}.dtype")
     init = b.get("init", "normal")
     if init not in INITS:
-        raise ld.fail(f"buffer {name!r}: init must be one of {', '.join(INITS)}", f'"{name}"')
+        raise ld.fail(f"buffer {name!r}: init must be one of {', '.join(INITS)}", f"{where}.init")
     if role == "workspace":
         if "bytes" not in b:
-            raise ld.fail(f"workspace buffer {name!r} needs bytes", f'"{name}"')
+            raise ld.fail(f"workspace buffer {name!r} needs bytes", where)
     elif not isinstance(b.get("shape"), list):
-        raise ld.fail(f"buffer {name!r} needs a shape list", f'"{name}"')
+        raise ld.fail(f"buffer {name!r} needs a shape list", f"{where}.shape")
     if role == "output" and "per_unit" not in b:
-        raise ld.fail(f"output buffer {name!r} needs per_unit (elements per reference unit)", f'"{name}"')
+        raise ld.fail(f"output buffer {name!r} needs per_unit (elements per reference unit)", where)
     return BufferSpec(
         name=name, role=role, dtype=dtype, shape=tuple(b.get("shape", ())), bytes=b.get("bytes"),
         init=init, mean=float(b.get("mean", 0.0)), std=float(b.get("std", 1.0)),
@@ -263,14 +351,17 @@ def _buffer(ld: _Loader, b: Any) -> BufferSpec:
 
 def _field(ld: _Loader, f: Any, buffer_names: list[str]) -> FieldSpec:
     if not isinstance(f, dict) or "name" not in f:
-        raise ld.fail("each params.fields entry needs a name", "fields")
+        raise ld.fail("each params.fields entry needs a name", "params.fields")
     spec = FieldSpec(name=f["name"], type=f.get("type", ""), buffer=f.get("buffer"), value=f.get("value"))
+    near = f'"{spec.name}"'
     if spec.type not in FIELD_TYPES:
-        raise ld.fail(f"field {spec.name!r}: type must be one of {', '.join(FIELD_TYPES)}", f'"{spec.name}"')
+        raise ld.fail(f"field {spec.name!r}: type must be one of {', '.join(FIELD_TYPES)}",
+                      "params.fields", near)
     if spec.type == "ptr" and spec.buffer not in buffer_names:
-        raise ld.fail(f"field {spec.name!r}: buffer {spec.buffer!r} is not a declared buffer", f'"{spec.name}"')
+        raise ld.fail(f"field {spec.name!r}: buffer {spec.buffer!r} is not a declared buffer",
+                      "params.fields", near)
     if spec.type != "ptr" and spec.value is None:
-        raise ld.fail(f"field {spec.name!r} needs a value expression", f'"{spec.name}"')
+        raise ld.fail(f"field {spec.name!r} needs a value expression", "params.fields", near)
     return spec
 
 
@@ -292,17 +383,20 @@ def _scenario(ld: _Loader, set_name: str, raw: dict, defaults: dict, derived: di
         try:
             values[key] = evaluate(expr, values)
         except (ExprError, TypeError, ValueError) as exc:
-            raise ld.fail(f"set {set_name!r}: derived {key!r}: {exc} (scenario {raw})", f"{key} =") from None
+            raise ld.fail(f"set {set_name!r}: derived {key!r}: {exc} (scenario {raw})",
+                          f"derived.{key}") from None
     sid = raw.get("id")
     if sid is None:
         if not id_template:
-            raise ld.fail(f"set {set_name!r}: a scenario has no id and the task has no id template", f"sets.{set_name}")
+            raise ld.fail(f"set {set_name!r}: a scenario has no id and the task has no id template",
+                          f"sets.{set_name}")
         try:
             sid = _IdFormatter().format(id_template, **values)
         except (KeyError, ValueError, IndexError) as exc:
-            raise ld.fail(f"id template {id_template!r}: {exc}", "id =") from None
+            raise ld.fail(f"id template {id_template!r}: {exc}", "id") from None
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*", str(sid)):
-        raise ld.fail(f"set {set_name!r}: scenario id {sid!r} is not a plain word", str(sid))
+        raise ld.fail(f"set {set_name!r}: scenario id {sid!r} is not a plain word",
+                      f"sets.{set_name}", str(sid))
     return Scenario(id=str(sid), values=values)
 
 
@@ -313,7 +407,8 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: dict, derived: 
     out: list[Scenario] = []
     for raw in spec.get("scenarios", []):
         if not isinstance(raw, dict):
-            raise ld.fail(f"set {set_name!r}: each scenario must be an inline table", f"sets.{set_name}")
+            raise ld.fail(f"set {set_name!r}: each scenario must be an inline table",
+                          f"sets.{set_name}")
         out.append(_scenario(ld, set_name, raw, defaults, derived, id_template))
     for grid in spec.get("grid", []):
         grid = dict(grid)
@@ -333,18 +428,21 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: dict, derived: 
 def _check_expressions(ld: _Loader, task: Task) -> None:
     """Evaluate every expression of every scenario once, so errors surface at load."""
     for sc in task.all_scenarios().values():
-        exprs: list[tuple[str, Any]] = [("reference.units", task.reference.units),
-                                        ("reference.unit_flops", task.reference.unit_flops)]
-        exprs += [(f"metrics.{k_}", v) for k_, v in task.metrics.items()]
-        for b in task.buffers:
-            exprs += [(f"buffer {b.name} shape", s) for s in b.shape]
+        exprs: list[tuple[str, str, Any]] = [
+            ("reference.units", "reference.units", task.reference.units),
+            ("reference.unit_flops", "reference.unit_flops", task.reference.unit_flops)]
+        exprs += [(f"metrics.{k_}", f"metrics.{k_}", v) for k_, v in task.metrics.items()]
+        for i, b in enumerate(task.buffers):
+            exprs += [(f"buffer {b.name} shape", f"buffers[{i}].shape", s) for s in b.shape]
             if b.bytes is not None:
-                exprs.append((f"buffer {b.name} bytes", b.bytes))
+                exprs.append((f"buffer {b.name} bytes", f"buffers[{i}].bytes", b.bytes))
             if b.per_unit is not None:
-                exprs.append((f"buffer {b.name} per_unit", b.per_unit))
-        exprs += [(f"field {f.name}", f.value) for f in task.fields if f.value is not None]
-        for label, expr in exprs:
+                exprs.append((f"buffer {b.name} per_unit", f"buffers[{i}].per_unit", b.per_unit))
+        exprs += [(f"field {f.name}", "params.fields", f.value) for f in task.fields
+                  if f.value is not None]
+        for label, key, expr in exprs:
             try:
                 evaluate(expr, sc.values)
             except (ExprError, TypeError, ValueError) as exc:
-                raise ld.fail(f"{label}: {exc} (scenario {sc.id})", str(expr) if isinstance(expr, str) else None) from None
+                raise ld.fail(f"{label}: {exc} (scenario {sc.id})", key,
+                              str(expr) if isinstance(expr, str) else None) from None
