@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+
 from socratic.contracts import parse_eval
 from socratic.evaluator import bans
 from socratic.evaluator.build import build, find_nvcc
 from socratic.evaluator.runner import gpu_present
 from socratic.expr import ExprError, evaluate, k
 from socratic.taskfile import load_task
-
 from tests.candidates.rmsnorm_hostile import source
 from tests.evalcli import ROOT, socratic
 
