@@ -85,8 +85,11 @@ class Inbox:
         actions = []
         for c in cmds:
             if c.get("type") == "question" and str(c.get("text", "")).strip():
-                self.questions.append({"text": str(c["text"]), "bank_id": c.get("bank_id"),
-                                       "trigger": c.get("trigger"), "source": "human"})
+                # the question event declares strings: anything else from the inbox is dropped
+                bank_id, trigger = c.get("bank_id"), c.get("trigger")
+                self.questions.append({
+                    "text": str(c["text"]), "bank_id": bank_id if isinstance(bank_id, str) else None,
+                    "trigger": trigger if isinstance(trigger, str) else None, "source": "human"})
             elif c.get("type") == "control" and c.get("action") in CONTROL_ACTIONS:
                 action = str(c["action"])
                 if on_control is not None:

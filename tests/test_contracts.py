@@ -171,3 +171,22 @@ def test_records_built_in_code_are_checked():
     row.speedup = "fast"  # type: ignore[assignment]
     with pytest.raises(ContractError, match="speedup"):
         row.check()
+
+
+def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
+    from socratic.eventlog import inject
+    from socratic.contracts import Question
+    from socratic.harness.campaign import Campaign
+    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
+
+    done = ("write_file", {"path": "candidate.cu", "content": candidate_source(1.5)})
+    with FakeAnthropic([{"tools": [done]}, {"text": "done"}]) as api:
+        c = Campaign.create(make_task(tmp_path), fake_config(), session_dir=tmp_path / "s",
+                            api_key=FAKE_KEY, base_url=api.url, suggester=lambda *a: [])
+        inject(c.session.dir, {"type": "question", "text": "Which bound?", "bank_id": 5,
+                               "trigger": ["x"]})
+        assert c.run() == "goal_met"                       # not a ContractError from the log
+    parsed, _ = read_events(c.session.events)
+    q = next(e for e in parsed.events if isinstance(e, Question))
+    assert (q.text, q.bank_id, q.trigger) == ("Which bound?", None, None)
