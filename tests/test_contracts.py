@@ -174,11 +174,16 @@ def test_records_built_in_code_are_checked():
 
 
 def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
-    from socratic.eventlog import inject
     from socratic.contracts import Question
+    from socratic.eventlog import inject
     from socratic.harness.campaign import Campaign
     from socratic.harness.doubles.fakeapi import FakeAnthropic
-    from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
+    from socratic.harness.doubles.testing import (
+        FAKE_KEY,
+        candidate_source,
+        fake_config,
+        make_task,
+    )
 
     done = ("write_file", {"path": "candidate.cu", "content": candidate_source(1.5)})
     with FakeAnthropic([{"tools": [done]}, {"text": "done"}]) as api:

@@ -9,7 +9,12 @@ from importlib import resources
 
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.conversation import Conversation, handoff_seed
-from socratic.harness.doubles.testing import FAKE_KEY, eval_result, fake_config, make_task
+from socratic.harness.doubles.testing import (
+    FAKE_KEY,
+    eval_result,
+    fake_config,
+    make_task,
+)
 from socratic.harness.evaluation import Evaluation, History
 from socratic.harness.record import Recorder, TextStream, redacted
 from socratic.harness.session import Session
