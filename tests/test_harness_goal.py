@@ -9,6 +9,7 @@ import json
 import pytest
 
 from socratic.cli import main
+from socratic.contracts import parse_eval
 from socratic.errors import InputError
 from socratic.harness.evaluation import Evaluation, describe_failing, judge
 from socratic.harness.task import Task
@@ -17,7 +18,7 @@ from socratic.resources import demo_session_dir, resolve_task_dir
 
 
 def evaluation(result: dict) -> Evaluation:
-    return Evaluation(1, result["candidate"]["sha256"], result["set"], result,
+    return Evaluation(1, result["candidate"]["sha256"], result["set"], parse_eval(result),
                       result["exit_code"])
 
 
@@ -41,15 +42,21 @@ def attention_baseline_result(vs_fa3: float | None, unavailable: str | None = No
     it at ~0.39x (FACTS), as the evaluator writes it."""
     rows = []
     for i, sc in enumerate(f"bench-{i}" for i in range(26)):
-        row = {"id": sc, "correct": True, "speedup": 0.998 + 0.007 * (i % 2),
-               "candidate_ms": 1.0, "baseline_ms": 1.0, "comparisons": {}}
+        row = {"id": sc, "params": {}, "correct": True, "failures": [], "error": None,
+               "err": 0.01, "err_baseline": 0.01, "err_ratio": 1.0, "errors": {},
+               "speedup": 0.998 + 0.007 * (i % 2), "candidate_ms": 1.0, "baseline_ms": 1.0,
+               "comparisons": {}}
         if vs_fa3 is not None:
             row["comparisons"] = {"fa3": {"ms": vs_fa3, "speedup": vs_fa3}}
         rows.append(row)
     doc = {"schema": "socratic.eval/1", "task": "flash_attn_fwd", "set": "bench",
            "candidate": {"path": "baseline.cu", "sha256": "0" * 64},
-           "build": {"ok": True}, "bans": {"ok": True, "hits": []}, "scenarios": rows,
-           "summary": {"all_correct": True, "n": len(rows), "n_correct": len(rows)},
+           "gpu": None, "build": {"ok": True, "cached": True, "seconds": 0.0, "command": "nvcc",
+                                  "log": "", "resources": []},
+           "bans": {"ok": True, "hits": []}, "scenarios": rows,
+           "summary": {"all_correct": True, "n": len(rows), "n_correct": len(rows),
+                       "geomean_speedup": 1.0, "min_speedup": 0.998, "worst_scenario": "bench-0",
+                       "geomean_vs": {}},
            "exit_code": 0}
     if unavailable is not None:
         doc["comparisons_unavailable"] = {"fa3": unavailable}

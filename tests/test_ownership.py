@@ -89,7 +89,7 @@ def test_unlockable_session_dir_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("claim", [False, True], ids=["long-lived", "claim-per-append"])
 def test_concurrent_appenders_never_repeat_a_seq(tmp_path, claim):
-    EventLog.open(tmp_path).append("campaign.start", task="t")
+    EventLog.open(tmp_path).append("control", action="pause")
     n, writers = 60, 4
     procs = [subprocess.Popen([sys.executable, "-c", APPEND, str(tmp_path), f"w{k}", str(n),
                                "1" if claim else "0"], stderr=subprocess.PIPE)
@@ -109,12 +109,12 @@ def test_concurrent_appenders_never_repeat_a_seq(tmp_path, claim):
 
 def test_append_after_a_torn_line_and_damaged_seq(tmp_path):
     log = EventLog.open(tmp_path)
-    log.append("campaign.start")
+    log.append("control", action="pause")
     with open(tmp_path / "events.jsonl", "ab") as fh:
         fh.write(b'{"seq": "x", "t": 5.0, "type": "usage"}\n{"seq": 3, "type": "agent.te')
     log.append("agent.text", text="after")          # another writer died mid-line
     events, _ = read_jsonl(tmp_path / "events.jsonl")
-    assert [e["type"] for e in events] == ["campaign.start", "usage", "agent.text"]
+    assert [e["type"] for e in events] == ["control", "usage", "agent.text"]
     assert events[-1]["seq"] == 3 and events[-1]["t"] >= 5.0
     again = EventLog.open(tmp_path)
     assert again.seq == 3 and again.append("control", action="wait")["seq"] == 4
