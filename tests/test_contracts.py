@@ -111,7 +111,7 @@ def test_a_malformed_known_event_is_an_error_naming_the_field(bad, field):
 def test_unknown_types_are_ignored_and_extra_fields_kept():
     assert parse_event(_event("brand.new", x=1)) is None
     parsed = parse_events([_event("brand.new"), {"no": "type"}, GOOD_END, "text", [1]])
-    assert len(parsed.events) == 1 and parsed.ignored == 2 and parsed.skipped == 2
+    assert len(parsed.events) == 1 and parsed.ignored == 1 and parsed.skipped == 3
     ev = parse_event({**GOOD_END, "note": "a writer's extra"})
     assert isinstance(ev, c.EvalEnd) and ev.summary.min_speedup == 1.2
     assert ev.extra == {"note": "a writer's extra"} and ev.to_dict()["note"] == "a writer's extra"

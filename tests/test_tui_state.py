@@ -9,6 +9,8 @@ from socratic.tui.state import CampaignState, Timeline, fold
 
 from tests.test_tui_support import generator, stamped, start_event, tiny_events
 
+TS = "2026-11-01T08:00:30.000+00:00"
+
 
 def test_tiny_campaign_folds_to_expected_state():
     s = fold(tiny_events())
@@ -178,22 +180,24 @@ def test_api_retry_shows_retrying_and_campaign_time_runs_on():
     # says which attempt failed with what, and when the next try is
     s = fold(tiny_events()[:7])
     t0 = s.t
-    s.apply({"type": "api.retry", "seq": 8, "t": t0 + 30.0, "attempt": 3,
+    s.apply({"type": "api.retry", "seq": 8, "t": t0 + 30.0, "ts": TS, "attempt": 3,
              "error": "529 overloaded_error", "wait_s": 8.0})
     assert s.t == t0 + 30.0 and s.status == "running"
     assert s.retry is not None and s.retry.attempt == 3 and s.retry.wait_s == 8.0
     assert "overloaded" in s.retry.error and s.retry.t == t0 + 30.0
     # a warning logged as api.retry with attempt 0 (bank.suggest failed) is no API retry
-    s.apply({"type": "api.retry", "seq": 9, "t": t0 + 31.0, "attempt": 0, "error": "x",
-             "wait_s": 0})
+    s.apply({"type": "api.retry", "seq": 9, "t": t0 + 31.0, "ts": TS, "attempt": 0,
+             "error": "x", "wait_s": 0})
     assert s.retry.attempt == 3 and s.t == t0 + 31.0
-    s.apply({"type": "usage", "seq": 10, "t": t0 + 40.0, "input_tokens": 5})
+    s.apply({"type": "usage", "seq": 10, "t": t0 + 40.0, "ts": TS, "input_tokens": 5,
+             "output_tokens": 1, "cache_read": 0, "cache_write": 0, "cost_usd": 0.0})
     assert s.retry is None  # the API answered
 
 
 def test_unknown_event_types_still_move_the_clock():
     s = fold(tiny_events()[:3])
-    s.apply({"type": "context.handoff", "seq": 4, "t": 500.0, "ctx": 2})
+    s.apply({"type": "context.handoff", "seq": 4, "t": 500.0, "ts": TS, "ctx": 2,
+             "reason": "context at 170000 tokens", "tokens": 170000})
     assert s.t == 500.0
 
 
