@@ -637,7 +637,7 @@ async def test_api_retries_show_in_the_status_line_and_the_clock_runs_on(tmp_pat
     async with app.run_test(size=(160, 45)) as pilot:
         clock.t += 100
         write_events(tmp_path / "events.jsonl", [
-            {"seq": 4, "t": 95.0, "type": "api.retry", "attempt": 3,
+            {"seq": 4, "t": 95.0, "ts": TS, "type": "api.retry", "attempt": 3,
              "error": "Error code: 529 overloaded_error", "wait_s": 8.0}], "a")
         app.main._poll_file()
         clock.t += 3
@@ -648,7 +648,8 @@ async def test_api_retries_show_in_the_status_line_and_the_clock_runs_on(tmp_pat
         assert "next try in 5.0 s" in line
         assert "campaign 01:38" in line  # 95 s logged + 3 s since: never back to 00:00
         write_events(tmp_path / "events.jsonl", [
-            {"seq": 5, "t": 104.0, "type": "usage", "input_tokens": 5}], "a")
+            {"seq": 5, "t": 104.0, "ts": TS, "type": "usage", "input_tokens": 5,
+             "output_tokens": 1, "cache_read": 0, "cache_write": 0, "cost_usd": 0.0}], "a")
         app.main._poll_file()
         await pilot.pause()
         assert "RUNNING" in status_text(app) and "attempt" not in status_text(app)
@@ -657,7 +658,7 @@ async def test_api_retries_show_in_the_status_line_and_the_clock_runs_on(tmp_pat
 async def test_paused_campaign_time_runs_on_labelled(tmp_path):
     # item 11: pausing froze the clock, which jumped on resume
     write_events(tmp_path / "events.jsonl", tiny_events()[:5] + [
-        {"seq": 6, "t": 6.0, "type": "control", "action": "pause"}])
+        {"seq": 6, "t": 6.0, "ts": TS, "type": "control", "action": "pause"}])
     clock = Clock()
     app = watch_app(tmp_path, clock=clock)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -682,7 +683,7 @@ async def test_footer_and_status_line_agree_on_auto_questions(running, size):
         keys = str(app.query_one("#keys").render())
         assert "auto: off→on" in keys and "off→on" in status_text(app)
         write_events(running / "events.jsonl", [
-            {"seq": 30, "t": 30.0, "type": "control", "action": "auto_on"}], "a")
+            {"seq": 30, "t": 30.0, "ts": TS, "type": "control", "action": "auto_on"}], "a")
         app.main._poll_file()
         await pilot.pause()
         keys = str(app.query_one("#keys").render())
@@ -884,7 +885,7 @@ async def test_questions_injected_from_another_shell_show_as_pending(running):
         assert "2 pending" in status_text(app)
         # the harness logs one of the two: one stays pending
         write_events(running / "events.jsonl", [
-            {"seq": 40, "t": 40.0, "type": "question", "text": "Which bound applies?",
+            {"seq": 40, "t": 40.0, "ts": TS, "type": "question", "text": "Which bound applies?",
              "source": "human"}], "a")
         app.main._poll_file()
         await pilot.pause()
@@ -897,7 +898,7 @@ async def test_questions_already_logged_are_not_pending_after_a_restart(tmp_path
 
     inject(tmp_path, {"type": "question", "text": "mask?"})
     write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
-        {"seq": 9, "t": 9.0, "type": "question", "text": "mask?", "source": "human"}])
+        {"seq": 9, "t": 9.0, "ts": TS, "type": "question", "text": "mask?", "source": "human"}])
     app = watch_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
@@ -928,9 +929,10 @@ async def test_question_while_waiting_carries_the_declared_done_trigger(tmp_path
     # item 13: a question asked while the harness waited after the stop attempts was
     # logged with `trigger: null`
     evs = tiny_events()[:8] + [
-        {"seq": 9, "t": 9.0, "type": "stophook", "met": False, "failing": []},
-        {"seq": 10, "t": 10.0, "type": "trigger", "kind": "declared_done", "reason": "stop"},
-        {"seq": 11, "t": 11.0, "type": "control", "action": "wait",
+        {"seq": 9, "t": 9.0, "ts": TS, "type": "stophook", "met": False, "failing": []},
+        {"seq": 10, "t": 10.0, "ts": TS, "type": "trigger", "kind": "declared_done", "reason": "stop",
+         "suggestions": []},
+        {"seq": 11, "t": 11.0, "ts": TS, "type": "control", "action": "wait",
          "reason": "repeated stop attempts; waiting for a question"}]
     write_events(tmp_path / "events.jsonl", evs)
     app = watch_app(tmp_path)
@@ -942,7 +944,7 @@ async def test_question_while_waiting_carries_the_declared_done_trigger(tmp_path
         assert read_inbox(tmp_path) == [{"type": "question", "text": "what limits you?",
                                          "trigger": "declared_done"}]
         write_events(tmp_path / "events.jsonl", [
-            {"seq": 12, "t": 12.0, "type": "question", "text": "what limits you?",
+            {"seq": 12, "t": 12.0, "ts": TS, "type": "question", "text": "what limits you?",
              "trigger": "declared_done", "source": "human"}], "a")
         app.main._poll_file()
         await pilot.pause()

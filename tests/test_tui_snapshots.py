@@ -14,6 +14,8 @@ import pytest
 from tests.test_tui_support import FakeBank, make_session, tiny_events, write_events
 from socratic.tui.app import SocraticApp
 
+TS = "2026-11-01T08:01:35.000+00:00"  # the envelope every event carries
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -97,7 +99,7 @@ def test_watch_waiting_with_inbox_question_80x24(snap_compare, tmp_path):
     from socratic.eventlog import inject
 
     write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
-        {"seq": 9, "t": 9.0, "type": "control", "action": "wait",
+        {"seq": 9, "t": 9.0, "ts": TS, "type": "control", "action": "wait",
          "reason": "repeated stop attempts; waiting for a question"}])
     inject(tmp_path, {"type": "question", "text": "Which bound applies to r1-c4096?"})
     assert snap_compare(watch(tmp_path), terminal_size=(80, 24))
@@ -105,7 +107,7 @@ def test_watch_waiting_with_inbox_question_80x24(snap_compare, tmp_path):
 
 def test_watch_retrying_160x45(snap_compare, tmp_path):
     write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
-        {"seq": 9, "t": 95.0, "type": "api.retry", "attempt": 4,
+        {"seq": 9, "t": 95.0, "ts": TS, "type": "api.retry", "attempt": 4,
          "error": "Error code: 529 overloaded_error", "wait_s": 16.0}])
     assert snap_compare(watch(tmp_path), terminal_size=(160, 45))
 
