@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from socratic.contracts import build_event
 
@@ -77,7 +79,7 @@ def _reversed_lines(fh: BinaryIO, size: int, block: int = 1 << 16) -> Iterator[b
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
 
 
 def log_tail(path: Path, size: int | None = None) -> tuple[int, float, bool]:
@@ -85,7 +87,7 @@ def log_tail(path: Path, size: int | None = None) -> tuple[int, float, bool]:
     that only appends. An event whose seq is damaged still counts: its successor's seq is
     one more. `torn`: the file does not end with a newline (a writer died mid-line)."""
     try:
-        fh = open(path, "rb")
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the `with fh` below
     except FileNotFoundError:
         return 0, 0.0, False
     with fh:
@@ -145,7 +147,7 @@ class EventLog:
     _size: int = field(default=-1, repr=False)  # file size after our last append
 
     @classmethod
-    def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> "EventLog":
+    def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> EventLog:
         path = Path(session_dir) / EVENTS_FILE
         log = cls(path, fsync_every_s=fsync_every_s)
         seq, t, _ = log_tail(path)  # continue seq and clock; damaged fields do not stop it
