@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import math
 import os
 import time
 from collections.abc import Iterator
@@ -79,7 +78,7 @@ def _reversed_lines(fh: BinaryIO, size: int, block: int = 1 << 16) -> Iterator[b
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # noqa: PLR0124 - not NaN (math.isnan overflows on huge ints)
 
 
 def log_tail(path: Path, size: int | None = None) -> tuple[int, float, bool]:
