@@ -24,6 +24,9 @@ def register(sub) -> None:
     p.add_argument("--session-dir", metavar="DIR", help="the session directory "
                    "(default: sessions/<date-time-task>)")
     p.add_argument("--model", help=f"model id (default: $ANTHROPIC_MODEL or {DEFAULT_MODEL})")
+    p.add_argument("--base-url", metavar="URL", help="an Anthropic-compatible Messages API "
+                   "(vLLM, SGLang, LiteLLM, llama.cpp; default: $ANTHROPIC_BASE_URL or "
+                   "Anthropic's); with it ANTHROPIC_API_KEY may be unset")
     p.add_argument("--auto-questions", action="store_true",
                    help="pose the bank's top suggestion at each trigger")
     p.add_argument("--headless", action="store_true",
@@ -66,6 +69,10 @@ def register(sub) -> None:
                    help="evaluate the current candidate now (shown to the agent)")
     p.set_defaults(handler=handle_inject)
 
+    from socratic.harness import attach_cli
+
+    attach_cli.register(sub)
+
 
 NUMBERS = ("max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup")
 
@@ -91,11 +98,24 @@ def _config_overrides(args) -> dict:
     return out
 
 
-def _api_key() -> str:
+LOCAL_KEY = "no-key"  # sent to a --base-url server when ANTHROPIC_API_KEY is unset
+
+
+def _api_key(base_url: str | None = None) -> str:
     key = os.environ.get("ANTHROPIC_API_KEY", "")
+    if not key and base_url:
+        return LOCAL_KEY  # local servers (vLLM, llama.cpp) usually take any key or none
     if not key:
-        raise InputError("ANTHROPIC_API_KEY is not set (the campaign's agent needs it)")
+        raise InputError("ANTHROPIC_API_KEY is not set (the campaign's agent needs it; "
+                         "a local server given with --base-url does not)")
     return key
+
+
+def _base_url(args) -> str | None:
+    url = args.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+    if url and not url.startswith(("http://", "https://")):
+        raise InputError(f"--base-url {url}: not an http:// or https:// URL")
+    return url
 
 
 def handle_run(args) -> int:
@@ -119,7 +139,7 @@ def handle_run(args) -> int:
         owner = live_owner(session_dir)  # refused before anything starts, attached or not
         if owner is not None:            # (the campaign process claims it for good)
             raise SessionBusy(session_dir, owner)
-    key = _api_key()
+    key = _api_key(_base_url(args))
     if args.headless:
         return _run_headless(args, session_dir, key)
     return _run_attached(args, session_dir)
@@ -131,7 +151,7 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
 
     ov = _config_overrides(args)
     if args.resume:
-        camp = Campaign.resume(session_dir, overrides=ov, api_key=key)
+        camp = Campaign.resume(session_dir, overrides=ov, api_key=key, base_url=_base_url(args))
     else:
         from socratic.resources import resolve_task_dir
 
@@ -139,7 +159,7 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
         data.setdefault("model", os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
         config = Config.from_dict(data)
         camp = Campaign.create(resolve_task_dir(args.task), config, session_dir=session_dir,
-                               api_key=key)
+                               api_key=key, base_url=_base_url(args))
     from socratic.harness.notices import Notices
 
     say = Notices(camp.session.log_file)
@@ -172,8 +192,8 @@ def _run_attached(args, session_dir: Path | None) -> int:
                          f"({exc.strerror or exc})") from None
     argv = [sys.executable, "-m", "socratic", "run", args.task, "--headless", "--wait-for-human",
             "--session-dir", str(session_dir)]
-    for flag in ("model", "max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup",
-                 "goal_against", "scenarios"):
+    for flag in ("model", "base_url", "max_tool_calls", "max_turns", "max_minutes",
+                 "goal_min_speedup", "goal_against", "scenarios"):
         v = getattr(args, flag)
         if v is not None:
             argv += ["--" + flag.replace("_", "-"), str(v)]

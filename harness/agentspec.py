@@ -1,0 +1,163 @@
+"""The coding agents socratic can attach to, each declared by one data file in
+harness/agents/NAME.toml: its instructions file, launch command, hook configuration file,
+event names, payload fields and timeout unit. Adding an agent is adding a file (its
+transcript format must be one harness/transcripts.py reads, or `none`).
+
+This module reads those files and renders what `socratic attach` writes: the hook
+configuration (every hook runs `socratic hook EVENT`) and the launch command.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from socratic.errors import InputError
+
+# socratic's hook events (`socratic hook EVENT`)
+EVENTS = ("session-start", "prompt", "post-tool", "stop")
+PAYLOAD_FIELDS = ("transcript", "last_message", "prompt", "tool_name", "tool_input",
+                  "tool_response", "tool_id")
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    name: str            # the agent's event name (Stop, AfterAgent, ...)
+    socratic: str        # socratic's event (one of EVENTS)
+    matcher: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    title: str
+    instructions: str
+    transcript: str
+    install: str
+    command: tuple[str, ...]
+    model_flag: str
+    root_env: dict[str, str]
+    config_file: str
+    timeout_unit: str                # "s" or "ms"
+    block_decision: str              # the Stop hook's refusal: "block" or "deny"
+    block_cap: int | None            # consecutive refusals after which the agent stops anyway
+    events: tuple[HookEvent, ...]
+    payload: dict[str, str]
+    extra_settings: dict[str, Any] = field(default_factory=dict)
+    extra_files: dict[str, str] = field(default_factory=dict)
+
+    def event_for(self, socratic_event: str) -> str:
+        """The agent's name of one of socratic's events."""
+        for e in self.events:
+            if e.socratic == socratic_event:
+                return e.name
+        raise KeyError(socratic_event)
+
+    def value(self, payload: dict[str, Any], name: str) -> Any:
+        key = self.payload.get(name) or ""
+        return payload.get(key) if key else None
+
+    # ------------------------------------------------------------------ rendering
+    def hook_settings(self, hook_command: str, timeouts_s: dict[str, float]) -> dict[str, Any]:
+        """The `hooks` table of the agent's settings: each event runs
+        `<hook_command> <socratic event>` with its timeout in the agent's unit."""
+        scale = 1000 if self.timeout_unit == "ms" else 1
+        hooks: dict[str, Any] = {}
+        for e in self.events:
+            handler = {"type": "command", "command": f"{hook_command} {e.socratic}",
+                       "timeout": int(timeouts_s[e.socratic] * scale)}
+            group: dict[str, Any] = {"hooks": [handler]}
+            if e.matcher is not None:
+                group = {"matcher": e.matcher, **group}
+            hooks[e.name] = [group]
+        return hooks
+
+    def launch_argv(self, prompt: str, workspace: Path, model: str | None = None) -> list[str]:
+        argv = [a.replace("{prompt}", prompt).replace("{workspace}", str(workspace))
+                for a in self.command]
+        if model:
+            argv[1:1] = [self.model_flag, model]
+        return argv
+
+    def launch_line(self, prompt: str, workspace: Path, model: str | None = None,
+                    as_root: bool = False) -> str:
+        """The shell line that starts the agent in its workspace."""
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.root_env.items()) if as_root else ""
+        argv = " ".join(shlex.quote(a) for a in self.launch_argv(prompt, workspace, model))
+        return f"cd {shlex.quote(str(workspace))} && " + (f"{env} " if env else "") + argv
+
+
+def _agents_dir() -> Path:
+    return Path(str(resources.files("socratic.harness"))) / "agents"
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in _agents_dir().glob("*.toml"))
+
+
+def load(name: str) -> AgentSpec:
+    path = _agents_dir() / f"{name}.toml"
+    if not path.is_file():
+        raise InputError(f"--agent {name}: not a supported agent (one of: {', '.join(names())})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return _parse(data)
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: not a valid agent file ({exc})") from None
+
+
+def _parse(d: dict[str, Any]) -> AgentSpec:
+    hooks, launch = d["hooks"], d["launch"]
+    events = tuple(HookEvent(name, str(e["socratic"]), e.get("matcher"))
+                   for name, e in hooks["events"].items())
+    unknown = [e.socratic for e in events if e.socratic not in EVENTS]
+    if unknown or {e.socratic for e in events} != set(EVENTS):
+        raise ValueError(f"hooks.events must map to each of {', '.join(EVENTS)}")
+    if hooks["timeout_unit"] not in ("s", "ms"):
+        raise ValueError("hooks.timeout_unit must be s or ms")
+    payload = {k: str(v) for k, v in d["payload"].items()}
+    missing = [k for k in PAYLOAD_FIELDS if k not in payload]
+    if missing:
+        raise ValueError(f"payload lacks {', '.join(missing)}")
+    return AgentSpec(
+        name=str(d["name"]), title=str(d["title"]), instructions=str(d["instructions"]),
+        transcript=str(d.get("transcript", "none")), install=str(d.get("install", "")),
+        command=tuple(str(a) for a in launch["command"]),
+        model_flag=str(launch.get("model_flag", "--model")),
+        root_env={str(k): str(v) for k, v in (launch.get("root_env") or {}).items()},
+        config_file=str(hooks["file"]), timeout_unit=str(hooks["timeout_unit"]),
+        block_decision=str(hooks["block_decision"]),
+        block_cap=int(hooks["block_cap"]) if "block_cap" in hooks else None,
+        events=events, payload=payload,
+        extra_settings=dict(hooks.get("extra_settings") or {}),
+        extra_files={str(k): str(v) for k, v in (hooks.get("extra_files") or {}).items()},
+    )
+
+
+def merge_settings(existing: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`extra` laid over `existing`, tables merged key by key."""
+    out = dict(existing)
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge_settings(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def render_settings(spec: AgentSpec, hook_command: str,
+                    timeouts_s: dict[str, float]) -> str:
+    """The agent's settings file (JSON) with socratic's hooks."""
+    data = merge_settings(spec.extra_settings,
+                          {"hooks": spec.hook_settings(hook_command, timeouts_s)})
+    return json.dumps(data, indent=2) + "\n"

@@ -1,0 +1,156 @@
+"""`socratic attach TASK --agent claude|codex|gemini`: a campaign whose agent is an outside
+coding agent. The session is laid out as `socratic run` lays it out (harness/session.py)
+and `campaign.start` names the agent; the workspace gets the agent's instructions file
+(goal, rules, how to evaluate), a `./evaluate` command, a marker naming the session, and
+the agent's hook configuration, every hook calling `socratic hook EVENT`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from socratic.harness import agentspec
+from socratic.harness.attached import ATTACH_KEY, AttachSettings, AttachState, env_secrets
+from socratic.harness.config import Config
+from socratic.harness.hooks import MARKER
+from socratic.harness.prompt import DEFAULT_BANNED
+from socratic.harness.session import Session, write_json_atomic
+from socratic.harness.sessionlog import SessionLog
+from socratic.harness.task import Goal, Task
+from socratic.harness.tools import scrubbed_env
+
+EVALUATE = "evaluate"   # the workspace command the agent runs
+LAUNCH_PROMPT = ("Read {instructions} in this directory and follow it: optimize candidate.cu "
+                 "until the goal it states is met.")
+
+
+def hook_timeouts(config: Config, wait_s: float) -> dict[str, float]:
+    """Seconds each hook may take: a stop or a tool result may evaluate (up to the
+    evaluator's timeout) and wait (pause, a stalled agent waiting for a question)."""
+    long = config.eval_timeout_s + wait_s + 120
+    return {"session-start": 120.0, "prompt": 120.0, "post-tool": long, "stop": long}
+
+
+def instructions(task: Task, goal: Goal, set_name: str | None, ids: list[str],
+                 spec: agentspec.AgentSpec) -> str:
+    banned = task.data.get("banned") or task.data.get("bans")
+    banned_text = ", ".join(banned) if isinstance(banned, list) else DEFAULT_BANNED
+    shown = ", ".join(ids[:40]) + (" ..." if len(ids) > 40 else "")
+    set_text = set_name or task.default_set or "default"
+    return f"""# Campaign: optimize `{task.name}` (socratic)
+
+You are optimizing one CUDA kernel on an NVIDIA GPU. This directory (the workspace) holds:
+- `candidate.cu`: the file you optimize; it starts as a copy of the baseline. The entry
+  point is `extern "C" int {task.entry}(...)` as in the baseline: keep its ABI.
+- `NOTES.md`: your notes. Keep them current (what you tried, measured, believe, plan).
+- `task/`: read-only copies of the task (task.toml, the baseline, the fp32 reference).
+  Editing them changes nothing: evaluations use a frozen copy.
+
+## How to evaluate
+Run `./{EVALUATE}` here (about as long as the evaluator needs; allow it minutes): it builds
+candidate.cu, checks every scenario against the reference, times it against the baseline
+on the same GPU, prints a per-scenario table and whether the goal is met, and saves the
+full result in the session. `./{EVALUATE} --scenarios SET` picks another scenario set.
+
+## Goal
+A predicate, checked by socratic whenever you try to stop: {goal.describe()}, on the
+`{set_text}` scenario set{f' ({shown})' if shown else ''}. You can stop only when it holds
+on a fresh evaluation of the current candidate.cu; your claims are not evidence. If you stop
+early you are told which scenarios fall short, with their numbers, and you go on.
+
+## Rules
+No {banned_text}. One file: candidate.cu.
+
+## Questions
+Questions from the engineer or from socratic's question bank arrive with tool results or
+when a stop is refused. Each deserves an answer you have checked (by a measurement, a file
+or a computation), not one from memory: say what you checked, then continue.
+
+(This file was written by `socratic attach --agent {spec.name}`.)
+"""
+
+
+@dataclass
+class Attachment:
+    session: Session
+    spec: agentspec.AgentSpec
+    launch_line: str
+    launch_argv: list[str]
+
+
+def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | None = None,
+           model: str | None = None, wait_s: float = 3000.0) -> Attachment:
+    """Create the session and prepare the workspace for `agent`; bad input is reported
+    (InputError) before anything is written."""
+    from socratic.harness.campaign import bank_suggester, goal_scenarios, gpu_info, versions
+    from socratic.harness.evaluation import list_sets
+
+    spec = agentspec.load(agent)
+    src = Task.load(task_dir)
+    env = scrubbed_env(env_secrets())
+    sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
+    goal_set = config.scenarios or src.default_set
+    ids = goal_scenarios(sets, src, goal_set)
+    goal = src.goal(config.goal_min_speedup)
+    has_comparison = goal.against != "baseline" or bool(src.data.get("comparisons"))
+    gpu = gpu_info()
+    bank_suggester(has_comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
+    session, hashes = Session.create(src, config, session_dir)
+    task = Task.load(session.task_dir)
+    ws = session.workspace.resolve()
+    prompt = LAUNCH_PROMPT.format(instructions=spec.instructions)
+    settings = AttachSettings(agent=spec.name, start_epoch=time.time(), scenario_ids=ids,
+                              launch_prompt=prompt,
+                              timeouts_s=hook_timeouts(config, wait_s), wait_s=wait_s,
+                              cc=(gpu or {}).get("cc"), has_comparison=has_comparison)
+    saved = session.load_config()
+    saved[ATTACH_KEY] = asdict(settings)
+    write_json_atomic(session.config_file, saved)
+    write_workspace(session, spec, task, goal, goal_set, ids, settings)
+    session.save_state(asdict(AttachState(auto_questions=config.auto_questions)))
+    SessionLog(session.dir, settings.start_epoch).append(
+        "campaign.start", task=task.name, goal=goal.to_dict(),
+        model=f"{spec.name}" + (f" ({model})" if model else ""), agent=spec.name,
+        scenarios={"set": goal_set, "ids": ids}, gpu=gpu, host=socket.gethostname(),
+        versions=versions(), session=session.dir.name, task_source=str(src.dir.resolve()),
+        task_hashes=hashes, auto_questions=config.auto_questions,
+        limits={"max_tool_calls": config.max_tool_calls, "max_minutes": config.max_minutes})
+    return Attachment(session, spec, spec.launch_line(prompt, ws, model, as_root=_root()),
+                      spec.launch_argv(prompt, ws, model))
+
+
+def _root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def write_workspace(session: Session, spec: agentspec.AgentSpec, task: Task, goal: Goal,
+                    goal_set: str | None, ids: list[str], settings: AttachSettings) -> None:
+    ws = session.workspace
+    python = shlex.quote(sys.executable)
+    hook_command = f"exec {python} -m socratic hook"  # exec: the agent is the hook's parent
+    (ws / spec.instructions).write_text(instructions(task, goal, goal_set, ids, spec),
+                                        encoding="utf-8")
+    script = ws / EVALUATE
+    script.write_text(
+        "#!/bin/sh\n# Evaluate candidate.cu: every scenario checked and timed against the "
+        "baseline;\n# the result is numbered, saved and logged in the socratic session.\n"
+        f"exec {python} -m socratic hook evaluate --session "
+        f"{shlex.quote(str(session.dir.resolve()))} \"$@\"\n", encoding="utf-8")
+    script.chmod(0o755)
+    (ws / MARKER).write_text(json.dumps({"session": str(session.dir.resolve()),
+                                         "agent": spec.name}) + "\n", encoding="utf-8")
+    settings_file = ws / spec.config_file
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(agentspec.render_settings(spec, hook_command, settings.timeouts_s),
+                             encoding="utf-8")
+    for rel, text in spec.extra_files.items():
+        p = ws / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")

@@ -1,0 +1,237 @@
+"""`socratic hook EVENT`: the one command every hook that `socratic attach` writes calls.
+It reads the agent's JSON payload from stdin, finds the session from the workspace it
+runs in, acts, and prints the agent's answer on stdout.
+
+    session-start  the start trigger (and its auto question); questions due -> context
+    prompt         words typed into the agent: a human question; questions due -> context
+    post-tool      tool.call + tool.result; controls (stop, pause, evaluate, auto);
+                   limits; questions due -> context (the safe point)
+    stop           the stop hook: the goal judged over every scenario on the current
+                   candidate (evaluated, or reused by source hash); unmet -> the stop is
+                   refused with the failing scenarios and the question due; met -> the
+                   agent stops and the campaign ends goal_met
+
+Answers, in the shapes the three agents share (the block word comes from the agent file):
+context `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`, refusal
+`{"decision": "block"|"deny", "reason"}`, halt `{"continue": false, "stopReason"}`.
+A hook never exits 2 (that would block the agent's action): errors are one line on
+stderr and exit 1, which the agents report and go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from socratic.errors import InputError
+
+from socratic.harness import agentspec, prompt
+from socratic.harness.attached import Attached
+from socratic.harness.evaluation import compact_table, describe_failing, judge
+
+MARKER = ".socratic-session"   # in the workspace: the session this workspace belongs to
+MARGIN_S = 30.0                # a hook answers this long before the agent would kill it
+
+
+def find_session(*starts: str | None) -> Path:
+    """The session of the workspace a hook runs in: the marker file in the first of
+    `starts` (the payload's cwd, the process's cwd) or a folder above it."""
+    env = os.environ.get("SOCRATIC_SESSION")
+    if env:
+        return Path(env)
+    for start in starts:
+        if not start:
+            continue
+        d = Path(start).resolve()
+        for cand in (d, *d.parents):
+            marker = cand / MARKER
+            if marker.is_file():
+                try:
+                    return Path(json.loads(marker.read_text(encoding="utf-8"))["session"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    raise InputError(f"{marker}: not a socratic workspace marker") from None
+    raise InputError(f"no socratic session for {starts[0] or os.getcwd()} (no {MARKER} "
+                     f"there or above: run the agent in a workspace made by `socratic attach`)")
+
+
+# ---------------------------------------------------------------------- answers
+
+def context(spec: agentspec.AgentSpec, event: str, texts: list[str]) -> dict[str, Any]:
+    if not texts:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": spec.event_for(event),
+                                   "additionalContext": "\n\n".join(texts)}}
+
+
+def refuse(spec: agentspec.AgentSpec, reason: str) -> dict[str, Any]:
+    return {"decision": spec.block_decision, "reason": reason}
+
+
+def halt(reason: str) -> dict[str, Any]:
+    return {"continue": False, "stopReason": reason}
+
+
+# ---------------------------------------------------------------------- tool results
+
+def tool_output(response: Any) -> tuple[bool, str]:
+    """(ok, text) of a tool's response as the agents report it: Claude Code's dicts
+    (Bash: stdout/stderr), Gemini's {llmContent, returnDisplay, error}, Codex's string."""
+    if isinstance(response, str):
+        return True, response
+    if isinstance(response, dict):
+        if "stdout" in response or "stderr" in response:
+            out = str(response.get("stdout") or "")
+            err = str(response.get("stderr") or "")
+            text = out + ("\n" if out and err else "") + err
+            return not response.get("interrupted"), text
+        if "llmContent" in response or "error" in response:
+            err = response.get("error")
+            content = response.get("llmContent")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            return not err, (text if not err else f"{text}\n{err}".strip())
+        ok = not (response.get("is_error") or response.get("isError"))
+        return ok, json.dumps(response, ensure_ascii=False)
+    return True, "" if response is None else json.dumps(response, ensure_ascii=False)
+
+
+def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any]) -> None:
+    name = str(spec.value(payload, "tool_name") or "tool")
+    tid = spec.value(payload, "tool_id") or f"{name}-{camp.state.tool_calls + 1}"
+    ok, out = tool_output(spec.value(payload, "tool_response"))
+    out = camp.redact(out)
+    camp.emit("tool.call", id=str(tid), name=name, input=spec.value(payload, "tool_input"))
+    fields: dict[str, Any] = {"id": str(tid), "name": name, "ok": ok}
+    cap = camp.config.log_output_cap
+    if len(out) > cap:
+        blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tid))[:80] + ".txt"
+        (camp.session.dir / blob).write_text(out, encoding="utf-8")
+        fields.update(output=out[:cap] + "\n[... full text in blob]", blob=blob)
+    else:
+        fields["output"] = out
+    camp.emit("tool.result", **fields)
+    st = camp.state
+    st.tool_calls += 1
+    st.calls_since_stop += 1
+    st.blocks = 0  # a tool call between two refusals: the agent counts afresh
+
+
+# ---------------------------------------------------------------------- the events
+
+def on_session_start(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+    camp.resume("the agent started a session")
+    camp.fire_start()
+    return context(spec, "session-start", camp.deliver())
+
+
+def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+    text = spec.value(payload, "prompt")
+    launch = text is not None and str(text).strip() == camp.settings.launch_prompt.strip()
+    if not launch:
+        camp.resume("the engineer typed into the agent")
+    camp.fire_start()
+    if isinstance(text, str) and text.strip() and not launch:
+        camp.human_question(text.strip())
+    return context(spec, "prompt", camp.deliver())
+
+
+def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+    st = camp.state
+    if st.ended is not None:
+        return halt(f"the socratic campaign has ended ({st.ended})") \
+            if st.ended == "stopped" else {}
+    log_tool(camp, spec, payload)
+    camp.wait_while_paused(deadline)
+    if st.stop_requested:
+        camp.end("stopped")
+        return halt("stopped by the engineer (socratic)")
+    reason = camp.limit_reached()
+    if reason:
+        camp.end(reason)
+        return halt(f"socratic campaign limit reached: {reason}")
+    camp.run_requested_evaluation()
+    return context(spec, "post-tool", camp.deliver())
+
+
+def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+    st = camp.state
+    if st.ended is not None:
+        return {}
+    camp.last_message(spec.value(payload, "last_message"))
+    camp.wait_while_paused(deadline)
+    if st.stop_requested:
+        camp.end("stopped")
+        return {}
+    st.empty_stops = st.empty_stops + 1 if st.calls_since_stop == 0 and st.empty_stops else 1
+    st.calls_since_stop = 0
+    ev, reused = camp.goal_evaluation()
+    met, failing = judge(ev, camp.goal)
+    camp.emit("stophook", met=met, failing=failing, n=ev.n, reused=reused,
+              goal=camp.goal.to_dict())
+    if met:
+        camp.end("goal_met", n=ev.n)
+        return {}
+    f = camp.detectors.declared.on_stop(met, len(failing), len(camp.history))
+    if f:
+        camp.fire(f)
+    reason = prompt.stophook_message(describe_failing(failing, camp.goal), len(failing), ev.n)
+    if not reused:
+        reason += "\n\n" + compact_table(ev, camp.goal)
+    if st.empty_stops >= camp.config.max_empty_stops:
+        # stalled: as an attached `socratic run`, wait for the engineer's question
+        camp.emit("control", action="wait",
+                  reason="repeated stop attempts; waiting for a question")
+        got = camp.wait(lambda: st.stop_requested or any(
+            q.get("source") == "human" for q in st.questions), deadline)
+        if st.stop_requested:
+            camp.end("stopped")
+            return {}
+        if not got:
+            camp.end("stalled", stop_attempts=st.empty_stops)
+            return {}
+        st.empty_stops = 0
+    cap = spec.block_cap
+    if cap is not None and st.blocks + 1 >= cap:
+        # the agent would stop by itself on this refusal: say so in the log, not silently
+        camp.end("stalled", stop_attempts=st.empty_stops, refusals=st.blocks + 1)
+        return {}
+    st.blocks += 1
+    texts = camp.deliver()
+    if texts:
+        reason += "\n\n" + "\n\n".join(texts)
+    return refuse(spec, reason)
+
+
+HANDLERS = {"session-start": on_session_start, "prompt": on_prompt,
+            "post-tool": on_post_tool, "stop": on_stop}
+
+
+def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
+             session_dir: Path | None = None) -> dict[str, Any]:
+    """One hook call: the answer to print."""
+    started = time.monotonic() if started is None else started
+    if event not in HANDLERS:
+        raise InputError(f"hook {event}: not a hook event (one of {', '.join(HANDLERS)})")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    session_dir = session_dir or find_session(cwd, os.getcwd())
+    with Attached.open(session_dir) as camp:
+        spec = agentspec.load(camp.settings.agent)
+        deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S
+        deadline = min(deadline, started + camp.settings.wait_s)
+        if camp.state.ended is None or event in ("session-start", "prompt"):
+            camp.read_transcript(spec.transcript, spec.value(payload, "transcript"))
+            camp.poll_inbox()
+        return HANDLERS[event](camp, spec, payload, deadline)
+
+
+def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
+    """The workspace's `./evaluate`: an evaluation the agent runs itself, logged and
+    numbered like the campaign's; returns (exit code, the table the agent reads)."""
+    with Attached.open(session_dir) as camp:
+        camp.resume("the agent ran an evaluation")
+        ev = camp.evaluate(set_name or camp.goal_set, source="agent")
+        text = "\n".join([*ev.notes, compact_table(ev, camp.goal)])
+        return (0 if ev.all_correct else 1), text

@@ -1,0 +1,112 @@
+"""The agent's own words, read from its transcript file at each hook call: only what was
+added since the last call (a byte offset for JSON Lines, a message count for Gemini's one
+JSON document), so `socratic watch` and `replay` show the agent's text as in a `run`
+campaign.
+
+Formats (the `transcript` key of an agent file):
+- claude-jsonl: Claude Code, one entry a line; `{"type": "assistant", "message": {"id",
+  "model", "content": [{"type": "text", "text"}, ...], "usage": {...}}}`; each content
+  block is an entry of its own, the usage repeated on each.
+- codex-rollout: Codex, one `{"timestamp", "type", "payload"}` a line; the agent's words
+  are `response_item` payloads `{"type": "message", "role": "assistant", "content":
+  [{"type": "output_text", "text"}]}`.
+- gemini-json: Gemini CLI, one JSON document `{"messages": [{"type": "gemini", "content"}]}`
+  rewritten as the session goes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from socratic.eventlog import read_jsonl
+
+
+@dataclass
+class Chunk:
+    """What one read found: the agent's texts in order, and token usage per message."""
+
+    texts: list[str] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)  # {id, model, input_tokens, ...}
+
+
+def read_new(fmt: str, path: str | None, offset: int) -> tuple[Chunk, int]:
+    """What was added to the transcript since `offset`; returns it and the next offset.
+    A missing or unreadable file, or an unknown format, reads as nothing new."""
+    if not path or fmt == "none":
+        return Chunk(), offset
+    p = Path(path)
+    try:
+        if fmt == "gemini-json":
+            return _gemini(p, offset)
+        records, nxt = read_jsonl(p, offset)
+    except OSError:
+        return Chunk(), offset
+    if fmt == "claude-jsonl":
+        return _claude(records), nxt
+    if fmt == "codex-rollout":
+        return _codex(records), nxt
+    return Chunk(), offset
+
+
+def _text_of(content: Any, kinds: tuple[str, ...]) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content.strip() else []
+    out = []
+    for b in content if isinstance(content, list) else []:
+        if isinstance(b, dict) and b.get("type") in kinds and isinstance(b.get("text"), str):
+            if b["text"].strip():
+                out.append(b["text"])
+    return out
+
+
+def _claude(records: list[dict[str, Any]]) -> Chunk:
+    chunk = Chunk()
+    for r in records:
+        if r.get("type") != "assistant" or r.get("isSidechain"):
+            continue
+        msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+        chunk.texts += _text_of(msg.get("content"), ("text",))
+        u = msg.get("usage")
+        if isinstance(u, dict) and msg.get("id"):
+            chunk.usage.append({
+                "id": str(msg["id"]), "model": str(msg.get("model") or ""),
+                "input_tokens": _int(u.get("input_tokens")),
+                "output_tokens": _int(u.get("output_tokens")),
+                "cache_read": _int(u.get("cache_read_input_tokens")),
+                "cache_write": _int(u.get("cache_creation_input_tokens"))})
+    return chunk
+
+
+def _codex(records: list[dict[str, Any]]) -> Chunk:
+    chunk = Chunk()
+    for r in records:
+        p = r.get("payload") if isinstance(r.get("payload"), dict) else {}
+        if r.get("type") == "response_item" and p.get("type") == "message" \
+                and p.get("role") == "assistant":
+            chunk.texts += _text_of(p.get("content"), ("output_text", "text"))
+    return chunk
+
+
+def _gemini(path: Path, seen: int) -> tuple[Chunk, int]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return Chunk(), seen  # caught mid-rewrite: next time
+    msgs = doc.get("messages") if isinstance(doc, dict) else None
+    if not isinstance(msgs, list):
+        return Chunk(), seen
+    chunk = Chunk()
+    for m in msgs[seen:]:
+        if isinstance(m, dict) and m.get("type") in ("gemini", "model"):
+            content = m.get("content")
+            if isinstance(content, list):  # parts: [{"text": ...}]
+                content = [{"type": "text", **c} for c in content if isinstance(c, dict)]
+            chunk.texts += _text_of(content, ("text",))
+    return chunk, len(msgs)
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
