@@ -60,10 +60,15 @@ def find_session(*starts: str | None) -> Path:
 
 # ---------------------------------------------------------------------- answers
 
-def context(spec: agentspec.AgentSpec, event: str, texts: list[str]) -> dict[str, Any]:
+def context(spec: agentspec.AgentSpec, event: str, texts: list[str],
+            payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Texts for the model, answering the agent's event (as it named it in the payload)."""
     if not texts:
         return {}
-    return {"hookSpecificOutput": {"hookEventName": spec.event_for(event),
+    name = (payload or {}).get("hook_event_name")
+    if not isinstance(name, str) or name not in {e.name for e in spec.events}:
+        name = spec.event_for(event)
+    return {"hookSpecificOutput": {"hookEventName": name,
                                    "additionalContext": "\n\n".join(texts)}}
 
 
@@ -101,7 +106,11 @@ def tool_output(response: Any) -> tuple[bool, str]:
 def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any]) -> None:
     name = str(spec.value(payload, "tool_name") or "tool")
     tid = spec.value(payload, "tool_id") or f"{name}-{camp.state.tool_calls + 1}"
-    ok, out = tool_output(spec.value(payload, "tool_response"))
+    error = spec.value(payload, "tool_error")
+    if isinstance(error, str) and error:
+        ok, out = False, error
+    else:
+        ok, out = tool_output(spec.value(payload, "tool_response"))
     out = camp.redact(out)
     camp.emit("tool.call", id=str(tid), name=name, input=spec.value(payload, "tool_input"))
     fields: dict[str, Any] = {"id": str(tid), "name": name, "ok": ok}
@@ -124,7 +133,7 @@ def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any])
 def on_session_start(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     camp.resume("the agent started a session")
     camp.fire_start()
-    return context(spec, "session-start", camp.deliver())
+    return context(spec, "session-start", camp.deliver(), payload)
 
 
 def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
@@ -135,7 +144,7 @@ def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     camp.fire_start()
     if isinstance(text, str) and text.strip() and not launch:
         camp.human_question(text.strip())
-    return context(spec, "prompt", camp.deliver())
+    return context(spec, "prompt", camp.deliver(), payload)
 
 
 def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
@@ -153,7 +162,7 @@ def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, An
         camp.end(reason)
         return halt(f"socratic campaign limit reached: {reason}")
     camp.run_requested_evaluation()
-    return context(spec, "post-tool", camp.deliver())
+    return context(spec, "post-tool", camp.deliver(), payload)
 
 
 def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:

@@ -13,6 +13,8 @@ step of a script. A step is a dict (or a callable(request_body) -> dict):
 `stop` defaults to "tool_use" when the step has tool calls, else "end_turn". When the
 script runs out, `default` (a step or callable) answers; by default an end_turn "Done.".
 Every request is recorded (`requests`: parsed body, headers) for assertions.
+`cache_usage=False` answers as a server without prompt caching does (vLLM, llama.cpp):
+no cache fields in `usage`.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ class FakeAnthropic:
     """The scripted server. Use as a context manager or call start()/stop()."""
 
     def __init__(self, script: list[Step] | None = None, default: Step | None = None,
-                 chunk: int = 24, model: str | None = None) -> None:
+                 chunk: int = 24, model: str | None = None, cache_usage: bool = True) -> None:
         self.script: list[Step] = list(script or [])
+        self.cache_usage = cache_usage
         self.default: Step = default or {"text": "Done.", "stop": "end_turn"}
         self.chunk = chunk
         self.model = model
@@ -194,6 +197,8 @@ class FakeAnthropic:
             "cache_read_input_tokens": usage_in.get("cache_read_input_tokens", cache_read),
             "cache_creation_input_tokens": usage_in.get("cache_creation_input_tokens", cache_write),
         }
+        if not self.cache_usage:
+            usage = {"input_tokens": total_in, "output_tokens": 1}
         yield _sse("message_start", {"type": "message_start", "message": {
             "id": msg_id, "type": "message", "role": "assistant",
             "model": self.model or body.get("model", "fake"), "content": [],
