@@ -27,7 +27,7 @@ from socratic.errors import InputError
 # socratic's hook events (`socratic hook EVENT`)
 EVENTS = ("session-start", "prompt", "post-tool", "stop")
 PAYLOAD_FIELDS = ("transcript", "last_message", "prompt", "tool_name", "tool_input",
-                  "tool_response", "tool_id", "tool_error")
+                  "tool_response", "tool_id", "tool_error", "tool_ms")
 
 
 @dataclass(frozen=True)

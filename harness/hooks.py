@@ -114,6 +114,9 @@ def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any])
     out = camp.redact(out)
     camp.emit("tool.call", id=str(tid), name=name, input=spec.value(payload, "tool_input"))
     fields: dict[str, Any] = {"id": str(tid), "name": name, "ok": ok}
+    ms = spec.value(payload, "tool_ms")
+    if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
+        fields["seconds"] = round(ms / 1000, 3)
     cap = camp.config.log_output_cap
     if len(out) > cap:
         blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tid))[:80] + ".txt"

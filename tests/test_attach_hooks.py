@@ -215,6 +215,7 @@ def test_post_tool_logs_the_call_and_delivers_pending_questions(tmp_path, agent)
     result, = of(sess, "tool.result")
     assert call["input"] == {"command": "ls"} and result["id"] == call["id"]
     assert result["ok"] is True and result["output"] == "files [redacted]"
+    assert result.get("seconds") == (0.005 if agent == "claude" else None)
     assert [q["source"] for q in of(sess, "question")] == ["human"]
     # nothing pending: no context
     assert run_hook("post-tool", tool_payload(agent, ws, "pwd", "/"), session_dir=sess) == {}

@@ -49,7 +49,9 @@ class FakeAnthropic:
     """The scripted server. Use as a context manager or call start()/stop()."""
 
     def __init__(self, script: list[Step] | None = None, default: Step | None = None,
-                 chunk: int = 24, model: str | None = None, cache_usage: bool = True) -> None:
+                 chunk: int = 24, model: str | None = None, cache_usage: bool = True,
+                 port: int = 0) -> None:
+        self.port = port
         self.script: list[Step] = list(script or [])
         self.cache_usage = cache_usage
         self.default: Step = default or {"text": "Done.", "stop": "end_turn"}
@@ -140,7 +142,7 @@ class FakeAnthropic:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
