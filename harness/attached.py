@@ -72,6 +72,7 @@ class AttachState:
     declared_last_at: int | None = None
     explained_n: int = 0       # correctness_failure settled for evaluations up to this n
     ended: str | None = None   # the campaign.end reason, while ended
+    last_refusal: str = ""     # an agent may hand a refused stop's reason back as a prompt
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "AttachState":

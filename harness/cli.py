@@ -126,6 +126,7 @@ def handle_run(args) -> int:
         session_dir = Path(args.session_dir or args.task)
         if not (session_dir / "events.jsonl").exists():
             raise InputError(f"{session_dir}: no events.jsonl to resume")
+        _refuse_attached(session_dir)
     else:
         from socratic.harness.task import Task
 
@@ -143,6 +144,20 @@ def handle_run(args) -> int:
     if args.headless:
         return _run_headless(args, session_dir, key)
     return _run_attached(args, session_dir)
+
+
+def _refuse_attached(session_dir: Path) -> None:
+    """A session made by `socratic attach` is driven by its agent's hooks, not this loop."""
+    import json
+
+    try:
+        data = json.loads((session_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # Campaign.resume reports a bad config.json
+    attach = data.get("attach") if isinstance(data, dict) else None
+    if isinstance(attach, dict):
+        raise InputError(f"{session_dir}: an attached campaign ({attach.get('agent')}): start "
+                         f"the agent again in {session_dir / 'workspace'} to go on")
 
 
 def _run_headless(args, session_dir: Path | None, key: str) -> int:

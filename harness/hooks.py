@@ -141,7 +141,8 @@ def on_session_start(camp: Attached, spec, payload, deadline: float) -> dict[str
 
 def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     text = spec.value(payload, "prompt")
-    launch = text is not None and str(text).strip() == camp.settings.launch_prompt.strip()
+    ours = {camp.settings.launch_prompt.strip(), camp.state.last_refusal.strip()}
+    launch = text is not None and str(text).strip() in ours  # not the engineer's words
     if not launch:
         camp.resume("the engineer typed into the agent")
     camp.fire_start()
@@ -214,6 +215,7 @@ def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     texts = camp.deliver()
     if texts:
         reason += "\n\n" + "\n\n".join(texts)
+    st.last_refusal = reason
     return refuse(spec, reason)
 
 

@@ -298,6 +298,16 @@ def test_session_start_and_typed_prompts(tmp_path, agent):
     assert len(of(sess, "trigger")) == 1  # the start trigger fires once
 
 
+def test_a_refusal_handed_back_as_a_prompt_is_not_a_human_question(tmp_path):
+    """Gemini CLI sends a denied AfterAgent's reason back as a new prompt (BeforeAgent)."""
+    a = make(tmp_path, "gemini")
+    sess, ws = a.session.dir, a.session.workspace
+    out = run_hook("stop", stop_payload("gemini", ws), session_dir=sess)
+    run_hook("prompt", {"cwd": str(ws), "hook_event_name": "BeforeAgent",
+                        "prompt": out["reason"]}, session_dir=sess)
+    assert of(sess, "question") == []
+
+
 def test_a_prompt_after_the_end_resumes_the_campaign(tmp_path):
     a = make(tmp_path, "claude")
     sess, ws = a.session.dir, a.session.workspace
@@ -447,3 +457,11 @@ def test_attach_cli_bad_input_before_the_session_exists(tmp_path):
                           SOCRATIC_EVALUATOR=" ".join(FAKE_EVALUATOR)))
     assert r.returncode == 2 and "`codex` not found" in r.stderr.splitlines()[-1]
     assert (tmp_path / "ok" / "events.jsonl").exists()  # the session stays for a later launch
+
+
+def test_run_resume_refuses_an_attached_session(tmp_path):
+    a = make(tmp_path, "claude")
+    r = socratic("run", "--resume", str(a.session.dir), "--headless",
+                 env=dict(os.environ, ANTHROPIC_API_KEY=FAKE_KEY))
+    assert r.returncode == 2 and "an attached campaign (claude)" in r.stderr
+    assert r.stderr.count("\n") == 1
