@@ -13,7 +13,8 @@ runs in, acts, and prints the agent's answer on stdout.
 
 Answers, in the shapes the three agents share (the block word comes from the agent file):
 context `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`, refusal
-`{"decision": "block"|"deny", "reason"}`, halt `{"continue": false, "stopReason"}`.
+`{"decision": "block"|"deny", "reason"}`, halt `{"continue": false, "stopReason"}`, a stop
+let through as the campaign ends `{"systemMessage"}` (shown to the agent's user).
 A hook never exits 2 (that would block the agent's action): errors are one line on
 stderr and exit 1, which the agents report and go on.
 """
@@ -78,6 +79,12 @@ def refuse(spec: agentspec.AgentSpec, reason: str) -> dict[str, Any]:
 
 def halt(reason: str) -> dict[str, Any]:
     return {"continue": False, "stopReason": reason}
+
+
+def let_stop(camp: Attached) -> dict[str, Any]:
+    """The agent may stop; its user is told why (systemMessage: shown, not sent to the model)."""
+    return {"systemMessage": f"socratic: campaign ended: {camp.state.ended} "
+                             f"(session {camp.session.dir})"}
 
 
 # ---------------------------------------------------------------------- tool results
@@ -177,7 +184,7 @@ def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     camp.wait_while_paused(deadline)
     if st.stop_requested:
         camp.end("stopped")
-        return {}
+        return let_stop(camp)
     st.empty_stops = st.empty_stops + 1 if st.calls_since_stop == 0 and st.empty_stops else 1
     st.calls_since_stop = 0
     ev, reused = camp.goal_evaluation()
@@ -186,7 +193,7 @@ def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
               goal=camp.goal.to_dict())
     if met:
         camp.end("goal_met", n=ev.n)
-        return {}
+        return let_stop(camp)
     f = camp.detectors.declared.on_stop(met, len(failing), len(camp.history))
     if f:
         camp.fire(f)
@@ -201,16 +208,16 @@ def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
             q.get("source") == "human" for q in st.questions), deadline)
         if st.stop_requested:
             camp.end("stopped")
-            return {}
+            return let_stop(camp)
         if not got:
             camp.end("stalled", stop_attempts=st.empty_stops)
-            return {}
+            return let_stop(camp)
         st.empty_stops = 0
     cap = spec.block_cap
     if cap is not None and st.blocks + 1 >= cap:
         # the agent would stop by itself on this refusal: say so in the log, not silently
         camp.end("stalled", stop_attempts=st.empty_stops, refusals=st.blocks + 1)
-        return {}
+        return let_stop(camp)
     st.blocks += 1
     texts = camp.deliver()
     if texts:

@@ -127,7 +127,8 @@ def test_stop_refused_with_numbers_until_the_goal_is_met(tmp_path, agent):
     assert "- a: correct, speedup 1.100x vs baseline (goal >= 1.2x)" in out["reason"]
     assert "evaluation #1" in out["reason"]
     write_candidate(sess, 1.3)
-    assert run_hook("stop", stop_payload(agent, ws, active=True), session_dir=sess) == {}
+    out = run_hook("stop", stop_payload(agent, ws, active=True), session_dir=sess)
+    assert out == {"systemMessage": f"socratic: campaign ended: goal_met (session {sess})"}
     hooks = of(sess, "stophook")
     assert [(h["met"], h["reused"], h["n"]) for h in hooks] == [(False, False, 1),
                                                                (True, False, 2)]
@@ -174,7 +175,7 @@ def test_stalled_agent_waits_for_a_question_then_ends_stalled(tmp_path):
     run_hook("stop", stop_payload("claude", ws, active=True), session_dir=sess)
     run_hook("stop", stop_payload("claude", ws, active=True), session_dir=sess)
     out = run_hook("stop", stop_payload("claude", ws, active=True), session_dir=sess)
-    assert out == {}
+    assert "campaign ended: stalled" in out["systemMessage"] and "decision" not in out
     end = events(sess)[-1]
     assert end["type"] == "campaign.end" and end["reason"] == "stalled"
 
@@ -190,6 +191,7 @@ def test_claude_block_cap_is_never_reached_silently(tmp_path):
             inject(sess, {"type": "question", "text": f"q{i}"})
         outs.append(run_hook("stop", stop_payload("claude", ws, active=i > 0), session_dir=sess))
     assert [o.get("decision") for o in outs] == ["block"] * 8 + [None]
+    assert "stalled" in outs[-1]["systemMessage"]
     end = events(sess)[-1]
     assert end["reason"] == "stalled" and end["refusals"] == 9
 
@@ -312,7 +314,8 @@ def test_a_prompt_after_the_end_resumes_the_campaign(tmp_path):
     a = make(tmp_path, "claude")
     sess, ws = a.session.dir, a.session.workspace
     write_candidate(sess, 1.5)
-    assert run_hook("stop", stop_payload("claude", ws), session_dir=sess) == {}
+    assert "goal_met" in run_hook("stop", stop_payload("claude", ws), session_dir=sess)[
+        "systemMessage"]
     run_hook("prompt", {"cwd": str(ws), "hook_event_name": "UserPromptSubmit",
                         "prompt": "Now make it 2x."}, session_dir=sess)
     types = [e["type"] for e in events(sess)]
