@@ -62,6 +62,7 @@ class AttachState:
     transcripts: dict[str, int] = field(default_factory=dict)       # path -> offset read
     echo: list[str] = field(default_factory=list)   # texts logged before the transcript had them
     usage_ids: list[str] = field(default_factory=list)
+    text_keys: list[str] = field(default_factory=list)  # transcript texts that may repeat
     tool_calls: int = 0
     calls_since_stop: int = 0
     empty_stops: int = 0       # stop attempts in a row with no tool call between them
@@ -276,7 +277,11 @@ class Attached:
         st = self.state
         chunk, offset = read_new(fmt, path, st.transcripts.get(path, 0))
         st.transcripts[path] = offset
-        for text in chunk.texts:
+        for text, key in zip(chunk.texts, chunk.keys):
+            if key is not None:
+                if key in st.text_keys:
+                    continue  # the same message written again
+                st.text_keys = (st.text_keys + [key])[-500:]
             if text in st.echo:  # logged from a Stop payload already
                 st.echo.remove(text)
                 continue

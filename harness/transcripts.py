@@ -10,8 +10,14 @@ Formats (the `transcript` key of an agent file):
 - codex-rollout: Codex, one `{"timestamp", "type", "payload"}` a line; the agent's words
   are `response_item` payloads `{"type": "message", "role": "assistant", "content":
   [{"type": "output_text", "text"}]}`.
-- gemini-json: Gemini CLI, one JSON document `{"messages": [{"type": "gemini", "content"}]}`
-  rewritten as the session goes.
+- gemini-json: Gemini CLI. 0.61 writes JSON Lines (`session-*.jsonl`): message records
+  `{"id", "type": "gemini", "content", "tokens": {"input", "output", "cached"}, "model"}`
+  (a message is written again, same id, as its tool calls complete) between `{"$set": ...}`
+  patches; earlier releases wrote one JSON document `{"messages": [...]}`, rewritten as
+  the session goes.
+
+A text comes with a key when the format can repeat it (Gemini's message id): the reader's
+caller logs each key once.
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ class Chunk:
     """What one read found: the agent's texts in order, and token usage per message."""
 
     texts: list[str] = field(default_factory=list)
+    keys: list[str | None] = field(default_factory=list)      # one per text: log once per key
     usage: list[dict[str, Any]] = field(default_factory=list)  # {id, model, input_tokens, ...}
+
+    def add(self, texts: list[str], key: str | None = None) -> None:
+        for i, t in enumerate(texts):
+            self.texts.append(t)
+            self.keys.append(f"{key}:{i}" if key else None)
 
 
 def read_new(fmt: str, path: str | None, offset: int) -> tuple[Chunk, int]:
@@ -39,7 +51,7 @@ def read_new(fmt: str, path: str | None, offset: int) -> tuple[Chunk, int]:
         return Chunk(), offset
     p = Path(path)
     try:
-        if fmt == "gemini-json":
+        if fmt == "gemini-json" and p.suffix != ".jsonl":
             return _gemini(p, offset)
         records, nxt = read_jsonl(p, offset)
     except OSError:
@@ -48,6 +60,8 @@ def read_new(fmt: str, path: str | None, offset: int) -> tuple[Chunk, int]:
         return _claude(records), nxt
     if fmt == "codex-rollout":
         return _codex(records), nxt
+    if fmt == "gemini-json":
+        return _gemini_lines(records), nxt
     return Chunk(), offset
 
 
@@ -68,7 +82,7 @@ def _claude(records: list[dict[str, Any]]) -> Chunk:
         if r.get("type") != "assistant" or r.get("isSidechain"):
             continue
         msg = r.get("message") if isinstance(r.get("message"), dict) else {}
-        chunk.texts += _text_of(msg.get("content"), ("text",))
+        chunk.add(_text_of(msg.get("content"), ("text",)))
         u = msg.get("usage")
         if isinstance(u, dict) and msg.get("id"):
             chunk.usage.append({
@@ -86,7 +100,7 @@ def _codex(records: list[dict[str, Any]]) -> Chunk:
         p = r.get("payload") if isinstance(r.get("payload"), dict) else {}
         if r.get("type") == "response_item" and p.get("type") == "message" \
                 and p.get("role") == "assistant":
-            chunk.texts += _text_of(p.get("content"), ("output_text", "text"))
+            chunk.add(_text_of(p.get("content"), ("output_text", "text")))
     return chunk
 
 
@@ -100,12 +114,31 @@ def _gemini(path: Path, seen: int) -> tuple[Chunk, int]:
         return Chunk(), seen
     chunk = Chunk()
     for m in msgs[seen:]:
-        if isinstance(m, dict) and m.get("type") in ("gemini", "model"):
-            content = m.get("content")
-            if isinstance(content, list):  # parts: [{"text": ...}]
-                content = [{"type": "text", **c} for c in content if isinstance(c, dict)]
-            chunk.texts += _text_of(content, ("text",))
+        _gemini_message(chunk, m)
     return chunk, len(msgs)
+
+
+def _gemini_lines(records: list[dict[str, Any]]) -> Chunk:
+    chunk = Chunk()
+    for r in records:
+        _gemini_message(chunk, r)
+    return chunk
+
+
+def _gemini_message(chunk: Chunk, m: Any) -> None:
+    if not isinstance(m, dict) or m.get("type") not in ("gemini", "model"):
+        return
+    content = m.get("content")
+    if isinstance(content, list):  # parts: [{"text": ...}]
+        content = [{"type": "text", **c} for c in content if isinstance(c, dict)]
+    key = str(m["id"]) if m.get("id") else None
+    chunk.add(_text_of(content, ("text",)), key)
+    tokens = m.get("tokens")
+    if key and isinstance(tokens, dict):
+        chunk.usage.append({"id": key, "model": str(m.get("model") or ""),
+                            "input_tokens": _int(tokens.get("input")),
+                            "output_tokens": _int(tokens.get("output")),
+                            "cache_read": _int(tokens.get("cached")), "cache_write": 0})
 
 
 def _int(v: Any) -> int:

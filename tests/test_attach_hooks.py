@@ -101,6 +101,7 @@ def test_attach_writes_the_agents_configuration(tmp_path, agent):
     assert hooks[tool_event][0]["matcher"] == "*"
     if agent == "gemini":
         assert settings["tools"] == {"enableHooks": True}
+        assert settings["hooksConfig"] == {"enabled": True}
     if agent == "codex":
         assert "hooks = true" in (ws / ".codex" / "config.toml").read_text()
     text = (ws / spec.instructions).read_text()
@@ -392,7 +393,17 @@ def test_codex_and_gemini_transcripts(tmp_path):
         {"type": "gemini", "content": [{"text": "Now timing."}]}]}))
     assert read_new("gemini-json", str(gem), seen)[0].texts == ["Now timing."]
     gem.write_text('{"messages": [')  # caught mid-rewrite
-    assert read_new("gemini-json", str(gem), 3) [1] == 3
+    assert read_new("gemini-json", str(gem), 3)[1] == 3
+    # 0.61: JSON Lines, a message written again (same id) as its tool calls complete
+    lines = tmp_path / "session-1.jsonl"
+    msg = {"id": "m1", "type": "gemini", "content": "Running it.", "model": "g",
+           "tokens": {"input": 10, "output": 3, "cached": 4}}
+    lines.write_text("\n".join(json.dumps(x) for x in [
+        {"sessionId": "x", "kind": "main"}, {"$set": {"lastUpdated": "t"}}, msg,
+        {**msg, "toolCalls": [{"name": "run_shell_command"}]}]) + "\n")
+    chunk, _ = read_new("gemini-json", str(lines), 0)
+    assert chunk.texts == ["Running it.", "Running it."] and chunk.keys == ["m1:0", "m1:0"]
+    assert chunk.usage[0]["cache_read"] == 4
 
 
 # one door ---------------------------------------------------------------------------------
