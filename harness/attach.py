@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from socratic.harness import agentspec
-from socratic.harness.attached import ATTACH_KEY, AttachSettings, AttachState, env_secrets
+from socratic.harness.attached import ATTACH_KEY, AttachSettings, env_secrets
 from socratic.harness.config import Config
 from socratic.harness.hooks import MARKER
 from socratic.harness.prompt import DEFAULT_BANNED
@@ -89,7 +89,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
            model: str | None = None, wait_s: float = 3000.0) -> Attachment:
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
-    from socratic.harness.campaign import bank_suggester, goal_scenarios, gpu_info, versions
+    from socratic.harness.campaign import (bank_suggester, goal_scenarios, gpu_info,
+                                           has_comparison, versions)
     from socratic.harness.evaluation import list_sets
 
     spec = agentspec.load(agent)
@@ -99,9 +100,9 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     goal_set = config.scenarios or src.default_set
     ids = goal_scenarios(sets, src, goal_set)
     goal = src.goal(config.goal_min_speedup)
-    has_comparison = goal.against != "baseline" or bool(src.data.get("comparisons"))
+    comparison = has_comparison(src, config)
     gpu = gpu_info()
-    bank_suggester(has_comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
+    bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
     session, hashes = Session.create(src, config, session_dir)
     task = Task.load(session.task_dir)
     ws = session.workspace.resolve()
@@ -109,12 +110,11 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     settings = AttachSettings(agent=spec.name, start_epoch=time.time(), scenario_ids=ids,
                               launch_prompt=prompt,
                               timeouts_s=hook_timeouts(config, wait_s), wait_s=wait_s,
-                              cc=(gpu or {}).get("cc"), has_comparison=has_comparison)
+                              cc=(gpu or {}).get("cc"), has_comparison=comparison)
     saved = session.load_config()
     saved[ATTACH_KEY] = asdict(settings)
     write_json_atomic(session.config_file, saved)
     write_workspace(session, spec, task, goal, goal_set, ids, settings)
-    session.save_state(asdict(AttachState(auto_questions=config.auto_questions)))
     SessionLog(session.dir, settings.start_epoch).append(
         "campaign.start", task=task.name, goal=goal.to_dict(),
         model=f"{spec.name}" + (f" ({model})" if model else ""), agent=spec.name,

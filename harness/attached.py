@@ -1,12 +1,15 @@
 """A campaign whose agent is an outside coding agent (Claude Code, Codex CLI, Gemini CLI),
 driven by that agent's hooks: every hook call and every `./evaluate` is a short-lived
-process that opens the session, rebuilds what it needs from the event log and
-state.json, acts, and saves the state back, all under the session's writer lock
+process that opens the session, rebuilds the campaign's pieces from the event log and
+its state files, acts, and saves the state back, all under the session's writer lock
 (harness/sessionlog.py).
 
-The pieces are the campaign's: evaluations run, numbered and saved as `socratic run`
-does them (harness/evaluation.py), the same five detectors (harness/triggers.py) and
-bank suggestions, the same goal predicate and prompt texts (harness/prompt.py).
+The pieces are the campaign's own: the inbox and its controls (inbox.py, state.json), the
+evaluations service (evaluations.py), the triggers with the bank (triggers.Triggers), the
+stop-hook judgement and stall count (stophook.py), rebuilt as `--resume` rebuilds them
+(resume.py). What only a hook-driven campaign needs between two calls (transcript offsets,
+the stop counters, the detectors' state that replaying evaluations cannot give) is kept
+in attach.json.
 """
 
 from __future__ import annotations
@@ -24,14 +27,20 @@ from socratic.eventlog import read_jsonl
 
 from socratic.harness import prompt
 from socratic.harness.config import Config, cost_usd
-from socratic.harness.evaluation import Evaluation, History, compact_table, run_evaluator
-from socratic.harness.session import Session
+from socratic.harness.evaluation import Evaluation
+from socratic.harness.evaluations import Evaluations
+from socratic.harness.inbox import Inbox
+from socratic.harness.record import Recorder
+from socratic.harness.resume import resume_state
+from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.sessionlog import SessionLog
-from socratic.harness.task import Task, changed_files, restore, sha256_text
+from socratic.harness.stophook import StopAttempts
+from socratic.harness.task import Task
 from socratic.harness.tools import SECRET_NAME, Redactor, scrubbed_env
-from socratic.harness.triggers import Detectors, Fired
+from socratic.harness.triggers import Suggester, Triggers
 
-ATTACH_KEY = "attach"  # config.json section of an attached session
+ATTACH_KEY = "attach"          # config.json section of an attached session
+HOOK_STATE = "attach.json"     # what one hook call leaves for the next
 
 
 @dataclass
@@ -49,36 +58,34 @@ class AttachSettings:
 
 
 @dataclass
-class AttachState:
-    """What one hook call leaves for the next (state.json)."""
+class HookState:
+    """attach.json: what the campaign's pieces do not keep themselves between processes."""
 
-    inbox_offset: int = 0
-    questions: list[dict[str, Any]] = field(default_factory=list)   # not yet delivered
-    notes: list[str] = field(default_factory=list)                  # harness notes, likewise
-    paused: bool = False
-    auto_questions: bool = False
-    stop_requested: bool = False
-    eval_requested: bool = False
-    transcripts: dict[str, int] = field(default_factory=dict)       # path -> offset read
+    transcripts: dict[str, int] = field(default_factory=dict)  # path -> offset read
     echo: list[str] = field(default_factory=list)   # texts logged before the transcript had them
+    text_keys: list[str] = field(default_factory=list)   # transcript texts that may repeat
     usage_ids: list[str] = field(default_factory=list)
-    text_keys: list[str] = field(default_factory=list)  # transcript texts that may repeat
-    tool_calls: int = 0
-    calls_since_stop: int = 0
-    empty_stops: int = 0       # stop attempts in a row with no tool call between them
+    in_a_row: int = 0          # StopAttempts: stop attempts in a row with no tool call between
+    calls_since: int = 0       # StopAttempts: tool calls since the last attempt
     blocks: int = 0            # refused stops in a row with no tool call between them
-    asked_ids: list[str] = field(default_factory=list)
-    recent_text: str = ""
+    recent_text: str = ""      # the agent's latest words, for the bank's suggestions
     start_fired: bool = False
     declared_last_at: int | None = None
     explained_n: int = 0       # correctness_failure settled for evaluations up to this n
+    stop_requested: bool = False   # read from the inbox by a hook that could not act on it
+    eval_requested: bool = False
     ended: str | None = None   # the campaign.end reason, while ended
     last_refusal: str = ""     # an agent may hand a refused stop's reason back as a prompt
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "AttachState":
+    def load(cls, path: Path) -> "HookState":
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return cls(**{k: v for k, v in d.items() if k in names}) if isinstance(d, dict) \
+            else cls()
 
 
 def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
@@ -88,6 +95,23 @@ def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
     return [v for k, v in env.items()
             if (k.startswith("ANTHROPIC_") or SECRET_NAME.search(k)) and len(v) >= 8
             and not k.endswith("_URL") and not k.endswith("_MODEL")]
+
+
+def lazy_suggester(settings: AttachSettings) -> Suggester:
+    """The bank's suggester, loaded only when a trigger fires (most hook calls fire none)."""
+    from socratic.harness.campaign import bank_suggester
+
+    loaded: list[Suggester | None] = []
+
+    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
+        if not loaded:
+            try:
+                loaded.append(bank_suggester(settings.has_comparison, settings.cc))
+            except InputError:  # a user bank file broken since attach: no suggestions
+                loaded.append(None)
+        return loaded[0](kind, asked, recent_text) if loaded[0] else []
+
+    return fn
 
 
 class Attached:
@@ -109,57 +133,90 @@ class Attached:
         secrets = env_secrets() if secrets is None else secrets
         self.redact = Redactor(secrets)
         self.env = scrubbed_env(secrets)
-        self.state = AttachState()
-        self._history: History | None = None
-        self._eval_seq = 0
-        self._detectors: Detectors | None = None
-        self._suggester: Any = False  # False: not built yet
+        self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
+        self.state = HookState()
+        self.tool_calls = 0
 
     # ------------------------------------------------------------------ opening
     @classmethod
     @contextmanager
     def open(cls, session_dir: Path, secrets: list[str] | None = None) -> Iterator["Attached"]:
-        """The session, its state loaded, under the writer lock; the state is saved back
+        """The session's campaign rebuilt, under the writer lock; its state is saved back
         on the way out (also when the body raised: what it logged stays consistent)."""
         camp = cls(session_dir, secrets)
         with camp.log.locked():
-            camp.state = AttachState.from_dict(camp.session.load_state())
+            camp.load()
             try:
                 yield camp
             finally:
-                camp.save_state()
+                camp.save()
 
-    def save_state(self) -> None:
-        self.session.save_state(asdict(self.state))
+    def load(self) -> None:
+        st = self.state = HookState.load(self.session.dir / HOOK_STATE)
+        events = read_jsonl(self.session.events)[0] if self.session.events.exists() else []
+        try:
+            saved_state = json.loads(self.session.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            saved_state = None
+        rs = resume_state(events, saved_state)
+        self.tool_calls = rs.counters.tool_calls
+        auto = rs.saved.auto_questions
+        self.inbox = Inbox(self.session.inbox, self.session.state_file,
+                           auto_questions=self.config.auto_questions if auto is None else auto,
+                           saved=rs.saved, asked_ids=rs.asked_ids, asked_texts=rs.asked_texts)
+        self.inbox.stop_requested = st.stop_requested
+        self.inbox.eval_requested = st.eval_requested
+        self.triggers = Triggers(self.config.triggers, goal_set=self.goal_set,
+                                 inbox=self.inbox, emit=self.emit,
+                                 suggester=lazy_suggester(self.settings))
+        self.triggers.recent_text = st.recent_text
+        self.evals = Evaluations(
+            self.session, evaluator=self.config.evaluator, timeout_s=self.config.eval_timeout_s,
+            env=self.env, redact=self.redact, emit=self.emit, goal=self.goal,
+            goal_set=self.goal_set, task_hashes=self.task_hashes, task_source=self.task_source,
+            triggers=self.triggers)
+        self.evals.restore(rs.eval_ends, rs.eval_seq)  # replays the detectors, nothing fires
+        d = self.triggers.detectors
+        d.start.done = st.start_fired
+        d.declared.last_at = st.declared_last_at
+        if d.correctness.pending is not None and d.correctness.pending.n <= st.explained_n:
+            d.correctness.pending = None
+        self.stops = StopAttempts(st.in_a_row, st.calls_since)
 
-    # ------------------------------------------------------------------ logging
-    def emit(self, type_: str, **fields_: Any) -> dict[str, Any]:
-        if self.redact.secrets:
-            raw = json.dumps(fields_, ensure_ascii=False)
-            if any(s in raw for s in self.redact.secrets):
-                fields_ = json.loads(self.redact(raw))
-        return self.log.append(type_, **fields_)
+    def save(self) -> None:
+        st, d = self.state, self.triggers.detectors
+        st.in_a_row, st.calls_since = self.stops.in_a_row, self.stops.calls_since
+        st.recent_text = self.triggers.recent_text
+        st.start_fired = d.start.done
+        st.declared_last_at = d.declared.last_at
+        if d.correctness.pending is None:
+            st.explained_n = max([st.explained_n] + [e.n for e in self.evals.history.evals])
+        st.stop_requested = self.inbox.stop_requested
+        st.eval_requested = self.inbox.eval_requested
+        write_json_atomic(self.session.dir / HOOK_STATE, asdict(st), fsync=False)
+        self.inbox.save()
 
+    # ------------------------------------------------------------------ the campaign's life
     def resume(self, why: str) -> None:
         """A hook call after campaign.end (the engineer typed into the agent): go on."""
         if self.state.ended is None:
             return
         self.emit("campaign.resume", reason=why, ended=self.state.ended)
         self.state.ended = None
-        self.state.stop_requested = False
-        self.state.empty_stops = self.state.blocks = 0
+        self.inbox.stop_requested = False
+        self.stops.reset()
+        self.state.blocks = 0
 
     def end(self, reason: str, **extra: Any) -> None:
         if self.state.ended is not None:
             return
-        best = self.history.best()
-        self.emit("campaign.end", reason=reason, evaluations=len(self.history),
-                  tool_calls=self.state.tool_calls, best=best.to_record() if best else None,
-                  **extra)
-        self.log_sync()
+        best = self.evals.history.best()
+        self.emit("campaign.end", reason=reason, evaluations=len(self.evals.history),
+                  tool_calls=self.tool_calls, best=best.to_record() if best else None, **extra)
+        self._fsync_log()
         self.state.ended = reason
 
-    def log_sync(self) -> None:
+    def _fsync_log(self) -> None:
         try:
             fd = os.open(self.log.path, os.O_RDONLY)
         except OSError:
@@ -169,104 +226,30 @@ class Attached:
         finally:
             os.close(fd)
 
-    # ------------------------------------------------------------------ history, detectors
-    @property
-    def history(self) -> History:
-        if self._history is None:
-            self._history = History()
-            events, _ = read_jsonl(self.session.events) if self.session.events.exists() \
-                else ([], 0)
-            for e in events:
-                if e.get("type") == "eval.start" and isinstance(e.get("n"), int):
-                    self._eval_seq = max(self._eval_seq, e["n"])
-                elif e.get("type") == "eval.end":
-                    self._history.add(self._load_eval(e))
-        return self._history
-
-    def _load_eval(self, e: dict[str, Any]) -> Evaluation:
-        result = None
-        if e.get("result"):
-            try:
-                result = json.loads((self.session.dir / e["result"]).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                result = None
-        if not isinstance(result, dict) or result.get("schema") is None:
-            result = None
-        summ = e.get("summary") if isinstance(e.get("summary"), dict) else {}
-        return Evaluation(int(e.get("n") or 0), str(e.get("candidate_sha", "")), e.get("set"),
-                          result, int(summ.get("exit_code", 0) or 0), e.get("result") or "",
-                          summ.get("error"))
-
-    @property
-    def detectors(self) -> Detectors:
-        """The five detectors as the campaign's would be now: rebuilt by replaying the
-        evaluations (as --resume does), with what replay cannot know from state.json."""
-        if self._detectors is None:
-            d = Detectors(self.config.triggers)
-            for ev in self.history.evals:
-                d.on_eval(ev, ev.set == self.goal_set, replay=True)
-            d.start.done = self.state.start_fired
-            d.declared.last_at = self.state.declared_last_at
-            pending = d.correctness.pending
-            if pending is not None and pending.n <= self.state.explained_n:
-                d.correctness.pending = None
-            self._detectors = d
-        return self._detectors
-
-    def _settle_detectors(self) -> None:
-        d = self.detectors
-        self.state.start_fired = d.start.done
-        self.state.declared_last_at = d.declared.last_at
-        if d.correctness.pending is None:
-            self.state.explained_n = max([self.state.explained_n]
-                                         + [e.n for e in self.history.evals])
-
-    def suggester(self) -> Callable[[str, list[str], str], list[tuple[str, str]]] | None:
-        if self._suggester is False:
-            from socratic.harness.campaign import bank_suggester
-
-            try:
-                self._suggester = bank_suggester(self.settings.has_comparison, self.settings.cc)
-            except InputError:
-                self._suggester = None  # a user bank file broken since attach: no suggestions
-        return self._suggester
-
-    def fire(self, fired: Fired) -> None:
-        """As the campaign: log the trigger with the bank's suggestions; with
-        auto-questions on, queue the top one not asked yet."""
-        st = self.state
-        suggestions: list[tuple[str, str]] = []
-        fn = self.suggester()
-        queued = [q["bank_id"] for q in st.questions if q.get("bank_id")]
-        if fn is not None:
-            try:
-                suggestions = fn(fired.kind, st.asked_ids + queued, st.recent_text[-2000:])
-            except Exception:  # noqa: BLE001 - a bank bug never stops the campaign
-                suggestions = []
-        self.emit("trigger", kind=fired.kind, reason=fired.reason,
-                  suggestions=[s[0] for s in suggestions])
-        asked = set(st.asked_ids) | set(queued)
-        fresh = [s for s in suggestions if s[0] not in asked]
-        if st.auto_questions and fresh:
-            bid, text = fresh[0]
-            st.questions.append({"text": text, "bank_id": bid, "trigger": fired.kind,
-                                 "source": "auto"})
-        self._settle_detectors()
+    def limit_reached(self) -> str | None:
+        c = self.config
+        if c.max_tool_calls is not None and self.tool_calls >= c.max_tool_calls:
+            return "max_tool_calls"
+        if c.max_minutes is not None and \
+                (time.time() - self.settings.start_epoch) / 60 >= c.max_minutes:
+            return "max_minutes"
+        return None
 
     def fire_start(self) -> None:
-        f = self.detectors.start.fire(self.task.name, self.goal.describe())
-        if f:
-            self.fire(f)
+        self.triggers.start(self.task.name, self.goal.describe())
+
+    def tool_done(self) -> None:
+        """A tool call was logged: it counts, and breaks a run of stop attempts."""
+        self.tool_calls += 1
+        self.stops.tool_call()
+        self.state.blocks = 0  # the agents count refusals afresh after a tool call
 
     # ------------------------------------------------------------------ the agent's words
     def agent_text(self, text: str) -> None:
         if not text.strip():
             return
         self.emit("agent.text", text=text)
-        self.state.recent_text = (self.state.recent_text + "\n" + text)[-4000:]
-        for f in self.detectors.on_text(text, len(self.history)):
-            self.fire(f)
-        self._settle_detectors()
+        self.triggers.on_text(text, len(self.evals.history))
 
     def read_transcript(self, fmt: str, path: str | None) -> None:
         """Log what the agent wrote since the last call (text, and token usage)."""
@@ -296,44 +279,19 @@ class Attached:
                 model, u["input_tokens"], u["output_tokens"], u["cache_read"],
                 u["cache_write"]), 6))
 
-    def last_message(self, text: str | None) -> None:
+    def last_message(self, text: Any) -> None:
         """The agent's final words as the Stop payload has them: a transcript written
         asynchronously may not hold them yet; logged now, skipped when it does."""
         if not isinstance(text, str) or not text.strip():
             return
-        recent = self.state.recent_text
-        if recent.rstrip().endswith(text.strip()):
+        if self.triggers.recent_text.rstrip().endswith(text.strip()):
             return
         self.agent_text(text)
         self.state.echo = (self.state.echo + [text])[-5:]
 
     # ------------------------------------------------------------------ inbox and questions
     def poll_inbox(self) -> None:
-        """Questions and controls from the TUI and `socratic inject`."""
-        st = self.state
-        if not self.session.inbox.exists():
-            return
-        cmds, offset = read_jsonl(self.session.inbox, st.inbox_offset)
-        st.inbox_offset = offset
-        for c in cmds:
-            if c.get("type") == "question" and str(c.get("text", "")).strip():
-                st.questions.append({"text": str(c["text"]), "bank_id": c.get("bank_id"),
-                                     "trigger": c.get("trigger"), "source": "human"})
-            elif c.get("type") == "control":
-                action = c.get("action")
-                if action not in ("pause", "resume", "stop", "evaluate", "auto_on", "auto_off"):
-                    continue
-                self.emit("control", action=action)
-                if action in ("auto_on", "auto_off"):
-                    st.auto_questions = action == "auto_on"
-                elif action == "pause":
-                    st.paused = True
-                elif action == "resume":
-                    st.paused = False
-                elif action == "stop":
-                    st.stop_requested = True
-                elif action == "evaluate":
-                    st.eval_requested = True
+        self.inbox.poll(on_control=lambda action: self.emit("control", action=action))
 
     def wait(self, until: Callable[[], bool], deadline: float) -> bool:
         """Poll the inbox until `until()` holds or the deadline passes; returns until().
@@ -345,124 +303,37 @@ class Attached:
         return until()
 
     def wait_while_paused(self, deadline: float) -> None:
-        st = self.state
-        if st.paused and not st.stop_requested:
-            self.wait(lambda: not st.paused or st.stop_requested, deadline)
+        ib = self.inbox
+        if ib.paused and not ib.stop_requested:
+            self.wait(lambda: not ib.paused or ib.stop_requested, deadline)
 
     def run_requested_evaluation(self) -> None:
-        if self.state.eval_requested and not self.state.stop_requested:
-            self.state.eval_requested = False
-            ev = self.evaluate(self.goal_set, source="control")
-            self.state.notes.append("The engineer ran an evaluation of the current "
-                                    "candidate:\n" + compact_table(ev, self.goal))
+        ib = self.inbox
+        if ib.eval_requested and not ib.stop_requested:
+            ib.eval_requested = False
+            ev = self.evals.run(self.goal_set, source="control")
+            ib.note("The engineer ran an evaluation of the current candidate:\n"
+                    + self.evals.table(ev))
 
     def deliver(self) -> list[str]:
         """Harness notes and questions due, as texts for the agent; the questions are
-        logged as delivered."""
-        st = self.state
-        out = list(st.notes)
-        st.notes = []
-        for q in st.questions:
+        logged as delivered (as the campaign's safe point does)."""
+        ib = self.inbox
+        out = list(ib.notes)
+        for q in ib.questions:
+            source = q.get("source", "human")
             self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
-                      trigger=q.get("trigger"), source=q.get("source", "human"))
-            if q.get("bank_id"):
-                st.asked_ids.append(str(q["bank_id"]))
-            out.append(prompt.question_message(q["text"], q.get("source", "human"),
-                                               q.get("trigger")))
-        st.questions = []
+                      trigger=q.get("trigger"), source=source)
+            out.append(prompt.question_message(q["text"], source, q.get("trigger")))
+        if out:
+            ib.delivered()
         return out
 
     def human_question(self, text: str) -> None:
         """Words the engineer typed into the agent directly: a human question."""
         self.emit("question", text=text, bank_id=None, trigger=None, source="human")
+        self.inbox.asked_texts.append(text)
 
     # ------------------------------------------------------------------ evaluation
-    def check_task_files(self) -> list[str]:
-        notes = []
-        ws_changed = changed_files(self.session.workspace_task, self.task_hashes)
-        if ws_changed:
-            notes.append("note: task/" + ", task/".join(ws_changed) + " in the workspace differ "
-                         "from the task; edits to task files change nothing (evaluations use a "
-                         "frozen copy).")
-        frozen_changed = changed_files(self.session.task_dir, self.task_hashes)
-        if frozen_changed:
-            failed = restore(self.task_source, self.session.task_dir, self.task_hashes,
-                             frozen_changed) if self.task_source else frozen_changed
-            notes.append("note: the frozen task copy was modified (" + ", ".join(frozen_changed)
-                         + "); " + ("restored" if not failed else "could not be restored: "
-                                    + ", ".join(failed)) + ". Edits to task files change nothing.")
-        return notes
-
-    def current_sha(self) -> str:
-        cand = self.session.candidate
-        return sha256_text(cand.read_bytes()) if cand.exists() else ""
-
     def evaluate(self, set_name: str | None, source: str = "agent") -> Evaluation:
-        """One evaluation of the workspace candidate, numbered, saved and logged as the
-        campaign does it; the detectors see it."""
-        history = self.history
-        notes = self.check_task_files()
-        if notes:
-            self.emit("task.modified", notes=notes)
-        cand = self.session.candidate
-        data = cand.read_bytes() if cand.exists() else b""
-        sha = sha256_text(data)
-        n = max(len(history), self._eval_seq) + 1
-        self._eval_seq = n
-        if data:
-            dest = self.session.candidates / f"{sha[:16]}.cu"
-            if not dest.exists():
-                dest.write_bytes(data)
-        self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
-        t0 = time.monotonic()
-
-        def on_row(row: dict[str, Any]) -> None:
-            self.emit("eval.scenario", n=n, index=row.get("index"), total=row.get("total"),
-                      scenario=row.get("id"), correct=row.get("correct"), err=row.get("err"),
-                      err_baseline=row.get("err_baseline"), baseline_ms=row.get("baseline_ms"),
-                      candidate_ms=row.get("candidate_ms"), speedup=row.get("speedup"),
-                      tflops=row.get("tflops"), bound_fraction=row.get("bound_fraction"))
-
-        if not data:
-            result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
-        else:
-            result, code, stderr, error = run_evaluator(
-                self.config.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
-                env=self.env, timeout_s=self.config.eval_timeout_s, on_scenario=on_row)
-        stderr = self.redact(stderr)
-        if result is not None and self.redact.secrets:
-            raw = json.dumps(result)
-            if any(s in raw for s in self.redact.secrets):
-                result = json.loads(self.redact(raw))
-        rel = f"evals/{n:04d}.json"
-        doc = result if result is not None else {"error": error, "exit_code": code,
-                                                 "stderr": stderr[-20000:]}
-        (self.session.dir / rel).write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        ev = Evaluation(n, sha, set_name, result, code, rel, error, time.monotonic() - t0,
-                        stderr[-4000:])
-        detectors = self.detectors  # built from the history before this evaluation
-        history.add(ev)
-        self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
-                  summary=ev.summary(), result=rel, seconds=round(ev.seconds, 3))
-        ev.notes = notes
-        for f in detectors.on_eval(ev, set_name == self.goal_set):
-            self.fire(f)
-        self._settle_detectors()
-        return ev
-
-    def goal_evaluation(self) -> tuple[Evaluation, bool]:
-        """The current candidate's evaluation on the goal set: reused by source hash, or
-        run now. Returns it and whether it was reused."""
-        ev = self.history.find(self.current_sha(), self.goal_set)
-        if ev is not None:
-            return ev, True
-        return self.evaluate(self.goal_set, source="stophook"), False
-
-    def limit_reached(self) -> str | None:
-        c = self.config
-        if c.max_tool_calls is not None and self.state.tool_calls >= c.max_tool_calls:
-            return "max_tool_calls"
-        if c.max_minutes is not None and \
-                (time.time() - self.settings.start_epoch) / 60 >= c.max_minutes:
-            return "max_minutes"
-        return None
+        return self.evals.run(set_name or self.goal_set, source=source)

@@ -30,9 +30,9 @@ from typing import Any
 
 from socratic.errors import InputError
 
-from socratic.harness import agentspec, prompt
+from socratic.harness import agentspec
 from socratic.harness.attached import Attached
-from socratic.harness.evaluation import compact_table, describe_failing, judge
+from socratic.harness.stophook import judge_stop
 
 MARKER = ".socratic-session"   # in the workspace: the session this workspace belongs to
 MARGIN_S = 30.0                # a hook answers this long before the agent would kill it
@@ -112,7 +112,7 @@ def tool_output(response: Any) -> tuple[bool, str]:
 
 def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any]) -> None:
     name = str(spec.value(payload, "tool_name") or "tool")
-    tid = spec.value(payload, "tool_id") or f"{name}-{camp.state.tool_calls + 1}"
+    tid = spec.value(payload, "tool_id") or f"{name}-{camp.tool_calls + 1}"
     error = spec.value(payload, "tool_error")
     if isinstance(error, str) and error:
         ok, out = False, error
@@ -132,10 +132,7 @@ def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any])
     else:
         fields["output"] = out
     camp.emit("tool.result", **fields)
-    st = camp.state
-    st.tool_calls += 1
-    st.calls_since_stop += 1
-    st.blocks = 0  # a tool call between two refusals: the agent counts afresh
+    camp.tool_done()
 
 
 # ---------------------------------------------------------------------- the events
@@ -165,7 +162,7 @@ def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, An
             if st.ended == "stopped" else {}
     log_tool(camp, spec, payload)
     camp.wait_while_paused(deadline)
-    if st.stop_requested:
+    if camp.inbox.stop_requested:
         camp.end("stopped")
         return halt("stopped by the engineer (socratic)")
     reason = camp.limit_reached()
@@ -177,46 +174,39 @@ def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, An
 
 
 def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
-    st = camp.state
+    st, inbox = camp.state, camp.inbox
     if st.ended is not None:
         return {}
     camp.last_message(spec.value(payload, "last_message"))
     camp.wait_while_paused(deadline)
-    if st.stop_requested:
+    if inbox.stop_requested:
         camp.end("stopped")
         return let_stop(camp)
-    st.empty_stops = st.empty_stops + 1 if st.calls_since_stop == 0 and st.empty_stops else 1
-    st.calls_since_stop = 0
-    ev, reused = camp.goal_evaluation()
-    met, failing = judge(ev, camp.goal)
-    camp.emit("stophook", met=met, failing=failing, n=ev.n, reused=reused,
-              goal=camp.goal.to_dict())
-    if met:
-        camp.end("goal_met", n=ev.n)
+    in_a_row = camp.stops.attempt()
+    verdict = judge_stop(camp.evals)
+    if verdict.met:
+        camp.end("goal_met", n=verdict.ev.n)
         return let_stop(camp)
-    f = camp.detectors.declared.on_stop(met, len(failing), len(camp.history))
-    if f:
-        camp.fire(f)
-    reason = prompt.stophook_message(describe_failing(failing, camp.goal), len(failing), ev.n)
-    if not reused:
-        reason += "\n\n" + compact_table(ev, camp.goal)
-    if st.empty_stops >= camp.config.max_empty_stops:
+    camp.triggers.on_stop(verdict.met, len(verdict.failing), len(camp.evals.history))
+    reason = verdict.message
+    if not verdict.reused:  # the agent has not seen this evaluation's table yet
+        reason += "\n\n" + camp.evals.table(verdict.ev)
+    if in_a_row >= camp.config.max_empty_stops:
         # stalled: as an attached `socratic run`, wait for the engineer's question
         camp.emit("control", action="wait",
                   reason="repeated stop attempts; waiting for a question")
-        got = camp.wait(lambda: st.stop_requested or any(
-            q.get("source") == "human" for q in st.questions), deadline)
-        if st.stop_requested:
+        got = camp.wait(lambda: inbox.stop_requested or inbox.has_human_question(), deadline)
+        if inbox.stop_requested:
             camp.end("stopped")
             return let_stop(camp)
         if not got:
-            camp.end("stalled", stop_attempts=st.empty_stops)
+            camp.end("stalled", stop_attempts=in_a_row)
             return let_stop(camp)
-        st.empty_stops = 0
+        camp.stops.reset()
     cap = spec.block_cap
     if cap is not None and st.blocks + 1 >= cap:
         # the agent would stop by itself on this refusal: say so in the log, not silently
-        camp.end("stalled", stop_attempts=st.empty_stops, refusals=st.blocks + 1)
+        camp.end("stalled", stop_attempts=in_a_row, refusals=st.blocks + 1)
         return let_stop(camp)
     st.blocks += 1
     texts = camp.deliver()
@@ -253,6 +243,6 @@ def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     numbered like the campaign's; returns (exit code, the table the agent reads)."""
     with Attached.open(session_dir) as camp:
         camp.resume("the agent ran an evaluation")
-        ev = camp.evaluate(set_name or camp.goal_set, source="agent")
-        text = "\n".join([*ev.notes, compact_table(ev, camp.goal)])
+        ev = camp.evaluate(set_name, source="agent")
+        text = camp.evals.table(ev)
         return (0 if ev.all_correct else 1), text

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness.fakeapi import FakeAnthropic
-from socratic.harness.testing import FAKE_EVALUATOR
+from socratic.harness.doubles.fakeapi import FakeAnthropic
+from socratic.harness.doubles.testing import FAKE_EVALUATOR
 
 CLAUDE = shutil.which(os.environ.get("SOCRATIC_CLAUDE") or "claude")
 pytestmark = pytest.mark.skipif(
@@ -105,5 +105,6 @@ def test_claude_code_attached_campaign(tmp_path):
 
     state = fold(events)
     assert state.status == "ended" and state.end_reason == "goal_met"
-    assert state.tool_calls == 2 and len(state.evals) == 2 and state.last_stophook is True
+    assert state.tool_calls == 2 and len(state.evals) == 2
+    assert [b.ok for b in state.blocks if b.kind == "stophook"] == [False, True]
     assert [b.kind for b in state.blocks].count("question") == 1
