@@ -227,7 +227,9 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
     if event not in HANDLERS:
         raise InputError(f"hook {event}: not a hook event (one of {', '.join(HANDLERS)})")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    session_dir = session_dir or find_session(cwd, os.getcwd())
+    # the agent's cwd follows its `cd`s; the project dir it names, and ours, do not
+    session_dir = session_dir or find_session(cwd, os.environ.get("CLAUDE_PROJECT_DIR"),
+                                              os.environ.get("GEMINI_PROJECT_DIR"), os.getcwd())
     with Attached.open(session_dir) as camp:
         spec = agentspec.load(camp.settings.agent)
         deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S

@@ -452,6 +452,11 @@ def test_hook_errors_are_one_line_and_never_exit_2(tmp_path):
         "claude", a.session.workspace / "task", "ls", "")), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Why?" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    # the agent went elsewhere (`cd /tmp`): found from the project dir it names
+    inject(a.session.dir, {"type": "question", "text": "Where?"})
+    r = socratic("hook", "post-tool", stdin=json.dumps(tool_payload("claude", tmp_path, "x", "")),
+                 cwd=tmp_path, env=dict(os.environ, CLAUDE_PROJECT_DIR=str(a.session.workspace)))
+    assert r.returncode == 0 and "Where?" in r.stdout, r.stderr
 
 
 def test_attach_cli_bad_input_before_the_session_exists(tmp_path):
