@@ -115,7 +115,10 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     saved[ATTACH_KEY] = asdict(settings)
     write_json_atomic(session.config_file, saved)
     write_workspace(session, spec, task, goal, goal_set, ids, settings)
-    SessionLog(session.dir, settings.start_epoch).append(
+    # Session.create claimed the session; from here on it is written as the hooks write it,
+    # one claim per process (so that --launch's agent can take turns with this one)
+    session.release()
+    SessionLog(session.dir, settings.start_epoch, role="attach").append(
         "campaign.start", task=task.name, goal=goal.to_dict(),
         model=f"{spec.name}" + (f" ({model})" if model else ""), agent=spec.name,
         scenarios={"set": goal_set, "ids": ids}, gpu=gpu, host=socket.gethostname(),

@@ -1,8 +1,8 @@
 """A campaign whose agent is an outside coding agent (Claude Code, Codex CLI, Gemini CLI),
 driven by that agent's hooks: every hook call and every `./evaluate` is a short-lived
-process that opens the session, rebuilds the campaign's pieces from the event log and
-its state files, acts, and saves the state back, all under the session's writer lock
-(harness/sessionlog.py).
+process that holds the session (socratic.ownership, as a campaign does; harness/sessionlog.py),
+rebuilds the campaign's pieces from the event log and its state files, acts, and saves the
+state back before it lets go.
 
 The pieces are the campaign's own: the inbox and its controls (inbox.py, state.json), the
 evaluations service (evaluations.py), the triggers with the bank (triggers.Triggers), the
@@ -213,18 +213,8 @@ class Attached:
         best = self.evals.history.best()
         self.emit("campaign.end", reason=reason, evaluations=len(self.evals.history),
                   tool_calls=self.tool_calls, best=best.to_record() if best else None, **extra)
-        self._fsync_log()
+        self.log.sync()
         self.state.ended = reason
-
-    def _fsync_log(self) -> None:
-        try:
-            fd = os.open(self.log.path, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     def limit_reached(self) -> str | None:
         c = self.config

@@ -146,17 +146,23 @@ def handle_run(args) -> int:
     return _run_attached(args, session_dir)
 
 
-def _refuse_attached(session_dir: Path) -> None:
-    """A session made by `socratic attach` is driven by its agent's hooks, not this loop."""
+def _attached_agent(session_dir: Path) -> str | None:
+    """The agent of a session made by `socratic attach`, else None."""
     import json
 
     try:
         data = json.loads((session_dir / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return  # Campaign.resume reports a bad config.json
+        return None  # Campaign.resume reports a bad config.json
     attach = data.get("attach") if isinstance(data, dict) else None
-    if isinstance(attach, dict):
-        raise InputError(f"{session_dir}: an attached campaign ({attach.get('agent')}): start "
+    return str(attach.get("agent")) if isinstance(attach, dict) else None
+
+
+def _refuse_attached(session_dir: Path) -> None:
+    """A session made by `socratic attach` is driven by its agent's hooks, not this loop."""
+    agent = _attached_agent(session_dir)
+    if agent is not None:
+        raise InputError(f"{session_dir}: an attached campaign ({agent}): start "
                          f"the agent again in {session_dir / 'workspace'} to go on")
 
 
@@ -287,6 +293,10 @@ def handle_inject(args) -> int:
     ended = _end_reason(session / EVENTS_FILE)
     state = f"has ended ({ended})" if ended else "is not running (its process is gone)"
     resume = f"`socratic run --resume {session}` restarts it"
+    agent = _attached_agent(session)
+    if agent is not None:  # an outside agent's hooks read the inbox; nothing holds it between
+        running = ended is None
+        resume = f"prompting {agent} again in {session / 'workspace'} resumes it"
     if args.action:
         if not running:  # queued, it would act on the next --resume instead
             raise InputError(f"{session}: the campaign {state}: nothing to "

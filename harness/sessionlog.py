@@ -1,86 +1,72 @@
-"""The one door through which short-lived processes (agent hooks, the workspace's
-`./evaluate`) write a session: an exclusive lock on the session, held while a process
-reads and changes the session's state, and events appended through
-socratic.eventlog.EventLog with `seq` continued from the log's last line.
+"""How short-lived processes (agent hooks, the workspace's `./evaluate`) write a session:
+through the same door as a campaign. Each holds the session (socratic.ownership: flock on
+session.lock; a hook waits for another hook's turn) while it reads and changes the
+session's state, and appends through socratic.eventlog.EventLog, which continues `seq` and
+`t` after whoever wrote last.
 
-Several hook processes may run at once (parallel tool calls) and the TUI and `socratic
-inject` append to the inbox beside them; under the lock `seq` stays strictly increasing
-whatever the interleaving, and a process that dies releases the lock with it (flock).
-The campaign clock `t` is wall time since `campaign.start`, so the gaps between hook
-calls count.
+The campaign clock `t` of an attached campaign is wall time since `campaign.start`, so the
+gaps between hook calls count (EventLog never lets it go back).
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from socratic.eventlog import EVENTS_FILE, EventLog
+from socratic.eventlog import EventLog
+from socratic.ownership import SessionOwner
 
-LOCK_FILE = ".session.lock"
-_TAIL_BYTES = 65536
-
-
-def last_seq_t(path: Path) -> tuple[int, float]:
-    """(seq, t) of the log's last complete event; (0, 0.0) for an empty or missing log."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - _TAIL_BYTES))
-            lines = fh.read().split(b"\n")
-    except OSError:
-        return 0, 0.0
-    for raw in reversed(lines):
-        try:
-            e = json.loads(raw)
-        except ValueError:
-            continue  # empty, torn or cut at the window's start
-        if isinstance(e, dict) and isinstance(e.get("seq"), int):
-            t = e.get("t")
-            return e["seq"], float(t) if isinstance(t, (int, float)) else 0.0
-    return 0, 0.0
+# a hook waits this long for another writer of the session (a hook evaluating, say)
+CLAIM_WAIT_S = 3600.0
 
 
 @dataclass
 class SessionLog:
-    """Appends to `dir/events.jsonl` under the session lock. `start_epoch` is the wall time
-    of campaign.start (None before it: t counts from the first event)."""
+    """Appends to `dir/events.jsonl` while holding the session. `start_epoch`: wall time of
+    campaign.start (None: the clock goes on from the log's last `t`)."""
 
     dir: Path
     start_epoch: float | None = None
+    role: str = "hook"
     _depth: int = field(default=0, repr=False)
-    _fd: int | None = field(default=None, repr=False)
+    _owner: SessionOwner | None = field(default=None, repr=False)
+    _log: EventLog | None = field(default=None, repr=False)
 
     @property
     def path(self) -> Path:
-        return Path(self.dir) / EVENTS_FILE
+        return self.log.path
+
+    @property
+    def log(self) -> EventLog:
+        if self._log is None:
+            self._log = EventLog.open(self.dir)
+            if self.start_epoch is not None:
+                wall = time.time() - self.start_epoch
+                if wall > time.monotonic() - self._log.t0:
+                    self._log.t0 = time.monotonic() - wall
+        return self._log
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the session's writer lock (re-entrant within this process)."""
+    def locked(self, wait_s: float = CLAIM_WAIT_S) -> Iterator[None]:
+        """Hold the session (re-entrant within this process); SessionBusy (one line) when
+        another writer keeps it past `wait_s`."""
         if self._depth == 0:
-            self._fd = os.open(Path(self.dir) / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            self._owner = SessionOwner.claim(Path(self.dir), role=self.role, wait_s=wait_s)
         self._depth += 1
         try:
             yield
         finally:
             self._depth -= 1
-            if self._depth == 0 and self._fd is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-                os.close(self._fd)
-                self._fd = None
+            if self._depth == 0 and self._owner is not None:
+                self._owner.release()
+                self._owner = None
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         with self.locked():
-            seq, last_t = last_seq_t(self.path)
-            now_t = time.time() - self.start_epoch if self.start_epoch else last_t
-            log = EventLog(self.path, seq=seq, t0=time.monotonic() - max(now_t, last_t))
-            return log.append(type_, **fields)
+            return self.log.append(type_, **fields)
+
+    def sync(self) -> None:
+        self.log.sync()

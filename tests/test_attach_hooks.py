@@ -484,3 +484,19 @@ def test_run_resume_refuses_an_attached_session(tmp_path):
                  env=dict(os.environ, ANTHROPIC_API_KEY=FAKE_KEY))
     assert r.returncode == 2 and "an attached campaign (claude)" in r.stderr
     assert r.stderr.count("\n") == 1
+
+
+def test_inject_controls_an_attached_campaign_between_hook_calls(tmp_path):
+    """Nothing holds an attached session between two hook calls: its agent is alive while
+    the campaign has not ended, and a control waits in the inbox for the next hook."""
+    a = make(tmp_path, "claude")
+    sess, ws = a.session.dir, a.session.workspace
+    r = socratic("inject", str(sess), "--pause")
+    assert r.returncode == 0 and "sent pause" in r.stderr
+    r = socratic("inject", str(sess), "--stop")
+    assert r.returncode == 0
+    assert run_hook("post-tool", tool_payload("claude", ws, "ls", ""), session_dir=sess)[
+        "continue"] is False
+    r = socratic("inject", str(sess), "--evaluate")
+    assert r.returncode == 2 and "has ended (stopped)" in r.stderr
+    assert "prompting claude again in" in r.stderr
