@@ -136,6 +136,7 @@ class Attached:
         self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
         self.state = HookState()
         self.tool_calls = 0
+        self.turns = 0
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -160,6 +161,7 @@ class Attached:
             saved_state = None
         rs = resume_state(events, saved_state)
         self.tool_calls = rs.counters.tool_calls
+        self.turns = rs.counters.turns  # the agent's model calls seen (usage events)
         auto = rs.saved.auto_questions
         self.inbox = Inbox(self.session.inbox, self.session.state_file,
                            auto_questions=self.config.auto_questions if auto is None else auto,
@@ -201,7 +203,10 @@ class Attached:
         """A hook call after campaign.end (the engineer typed into the agent): go on."""
         if self.state.ended is None:
             return
-        self.emit("campaign.resume", reason=why, ended=self.state.ended)
+        # the fields of a `run` resume (no conversation of ours: ctx and messages 0), and why
+        self.emit("campaign.resume", evaluations=len(self.evals.history),
+                  tool_calls=self.tool_calls, turns=self.turns, ctx=0, messages=0,
+                  reason=why, ended=self.state.ended)
         self.state.ended = None
         self.inbox.stop_requested = False
         self.stops.reset()
