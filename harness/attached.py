@@ -62,6 +62,7 @@ class HookState:
     """attach.json: what the campaign's pieces do not keep themselves between processes."""
 
     transcripts: dict[str, int] = field(default_factory=dict)  # path -> offset read
+    transcript: str = ""       # the path the last hook call named (./evaluate reads it too)
     echo: list[str] = field(default_factory=list)   # texts logged before the transcript had them
     text_keys: list[str] = field(default_factory=list)   # transcript texts that may repeat
     usage_ids: list[str] = field(default_factory=list)
@@ -255,6 +256,7 @@ class Attached:
         st = self.state
         chunk, offset = read_new(fmt, path, st.transcripts.get(path, 0))
         st.transcripts[path] = offset
+        st.transcript = path
         for text, key in zip(chunk.texts, chunk.keys):
             if key is not None:
                 if key in st.text_keys:

@@ -245,6 +245,9 @@ def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     numbered like the campaign's; returns (exit code, the table the agent reads)."""
     with Attached.open(session_dir) as camp:
         camp.resume("the agent ran an evaluation")
+        # what the agent said before it ran this comes first in the log
+        camp.read_transcript(agentspec.load(camp.settings.agent).transcript,
+                             camp.state.transcript or None)
         ev = camp.evaluate(set_name, source="agent")
         text = camp.evals.table(ev)
         return (0 if ev.all_correct else 1), text

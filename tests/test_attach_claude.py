@@ -90,6 +90,9 @@ def test_claude_code_attached_campaign(tmp_path):
     # the agent's words and tools, evaluations, the end
     texts = [e["text"] for e in events if e["type"] == "agent.text"]
     assert "Baseline first." in texts and any("Done." in t for t in texts)
+    # the agent's words before its ./evaluate come before that evaluation in the log
+    order = [e["type"] if e["type"] != "agent.text" else e["text"] for e in events]
+    assert order.index("Baseline first.") < order.index("eval.start")
     calls = [e for e in events if e["type"] == "tool.call"]
     assert [c["input"]["command"] for c in calls] == [
         "./evaluate", "echo '// speedup: 1.35' >> candidate.cu"]
