@@ -434,6 +434,7 @@ class CampaignStart(Event):
     task_hashes: dict[str, str] | None = None
     auto_questions: bool | None = None
     limits: dict[str, float | None] | None = None
+    agent: str | None = None                # socratic attach: claude|codex|gemini
 
 
 @dataclass(kw_only=True)
@@ -598,6 +599,7 @@ class CampaignEnd(Event):
     n: int | None = None                    # goal_met: the evaluation that met it
     error: str | None = None                # api_error: what the API said
     stop_attempts: int | None = None        # stalled
+    refusals: int | None = None             # attached: stalled before the agent's refusal cap
 
 
 @dataclass(kw_only=True)
@@ -609,6 +611,8 @@ class CampaignResume(Event):
     ctx: int
     messages: int
     skipped: int | None = None              # events of the log that did not parse
+    reason: str | None = None               # attached: what resumed it (a prompt, ./evaluate)
+    ended: str | None = None                # attached: the end reason it resumed from
 
 
 @dataclass(kw_only=True)

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from socratic.contracts import read_events
 from socratic.errors import InputError
-from socratic.eventlog import read_jsonl
 
 from socratic.harness import prompt
 from socratic.harness.config import Config, cost_usd
@@ -155,7 +155,8 @@ class Attached:
 
     def load(self) -> None:
         st = self.state = HookState.load(self.session.dir / HOOK_STATE)
-        events = read_jsonl(self.session.events)[0] if self.session.events.exists() else []
+        events = read_events(self.session.events)[0].events if self.session.events.exists() \
+            else []
         try:
             saved_state = json.loads(self.session.state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -319,6 +319,12 @@ def test_a_prompt_after_the_end_resumes_the_campaign(tmp_path):
         "systemMessage"]
     run_hook("prompt", {"cwd": str(ws), "hook_event_name": "UserPromptSubmit",
                         "prompt": "Now make it 2x."}, session_dir=sess)
+    from socratic.contracts import CampaignResume, read_events
+
+    parsed = read_events(sess / "events.jsonl")[0]  # every event as its contract declares it
+    assert parsed.skipped == 0 and parsed.events[0].agent == "claude"
+    resumed, = [e for e in parsed.events if isinstance(e, CampaignResume)]
+    assert (resumed.reason, resumed.ended) == ("the engineer typed into the agent", "goal_met")
     types = [e["type"] for e in events(sess)]
     end = types.index("campaign.end")
     assert types[end + 1] == "campaign.resume" and types[-1] == "question"
