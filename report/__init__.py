@@ -1,0 +1,14 @@
+"""`socratic report`: what a campaign did and what the questions changed, re-derived from
+its session folder (events.jsonl, evals/, candidates/).
+
+Public API (other parts use only this): build_report, session_report, summary_lines,
+bank_usage.
+"""
+
+from socratic.report.bankuse import bank_usage
+from socratic.report.figures import SessionReport
+from socratic.report.model import Report, build_report, session_report
+from socratic.report.text import summary_lines
+
+__all__ = ["Report", "SessionReport", "bank_usage", "build_report", "session_report",
+           "summary_lines"]

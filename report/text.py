@@ -1,0 +1,201 @@
+"""The report as words: a short summary (terminal, TUI) and a full Markdown document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from socratic.report.compare import MEDIANS
+from socratic.report.figures import QuestionGain, SessionReport
+from socratic.report.model import Report
+
+
+def x(v: float | None) -> str:
+    return f"{v:.3f}x" if v is not None else "-"
+
+
+def pct(v: float | None, signed: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v:+.1%}" if signed else f"{v:.0%}"
+
+
+def duration(s: float | None) -> str:
+    if s is None:
+        return "-"
+    s = int(round(s))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def num(v: float | None, digits: int = 1) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.{digits}f}"
+
+
+def counts(d: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
+
+
+def one_line(text: str | None, width: int) -> str:
+    t = " ".join((text or "").split())
+    return t if len(t) <= width else t[: width - 1] + "…"
+
+
+def goal_text(r: SessionReport) -> str:
+    want = r.goal.get("min_speedup")
+    against = r.goal.get("against", "baseline")
+    head = f"goal >= {want}x vs {against}" if want is not None else "goal"
+    if not r.goal_met:
+        return f"{head}: not met"
+    if r.time_to_goal_s is None:
+        return f"{head}: met"
+    return (f"{head}: met after {duration(r.time_to_goal_s)}, {r.tool_calls_to_goal} tool "
+            f"calls, {r.evaluations_to_goal} evaluations")
+
+
+def question_label(g: QuestionGain) -> str:
+    return g.bank_id or f'"{one_line(g.text, 50)}"'
+
+
+def summary_lines(r: SessionReport) -> list[str]:
+    """A session in a dozen lines (the default terminal output and the TUI's summary)."""
+    ended = r.end_reason or "not ended"
+    model = f" ({r.model})" if r.model else ""
+    lines = [
+        f"{r.session}: {r.task or '?'}, agent {r.agent}{model}, questions {r.questions_mode}, "
+        f"{ended}",
+        f"  {duration(r.duration_s)}, {r.turns} turns, {r.tool_calls} tool calls, "
+        f"{r.evaluations} evaluations ({r.evaluations_correct} correct, "
+        f"{r.evaluations_incorrect} incorrect)",
+        f"  best on {r.goal_set or 'the goal set'}: geomean {x(r.best_geomean)}, min "
+        f"{x(r.best_min)}" + (f" (best evaluation #{r.best_evaluation})"
+                              if r.best_evaluation is not None else ""),
+        f"  {goal_text(r)}",
+        f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "
+        f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, cache write "
+        f"{r.tokens['cache_write']:,}), cost ${r.cost_usd:.2f}",
+        f"  questions {r.questions} (auto {r.questions_auto}, human {r.questions_human})"
+        + (f", {r.tool_calls_per_question:.1f} tool calls per question"
+           if r.tool_calls_per_question is not None else ""),
+        f"    by trigger: {counts(r.questions_by_trigger)}",
+        f"    by group: {counts(r.questions_by_group)}",
+    ]
+    c = r.churn
+    lines.append(f"  churn {pct(c.share)}" + (
+        f" ({c.readded} of {c.added} added lines had been deleted before; "
+        f"{c.candidates} candidates" + (f", {c.missing} not kept" if c.missing else "") + ")"
+        if c.share is not None else f" (needs 2 kept candidates; {c.candidates} found)"))
+    lines.append(f"  correctness failures {len(r.correctness_failures)}")
+    for f in r.correctness_failures:
+        lines.append(f"    #{f.n}: {f.what}")
+        lines.append(f"      then: {one_line(f.explanation, 100) if f.explanation else '(no words)'}")
+    if r.question_gains:
+        lines.append(f"  questions and the best after the next {r.window} evaluations "
+                     "(geomean, min):")
+        for g in r.question_gains:
+            lines.append(f"    @{g.seq} {g.source:<5} {g.trigger or '-':<19} "
+                         f"{question_label(g)}: {pct(g.geomean_gain, True)}, "
+                         f"{pct(g.min_gain, True)}")
+    return lines
+
+
+def comparison_lines(report: Report) -> list[str]:
+    lines = ["groups (medians): task / questions / agent"]
+    for g in report.groups:
+        m = g["medians"]
+        lines.append(f"  {g['task']} / {g['questions_mode']} / {g['agent']}: {g['n']} sessions, "
+                     f"goal met {g['goal_met']}; evaluations {num(m['evaluations'])}, "
+                     f"questions {num(m['questions'])}, tool calls {num(m['tool_calls'])}, "
+                     f"best geomean {x(m['best_geomean'])}, best min {x(m['best_min'])}, "
+                     f"churn {pct(m['churn'])}, cost ${m['cost_usd'] or 0:.2f}")
+    return lines
+
+
+def text(report: Report) -> str:
+    blocks = ["\n".join(summary_lines(r)) for r in report.sessions]
+    if len(report.sessions) > 1:
+        blocks.append("\n".join(comparison_lines(report)))
+    return "\n\n".join(blocks) + "\n"
+
+
+# ---------------------------------------------------------------- Markdown
+
+def _cell(v: Any) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(head: list[str], rows: list[list[Any]]) -> str:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def figure_rows(r: SessionReport) -> list[list[str]]:
+    c = r.churn
+    return [
+        ["task", r.task or "?"], ["agent", f"{r.agent}" + (f" ({r.model})" if r.model else "")],
+        ["questions mode", r.questions_mode], ["end", r.end_reason or "not ended"],
+        ["started", r.started or "-"], ["duration", duration(r.duration_s)],
+        ["turns", str(r.turns)], ["tool calls", str(r.tool_calls)],
+        ["evaluations", f"{r.evaluations} ({r.evaluations_correct} correct, "
+                        f"{r.evaluations_incorrect} incorrect)"],
+        [f"best geomean ({r.goal_set or 'goal set'})", x(r.best_geomean)],
+        [f"best min ({r.goal_set or 'goal set'})", x(r.best_min)],
+        ["goal", goal_text(r)],
+        ["tokens", f"{r.tokens['total']:,} (input {r.tokens['input']:,}, output "
+                   f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, "
+                   f"cache write {r.tokens['cache_write']:,})"],
+        ["cost", f"${r.cost_usd:.2f}"],
+        ["questions", f"{r.questions} (auto {r.questions_auto}, human {r.questions_human})"],
+        ["tool calls per question", num(r.tool_calls_per_question)],
+        ["questions by trigger", counts(r.questions_by_trigger)],
+        ["questions by group", counts(r.questions_by_group)],
+        ["churn", pct(c.share) + (f" ({c.readded} of {c.added} added lines)" if c.added else "")],
+    ]
+
+
+def question_rows(r: SessionReport) -> list[list[str]]:
+    return [[str(g.seq), g.source, g.trigger or "-", g.bank_id or "(free text)",
+             one_line(g.text, 120), f"{x(g.best_geomean_before)} → {x(g.best_geomean_after)}",
+             pct(g.geomean_gain, True), f"{x(g.best_min_before)} → {x(g.best_min_after)}",
+             pct(g.min_gain, True), str(g.tool_calls_after)] for g in r.question_gains]
+
+
+QUESTION_HEAD = ["event", "source", "trigger", "bank id", "question", "best geomean",
+                 "gain", "best min", "gain", "tool calls after"]
+
+
+def markdown(report: Report) -> str:
+    out = ["# socratic report", ""]
+    if len(report.sessions) > 1:
+        out += ["## Across sessions (medians)", "", md_table(
+            ["task", "questions", "agent", "sessions", "goal met"] + list(MEDIANS),
+            [[g["task"], g["questions_mode"], g["agent"], g["n"], g["goal_met"]]
+             + [num(g["medians"][m], 3) for m in MEDIANS] for g in report.groups]), ""]
+    for r in report.sessions:
+        out += [f"## {r.session}", "", md_table(["figure", "value"], figure_rows(r)), ""]
+        out += [f"### Questions (best after the next {r.window} evaluations)", ""]
+        out += [md_table(QUESTION_HEAD, question_rows(r)) if r.question_gains else "none", ""]
+        out += ["### Correctness failures", ""]
+        if not r.correctness_failures:
+            out += ["none", ""]
+        for f in r.correctness_failures:
+            out += [f"- evaluation #{f.n} ({f.set or 'default'}): {f.what}"]
+            said = " ".join((f.explanation or "(no words before the next evaluation)").split())
+            out += [f"  > {said}", ""]
+        out += ["### Evaluations", "", md_table(
+            ["#", "set", "correct", "geomean", "min", "best geomean", "best min", "tool calls"],
+            [[p.n, p.set or "-", "yes" if p.correct else "no", x(p.geomean), x(p.min),
+              x(p.best_geomean), x(p.best_min), p.tool_calls] for p in r.series]), ""]
+        if r.best_scenarios:
+            out += [f"### Best evaluation #{r.best_evaluation}: speedup per scenario", "",
+                    md_table(["scenario", "correct", "speedup"],
+                             [[s["scenario"], "yes" if s["correct"] else "no", x(s["speedup"])]
+                              for s in r.best_scenarios]), ""]
+    if report.notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
+    return "\n".join(out)
