@@ -35,6 +35,7 @@ class CampaignScreen(Screen):
     BINDINGS = [
         Binding("c", "copy", "Copy", show=False),
         Binding("question_mark", "help", "Help"),
+        Binding("r", "report", "Report", show=False),
         # on the screen, not the widgets: they work whatever has focus
         Binding("s", "sort", "Sort", show=False),
         Binding("u", "earlier", "Earlier", show=False),
@@ -151,6 +152,11 @@ class CampaignScreen(Screen):
         from socratic.tui.help_screen import HelpScreen
 
         self.app.push_screen(HelpScreen(self.mode))
+
+    def action_report(self) -> None:
+        from socratic.tui.report_screen import ReportScreen
+
+        self.app.push_screen(ReportScreen(self.session_dir))
 
     def action_sort(self) -> None:
         self.query_one(ScenarioTable).cycle_sort()

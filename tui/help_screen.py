@@ -36,6 +36,7 @@ COMMON_KEYS = [
     ("c", "copy the selected block (or the last) or table row (OSC 52)"),
     ("s", "sort the scenarios: " + " → ".join(SORT_LABELS.values())),
     ("< / >", "scroll the scenario table sideways (scenario id stays)"),
+    ("r", "the session's report summary (socratic report)"),
 ]
 LEGEND = [
     ("table", "✓ ok · ✗ FAIL (incorrect) · ▼ slow (correct, below the goal) · "
