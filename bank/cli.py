@@ -1,4 +1,5 @@
-"""`socratic bank list|show ID|search TEXT|validate|stats [--bank-dir DIR] [--json]`.
+"""`socratic bank list|show ID|search TEXT|validate|stats [--bank-dir DIR] [--json]`;
+`socratic bank stats --sessions SESSION...`: the entries asked there and what followed.
 
 Human output goes to stdout and fits 80 columns; `--json` prints one JSON document.
 `--bank-dir` and `--json` are accepted before or after the action.
@@ -44,7 +45,8 @@ def register(sub) -> None:
         "show": "every field of one entry",
         "search": "fuzzy search over id, group and text",
         "validate": "load every bank file and check it",
-        "stats": "counts by kind, group, arch, provenance and trigger",
+        "stats": "counts by kind, group, arch, provenance and trigger; with --sessions, "
+                 "the entries asked in those sessions and what followed",
     }
     for name in ACTIONS:
         a = actions.add_parser(name, help=helps[name], description=helps[name])
@@ -54,6 +56,12 @@ def register(sub) -> None:
             a.add_argument("text", nargs="+", metavar="TEXT")
             a.add_argument("--limit", type=_positive_int, default=20, metavar="N",
                            help="at most N results (20)")
+        if name == "stats":
+            a.add_argument("--sessions", nargs="+", metavar="SESSION",
+                           help="session folders or folders of sessions: which entries were "
+                           "asked there, and whether the best geomean or min went up after")
+            a.add_argument("--window", type=_positive_int, default=5, metavar="N",
+                           help="with --sessions: progress within the next N evaluations (5)")
         _common(a, "_after", suppress=True)
 
 
@@ -186,6 +194,18 @@ def _validate(bank, args, as_json: bool) -> int:
 
 
 def _stats(bank, args, as_json: bool) -> int:
+    if getattr(args, "sessions", None):
+        from pathlib import Path
+
+        from socratic.report import bank_usage
+        from socratic.report.bankuse import usage_lines
+
+        doc = bank_usage([Path(p) for p in args.sessions], bank, args.window)
+        if as_json:
+            _emit(doc)
+        else:
+            print("\n".join(usage_lines(doc)))
+        return 0
     stats = bank.stats()
     if as_json:
         _emit(stats)

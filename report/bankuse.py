@@ -1,8 +1,8 @@
 """Which bank entries were asked in given sessions, and what followed each asking
 (`socratic bank stats --sessions ...`).
 
-An asking followed by progress (the best geomean or min went up within the window) is
-evidence for the entry: its `trace` is the source a bank entry with provenance "trace"
+An asking followed by progress (the best geomean or min went up by at least 1%, the
+harness's plateau threshold, within the window) is evidence for the entry: its `trace` is the source a bank entry with provenance "trace"
 names, `<session id>#<event seq>` (the session id is the session's folder name).
 """
 
@@ -16,8 +16,11 @@ from socratic.report.figures import DEFAULT_WINDOW
 from socratic.report.model import build_report
 
 
+PROGRESS = 0.01  # a relative gain this large is progress (TriggerConfig.plateau_min_gain)
+
+
 def _progress(a: dict[str, Any]) -> bool:
-    return any((a[k] or 0.0) > 0 for k in ("geomean_gain", "min_gain"))
+    return any((a[k] or 0.0) >= PROGRESS for k in ("geomean_gain", "min_gain"))
 
 
 def bank_usage(paths: list[Path], bank: Any, window: int = DEFAULT_WINDOW) -> dict[str, Any]:
@@ -63,13 +66,14 @@ def usage_lines(doc: dict[str, Any]) -> list[str]:
     """The human view: one line per entry asked."""
     lines = [f"{doc['questions']} questions in {len(doc['sessions'])} session(s): "
              f"{sum(e['asked'] for e in doc['entries'])} from the bank "
-             f"({len(doc['entries'])} entries), {doc['free_text']} free text; progress = the "
-             f"best geomean or min went up within the next {doc['window']} evaluations"]
+             f"({len(doc['entries'])} entries), {doc['free_text']} free text; progress: the "
+             f"best geomean or min up {PROGRESS:.0%} or more within the next {doc['window']} "
+             "evaluations"]
     for e in doc["entries"]:
         where = e["group"] or "not in the bank"
         hint = ""
         if e["trace"] and e["provenance"] not in ("trace", None):
             hint = f"  [{e['provenance']}; trace source: {e['trace']}]"
-        lines.append(f"  {e['id']:<34} {where:<13} asked {e['asked']} (auto {e['auto']}, "
+        lines.append(f"  {e['id']:<34} {where:<15} asked {e['asked']} (auto {e['auto']}, "
                      f"human {e['human']}), progress after {e['followed_by_progress']}{hint}")
     return lines
