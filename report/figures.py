@@ -306,7 +306,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         questions=n_q, questions_by_trigger=by_trigger, questions_by_group=by_group,
         questions_human=sum(1 for g in gains if g.source == "human"),
         questions_auto=sum(1 for g in gains if g.source == "auto"),
-        tool_calls_per_question=round(tool_calls / n_q, 3) if n_q else None,
+        tool_calls_per_question=tool_calls / n_q if n_q else None,
         question_gains=gains, triggers=triggers, churn=c, correctness_failures=failures,
         series=series, skipped_lines=files.skipped, window=window, events=len(events),
     )
