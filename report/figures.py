@@ -15,6 +15,7 @@ What counts (the same rules as the harness):
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -27,9 +28,17 @@ EXPLANATION_ENDS = {"tool.call", "eval.start", "eval.end", "question", "stophook
 
 
 def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
 def _rel(new: float | None, old: float | None) -> float | None:
@@ -174,11 +183,14 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     (None: not in the bank)."""
     events = files.events
     start = next(e for e in events if e["type"] == "campaign.start")
-    goal = start.get("goal") if isinstance(start.get("goal"), dict) else {}
+    raw_goal = start.get("goal") if isinstance(start.get("goal"), dict) else {}
+    against = raw_goal.get("against") if isinstance(raw_goal.get("against"), str) else "baseline"
+    goal_min = _num(raw_goal.get("min_speedup"))
+    goal = {"min_speedup": goal_min, "against": against}
+    against_baseline = against == "baseline"
     scen = start.get("scenarios")
-    goal_set = scen.get("set") if isinstance(scen, dict) else None
-    goal_min = _num(goal.get("min_speedup"))
-    against_baseline = goal.get("against", "baseline") == "baseline"
+    goal_set = scen.get("set") if isinstance(scen, dict) and isinstance(scen.get("set"), str) \
+        else None
 
     tool_calls = turns = 0
     cost = 0.0
@@ -218,16 +230,16 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             for key, src in (("input", "input_tokens"), ("output", "output_tokens"),
                              ("cache_read", "cache_read"), ("cache_write", "cache_write")):
                 tokens[key] += int(_num(e.get(src)) or 0)
-        elif kind == "eval.start" and isinstance(e.get("n"), int):
+        elif kind == "eval.start" and _int(e.get("n")):
             rows[e["n"]] = []  # an evaluation cut by a kill runs again under its n
             if isinstance(e.get("candidate_sha"), str):
                 shas[e["n"]] = e["candidate_sha"]
-        elif kind == "eval.scenario" and isinstance(e.get("n"), int):
+        elif kind == "eval.scenario" and _int(e.get("n")):
             rows.setdefault(e["n"], []).append(
-                {"scenario": e.get("scenario"), "correct": bool(e.get("correct")),
+                {"scenario": str(e.get("scenario")), "correct": e.get("correct") is True,
                  "speedup": _num(e.get("speedup"))})
         elif kind == "eval.end":
-            n = e.get("n") if isinstance(e.get("n"), int) else len(series) + 1
+            n = e.get("n") if _int(e.get("n")) else len(series) + 1
             summary = e.get("summary") if isinstance(e.get("summary"), dict) else {}
             sha = e.get("candidate_sha") if isinstance(e.get("candidate_sha"), str) \
                 else shas.get(n, "")
@@ -240,15 +252,16 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
                 if (goal_at is None and against_baseline and goal_min is not None
                         and mn is not None and mn >= goal_min):
                     goal_at = (t or last_t, tool_calls, len(series) + 1)
-            series.append(EvalPoint(n, int(e.get("seq") or 0), t or last_t, set_name, on_goal,
-                                    correct, geo, mn, sha, e.get("source"), tool_calls,
+            series.append(EvalPoint(n, _int(e.get("seq")), t or last_t, set_name, on_goal,
+                                    correct, geo, mn, sha, _str(e.get("source")), tool_calls,
                                     best_geo, best_min))
             if isinstance(e.get("result"), str):
                 results[n] = e["result"]
             if not correct:
-                failing = [str(x) for x in summary.get("failing") or []] or [
+                listed = summary.get("failing") if isinstance(summary.get("failing"), list) else []
+                failing = [str(x) for x in listed] or [
                     str(r["scenario"]) for r in rows.get(n, []) if not r["correct"]]
-                explaining, said = Failure(n, int(e.get("seq") or 0), t or last_t, set_name,
+                explaining, said = Failure(n, _int(e.get("seq")), t or last_t, set_name,
                                            _failure_what(summary, failing), failing, None), []
                 failures.append(explaining)
         elif kind == "question":
@@ -286,16 +299,16 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     return SessionReport(
         session=files.name, path=str(files.dir),
         task=start.get("task") if isinstance(start.get("task"), str) else None,
-        agent=str(start.get("agent") or "builtin"),
+        agent=_str(start.get("agent")) or "builtin",
         model=start.get("model") if isinstance(start.get("model"), str) else None,
         questions_mode=questions_mode(start, files.config),
-        end_reason=str(end.get("reason")) if end else None,
-        started=start.get("ts") if isinstance(start.get("ts"), str) else None,
+        end_reason=(_str(end.get("reason")) or "?") if end else None,
+        started=_str(start.get("ts")),
         duration_s=round((_num(end.get("t")) if end else None) or last_t, 3),
         turns=turns, tool_calls=tool_calls, evaluations=len(series),
         evaluations_correct=sum(1 for p in series if p.correct),
         evaluations_incorrect=sum(1 for p in series if not p.correct),
-        goal=dict(goal), goal_set=goal_set,
+        goal=goal, goal_set=goal_set,
         best_geomean=best_geo, best_min=best_min,
         best_evaluation=best.n if best else None, best_scenarios=best_rows,
         goal_met=goal_at is not None or bool(end and end.get("reason") == "goal_met"),
@@ -329,7 +342,7 @@ def _gains(questions: list[dict[str, Any]], series: list[EvalPoint], total_calls
         source = e.get("source") if e.get("source") in ("human", "auto") else "human"
         trigger = e.get("trigger") if isinstance(e.get("trigger"), str) else None
         out.append(QuestionGain(
-            seq=int(e.get("seq") or 0), t=_num(e.get("t")) or 0.0, text=str(e.get("text", "")),
+            seq=_int(e.get("seq")), t=_num(e.get("t")) or 0.0, text=str(e.get("text", "")),
             bank_id=bank_id, group=group, trigger=trigger, source=source,
             evaluations_before=q["evals"], tool_calls_after=nxt - q["calls"],
             window_evaluations=len(after),
@@ -349,6 +362,6 @@ def _rows_from_result(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     out = []
     for r in (result or {}).get("scenarios") or []:
         if isinstance(r, dict):
-            out.append({"scenario": r.get("id"), "correct": bool(r.get("correct")),
+            out.append({"scenario": str(r.get("id")), "correct": r.get("correct") is True,
                         "speedup": _num(r.get("speedup"))})
     return out

@@ -386,6 +386,34 @@ def test_unreadable_lines_are_skipped_and_noted(tmp_path):
     assert "1 unreadable line(s) skipped" in r.stderr
 
 
+def test_damaged_fields_are_reported_not_a_traceback(tmp_path):
+    events = demo_events()
+    for e in events:  # every kind of damage a hand-edited or foreign log can carry
+        if e["type"] == "campaign.start":
+            e["goal"] = {"min_speedup": float("nan"), "against": ["x"]}
+        elif e["type"] == "eval.end" and e["n"] == 4:
+            e["seq"], e["t"] = "x", float("inf")
+            e["summary"].update(geomean_speedup="fast", failing="r1-c4k")
+        elif e["type"] == "eval.scenario" and e["n"] == 6:
+            e["scenario"], e["correct"] = float("nan"), "yes"
+        elif e["type"] == "question":
+            e["seq"], e["source"], e["bank_id"] = None, {"a": 1}, 7
+        elif e["type"] == "usage":
+            e["cost_usd"] = "cheap"
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    r = run("report", str(folder), "--json")
+    assert r.returncode == 0, r.stderr
+
+    def no_constants(name):
+        raise AssertionError(f"{name} in the JSON output")
+    s = json.loads(r.stdout, parse_constant=no_constants)["sessions"][0]
+    assert s["evaluations"] == 6 and s["questions"] == 8 and s["cost_usd"] == 0
+    assert s["goal"] == {"min_speedup": None, "against": "baseline"}
+    assert run("report", str(folder), "--md").returncode == 0
+
+
 # ---------------------------------------------------------------------------- bank stats
 
 
