@@ -344,6 +344,21 @@ def test_synthetic_long_campaign_counts(tmp_path):
     assert r.best_geomean == max(good)
 
 
+@pytest.mark.slow
+def test_a_25000_event_campaign_reports_fast(tmp_path):
+    """The target is < 2 s end to end (benchmarks/report_load.py measures it); the bound here
+    leaves room for a busy test machine."""
+    import time
+
+    folder, events = make_session(tmp_path / "long", n_events=25_000, seed=1)
+    t = time.perf_counter()
+    rep = build_report([folder])
+    json.dumps(rep.to_dict())
+    took = time.perf_counter() - t
+    assert rep.sessions[0].evaluations == sum(1 for e in events if e["type"] == "eval.end")
+    assert took < 3.0, f"{took:.2f} s"
+
+
 # ---------------------------------------------------------------------------- bad input
 
 
