@@ -45,10 +45,10 @@ def one_line(text: str | None, width: int) -> str:
     return t if len(t) <= width else t[: width - 1] + "…"
 
 
-def goal_text(r: SessionReport) -> str:
+def goal_text(r: SessionReport, word: str = "goal ") -> str:
     want = r.goal.get("min_speedup")
     against = r.goal.get("against", "baseline")
-    head = f"goal >= {want}x vs {against}" if want is not None else "goal"
+    head = f"{word}>= {want}x vs {against}" if want is not None else "goal"
     if not r.goal_met:
         return f"{head}: not met"
     if r.time_to_goal_s is None:
@@ -94,10 +94,10 @@ def summary_lines(r: SessionReport) -> list[str]:
         lines.append(f"    #{f.n}: {f.what}")
         lines.append(f"      then: {one_line(f.explanation, 100) if f.explanation else '(no words)'}")
     if r.question_gains:
-        lines.append(f"  questions and the best after the next {r.window} evaluations "
-                     "(geomean, min):")
+        lines.append(f"  questions (event, source, trigger): best geomean, min up how much "
+                     f"within the next {r.window} evaluations")
         for g in r.question_gains:
-            lines.append(f"    @{g.seq} {g.source:<5} {g.trigger or '-':<19} "
+            lines.append(f"    {'@' + str(g.seq):<6} {g.source:<5} {g.trigger or '-':<19} "
                          f"{question_label(g)}: {pct(g.geomean_gain, True)}, "
                          f"{pct(g.min_gain, True)}")
     return lines
@@ -145,7 +145,7 @@ def figure_rows(r: SessionReport) -> list[list[str]]:
                         f"{r.evaluations_incorrect} incorrect)"],
         [f"best geomean ({r.goal_set or 'goal set'})", x(r.best_geomean)],
         [f"best min ({r.goal_set or 'goal set'})", x(r.best_min)],
-        ["goal", goal_text(r)],
+        ["goal", goal_text(r, word="")],
         ["tokens", f"{r.tokens['total']:,} (input {r.tokens['input']:,}, output "
                    f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, "
                    f"cache write {r.tokens['cache_write']:,})"],
