@@ -393,6 +393,8 @@ def test_bad_window_and_html_folder(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = run("report", str(DEMO), "--html", str(tmp_path))
     assert r.returncode == 2 and "is a folder" in r.stderr
+    r = run("report", str(DEMO), "--html", str(tmp_path / "no" / "r.html"))
+    assert r.returncode == 2 and "cannot write" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_unreadable_lines_are_skipped_and_noted(tmp_path):
