@@ -157,7 +157,10 @@ def questions_mode(start: dict[str, Any], config: dict[str, Any]) -> str:
     named = start.get("questions")
     if isinstance(named, str) and named:
         return named
-    if start.get("auto_questions") or config.get("auto_questions"):
+    auto = start.get("auto_questions")
+    if not isinstance(auto, bool):  # older logs: the settings the campaign was started with
+        auto = config.get("auto_questions") is True
+    if auto:
         return "auto"
     if config.get("wait_for_human"):
         return "human"

@@ -329,6 +329,11 @@ def test_attached_campaign_without_auto_questions_is_human_mode(tmp_path):
     assert one(folder).questions_mode == "human"
     (folder / "config.json").write_text("{broken")
     assert one(folder).questions_mode == "none"
+    (folder / "config.json").write_text(json.dumps({"config": {"auto_questions": True}}))
+    assert one(folder).questions_mode == "auto"  # the log names none: the settings decide
+    log.events[0]["auto_questions"] = False
+    log.write(folder)
+    assert one(folder).questions_mode == "none"  # the log's own word wins
 
 
 def test_synthetic_long_campaign_counts(tmp_path):
