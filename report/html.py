@@ -15,14 +15,13 @@ import re
 from typing import Any
 
 from socratic.errors import InputError
-from socratic.report.compare import MEDIANS
 from socratic.report.figures import SessionReport
 from socratic.report.model import Report
-from socratic.report.text import (QUESTION_HEAD, figure_rows, num, one_line, pct,
-                                  question_rows, x)
+from socratic.report.text import (GROUP_HEAD, QUESTION_HEAD, figure_rows, group_rows,
+                                  one_line, pct, question_rows, x)
 
 GEO, MIN, BAD, AUTO, HUMAN, GOAL = "#1f6fb4", "#e07b00", "#c0392b", "#6c3fb3", "#2e8b57", "#555555"
-NUMERIC = re.compile(r"^[+-]?\$?[\d,.]+(x|%)?$")
+NUMERIC = re.compile(r"^[+-]?\$?[\d,.]+(x|%| s| min \d+ s| h \d+ min)?$")
 MAX_LABELS = 20  # question labels on the plot; more would cover each other
 
 CSS = """
@@ -30,10 +29,11 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100p
 h1, h2, h3 { font-weight: 600; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; }
 table { border-collapse: collapse; margin: .5em 0 1em; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 img.plot { display: block; max-width: 100%; margin: .5em 0 1.5em; }
 blockquote { margin: .3em 0 1em 1em; color: #444; border-left: 3px solid #ccc; padding-left: .7em; }
-.note { color: #666; }
+.note { color: #666; } .wide { overflow-x: auto; }
 """
 
 
@@ -168,11 +168,9 @@ def render(report: Report) -> str:
     e = html.escape
     body = ["<h1>socratic report</h1>"]
     if len(report.sessions) > 1:
-        body += ["<h2>Across sessions (medians)</h2>", _table(
-            ["task", "questions", "agent", "sessions", "goal met"] + list(MEDIANS),
-            [[g["task"], g["questions_mode"], g["agent"], g["n"], g["goal_met"]]
-             + [num(g["medians"][m], 3) for m in MEDIANS] for g in report.groups]),
-            groups_plot(Figure, report)]
+        body += ["<h2>Across sessions (medians)</h2>",
+                 '<div class="wide">' + _table(GROUP_HEAD, group_rows(report)) + "</div>",
+                 groups_plot(Figure, report)]
     for r in report.sessions:
         body += [f"<h2>{e(r.session)}</h2>", _table(["figure", "value"], figure_rows(r)),
                  progress_plot(Figure, r)]

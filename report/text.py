@@ -124,6 +124,32 @@ def text(report: Report) -> str:
 
 # ---------------------------------------------------------------- Markdown
 
+MEDIAN_LABELS = {"evaluations": "evaluations", "questions": "questions",
+                 "tool_calls": "tool calls", "tool_calls_per_question": "tool calls per question",
+                 "turns": "turns", "duration_s": "duration", "best_geomean": "best geomean",
+                 "best_min": "best min", "time_to_goal_s": "time to goal",
+                 "tool_calls_to_goal": "tool calls to goal", "churn": "churn",
+                 "cost_usd": "cost"}
+GROUP_HEAD = ["task", "questions mode", "agent", "sessions", "goal met"] + [
+    MEDIAN_LABELS[m] for m in MEDIANS]
+
+
+def group_rows(report: Report) -> list[list[Any]]:
+    """One row per group: its key, then the median of each figure, formatted."""
+    def fmt(name: str, v: float | None) -> str:
+        if name in ("duration_s", "time_to_goal_s"):
+            return duration(v)
+        if name in ("best_geomean", "best_min"):
+            return x(v)
+        if name == "churn":
+            return pct(v)
+        if name == "cost_usd":
+            return f"${v:.2f}" if v is not None else "-"
+        return num(v)
+    return [[g["task"], g["questions_mode"], g["agent"], g["n"], g["goal_met"]]
+            + [fmt(m, g["medians"][m]) for m in MEDIANS] for g in report.groups]
+
+
 def _cell(v: Any) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
@@ -172,10 +198,7 @@ QUESTION_HEAD = ["event", "source", "trigger", "bank id", "question", "best geom
 def markdown(report: Report) -> str:
     out = ["# socratic report", ""]
     if len(report.sessions) > 1:
-        out += ["## Across sessions (medians)", "", md_table(
-            ["task", "questions", "agent", "sessions", "goal met"] + list(MEDIANS),
-            [[g["task"], g["questions_mode"], g["agent"], g["n"], g["goal_met"]]
-             + [num(g["medians"][m], 3) for m in MEDIANS] for g in report.groups]), ""]
+        out += ["## Across sessions (medians)", "", md_table(GROUP_HEAD, group_rows(report)), ""]
     for r in report.sessions:
         out += [f"## {r.session}", "", md_table(["figure", "value"], figure_rows(r)), ""]
         out += [f"### Questions (best after the next {r.window} evaluations)", ""]
