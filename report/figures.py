@@ -16,8 +16,9 @@ What counts (the same rules as the harness):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from socratic.report.churn import Churn, churn
 from socratic.report.source import SessionFiles
@@ -261,8 +262,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             if isinstance(e.get("result"), str):
                 results[n] = e["result"]
             if not correct:
-                listed = summary.get("failing") if isinstance(summary.get("failing"), list) else []
-                failing = [str(x) for x in listed] or [
+                listed = summary.get("failing")
+                failing = [str(x) for x in (listed if isinstance(listed, list) else [])] or [
                     str(r["scenario"]) for r in rows.get(n, []) if not r["correct"]]
                 explaining, said = Failure(n, _int(e.get("seq")), t or last_t, set_name,
                                            _failure_what(summary, failing), failing, None), []
