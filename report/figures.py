@@ -20,26 +20,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from socratic.contracts import (AgentText, CampaignEnd, CampaignStart, EvalEnd, EvalResult,
+                                EvalScenario, EvalStart, EvalSummary, Question, StopHook,
+                                ToolCall, Trigger, Usage)
 from socratic.report.churn import Churn, churn
 from socratic.report.source import SessionFiles
 
 DEFAULT_WINDOW = 5  # the harness's plateau window: did the question end a plateau?
-EXPLANATION_ENDS = {"tool.call", "eval.start", "eval.end", "question", "stophook",
-                    "campaign.end"}
+EXPLANATION_ENDS = (ToolCall, EvalStart, EvalEnd, Question, StopHook, CampaignEnd)
 
 
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
-
-
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-def _int(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
 def _rel(new: float | None, old: float | None) -> float | None:
@@ -152,14 +146,14 @@ class SessionReport:
         return d
 
 
-def questions_mode(start: dict[str, Any], config: dict[str, Any]) -> str:
+def questions_mode(start: CampaignStart, config: dict[str, Any]) -> str:
     """none | auto | human: as the fleet names it when it records one; else auto-questions
     on means auto, an attached campaign waiting for a human means human."""
-    named = start.get("questions")
+    named = start.extra.get("questions")
     if isinstance(named, str) and named:
         return named
-    auto = start.get("auto_questions")
-    if not isinstance(auto, bool):  # older logs: the settings the campaign was started with
+    auto = start.auto_questions
+    if auto is None:  # older logs: the settings the campaign was started with
         auto = config.get("auto_questions") is True
     if auto:
         return "auto"
@@ -168,12 +162,12 @@ def questions_mode(start: dict[str, Any], config: dict[str, Any]) -> str:
     return "none"
 
 
-def _failure_what(summary: dict[str, Any], failing: list[str]) -> str:
-    if summary.get("error"):
-        return f"evaluator: {summary['error']}"
-    if summary.get("build_ok") is False:
+def _failure_what(summary: EvalSummary, failing: list[str]) -> str:
+    if summary.error:
+        return f"evaluator: {summary.error}"
+    if summary.build_ok is False:
         return "build failed"
-    if summary.get("bans_ok") is False:
+    if summary.bans_ok is False:
         return "banned library"
     if failing:
         more = f", +{len(failing) - 4} more" if len(failing) > 4 else ""
@@ -181,20 +175,26 @@ def _failure_what(summary: dict[str, Any], failing: list[str]) -> str:
     return "not correct"
 
 
+@dataclass
+class _Asked:
+    """A question and where the campaign stood when it was asked."""
+
+    event: Question
+    evals: int
+    calls: int
+    best: tuple[float | None, float | None]
+
+
 def derive(files: SessionFiles, group_of: Callable[[str], str | None],
            window: int = DEFAULT_WINDOW) -> SessionReport:
     """Everything the report says about one session. `group_of` maps a bank id to its group
     (None: not in the bank)."""
     events = files.events
-    start = next(e for e in events if e["type"] == "campaign.start")
-    raw_goal = start.get("goal") if isinstance(start.get("goal"), dict) else {}
-    against = raw_goal.get("against") if isinstance(raw_goal.get("against"), str) else "baseline"
-    goal_min = _num(raw_goal.get("min_speedup"))
-    goal = {"min_speedup": goal_min, "against": against}
-    against_baseline = against == "baseline"
-    scen = start.get("scenarios")
-    goal_set = scen.get("set") if isinstance(scen, dict) and isinstance(scen.get("set"), str) \
-        else None
+    start = next(e for e in events if isinstance(e, CampaignStart))
+    goal_min = _num(start.goal.min_speedup)
+    goal = {"min_speedup": goal_min, "against": start.goal.against}
+    against_baseline = start.goal.against == "baseline"
+    goal_set = start.scenarios.set
 
     tool_calls = turns = 0
     cost = 0.0
@@ -203,80 +203,71 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     rows: dict[int, list[dict[str, Any]]] = {}
     series: list[EvalPoint] = []
     results: dict[int, str] = {}
-    questions: list[dict[str, Any]] = []     # the event plus where it stood
+    questions: list[_Asked] = []
     triggers: dict[str, int] = {}
     failures: list[Failure] = []
     explaining: Failure | None = None
     said: list[str] = []
     best_geo = best_min = None
     goal_at: tuple[float, int, int] | None = None   # t, tool calls, evaluations
-    end: dict[str, Any] | None = None
+    end: CampaignEnd | None = None
     last_t = 0.0
 
     for e in events:
-        kind = e["type"]
-        t = _num(e.get("t"))
-        if t is not None:
-            last_t = max(last_t, t)
+        t = _num(e.t)
+        if t is None:
+            t = last_t
+        last_t = max(last_t, t)
         if explaining is not None:
-            if kind == "agent.text" and isinstance(e.get("text"), str):
-                said.append(e["text"])
-            elif kind in EXPLANATION_ENDS and "".join(said).strip():
+            if isinstance(e, AgentText):
+                said.append(e.text)
+            elif isinstance(e, EXPLANATION_ENDS) and "".join(said).strip():
                 explaining.explanation = "".join(said).strip()
                 explaining, said = None, []
-            elif kind == "eval.end":
+            elif isinstance(e, EvalEnd):
                 explaining, said = None, []  # no words before the next evaluation
-        if kind == "tool.call":
+        if isinstance(e, ToolCall):
             tool_calls += 1
-        elif kind == "usage":
+        elif isinstance(e, Usage):
             turns += 1
-            cost += _num(e.get("cost_usd")) or 0.0
-            for key, src in (("input", "input_tokens"), ("output", "output_tokens"),
-                             ("cache_read", "cache_read"), ("cache_write", "cache_write")):
-                tokens[key] += int(_num(e.get(src)) or 0)
-        elif kind == "eval.start" and _int(e.get("n")):
-            rows[e["n"]] = []  # an evaluation cut by a kill runs again under its n
-            if isinstance(e.get("candidate_sha"), str):
-                shas[e["n"]] = e["candidate_sha"]
-        elif kind == "eval.scenario" and _int(e.get("n")):
-            rows.setdefault(e["n"], []).append(
-                {"scenario": str(e.get("scenario")), "correct": e.get("correct") is True,
-                 "speedup": _num(e.get("speedup"))})
-        elif kind == "eval.end":
-            n = e.get("n") if _int(e.get("n")) else len(series) + 1
-            summary = e.get("summary") if isinstance(e.get("summary"), dict) else {}
-            sha = e.get("candidate_sha") if isinstance(e.get("candidate_sha"), str) \
-                else shas.get(n, "")
-            set_name = e.get("set") if isinstance(e.get("set"), str) else None
-            on_goal = goal_set is None or set_name is None or set_name == goal_set
-            correct = summary.get("all_correct") is True
-            geo, mn = _num(summary.get("geomean_speedup")), _num(summary.get("min_speedup"))
+            cost += _num(e.cost_usd) or 0.0
+            tokens["input"] += e.input_tokens
+            tokens["output"] += e.output_tokens
+            tokens["cache_read"] += e.cache_read
+            tokens["cache_write"] += e.cache_write
+        elif isinstance(e, EvalStart):
+            rows[e.n] = []  # an evaluation cut by a kill runs again under its n
+            shas[e.n] = e.candidate_sha
+        elif isinstance(e, EvalScenario):
+            rows.setdefault(e.n, []).append(
+                {"scenario": e.scenario, "correct": e.correct, "speedup": _num(e.speedup)})
+        elif isinstance(e, EvalEnd):
+            summary = e.summary
+            on_goal = goal_set is None or e.set is None or e.set == goal_set
+            correct = summary.all_correct
+            geo, mn = _num(summary.geomean_speedup), _num(summary.min_speedup)
             if correct and on_goal:
                 best_geo, best_min = _max(best_geo, geo), _max(best_min, mn)
                 if (goal_at is None and against_baseline and goal_min is not None
                         and mn is not None and mn >= goal_min):
-                    goal_at = (t or last_t, tool_calls, len(series) + 1)
-            series.append(EvalPoint(n, _int(e.get("seq")), t or last_t, set_name, on_goal,
-                                    correct, geo, mn, sha, _str(e.get("source")), tool_calls,
-                                    best_geo, best_min))
-            if isinstance(e.get("result"), str):
-                results[n] = e["result"]
+                    goal_at = (t, tool_calls, len(series) + 1)
+            series.append(EvalPoint(e.n, e.seq, t, e.set, on_goal, correct, geo, mn,
+                                    e.candidate_sha or shas.get(e.n, ""), e.source,
+                                    tool_calls, best_geo, best_min))
+            results[e.n] = e.result
             if not correct:
-                listed = summary.get("failing")
-                failing = [str(x) for x in (listed if isinstance(listed, list) else [])] or [
-                    str(r["scenario"]) for r in rows.get(n, []) if not r["correct"]]
-                explaining, said = Failure(n, _int(e.get("seq")), t or last_t, set_name,
+                failing = list(summary.failing or []) or [
+                    str(r["scenario"]) for r in rows.get(e.n, []) if not r["correct"]]
+                explaining, said = Failure(e.n, e.seq, t, e.set,
                                            _failure_what(summary, failing), failing, None), []
                 failures.append(explaining)
-        elif kind == "question":
-            questions.append({"e": e, "evals": len(series), "calls": tool_calls,
-                              "best": (best_geo, best_min)})
-        elif kind == "trigger":
-            k = str(e.get("kind"))
-            triggers[k] = triggers.get(k, 0) + 1
-        elif kind == "stophook" and e.get("met") is True and goal_at is None:
-            goal_at = (t or last_t, tool_calls, len(series))
-        elif kind == "campaign.end":
+        elif isinstance(e, Question):
+            questions.append(_Asked(e, len(series), tool_calls, (best_geo, best_min)))
+        elif isinstance(e, Trigger):
+            triggers[e.kind] = triggers.get(e.kind, 0) + 1
+        elif isinstance(e, StopHook) and e.met and goal_at is None:
+            goal_at = (t, tool_calls, len(series))
+        elif isinstance(e, CampaignEnd):
             end = e
     if explaining is not None and "".join(said).strip():
         explaining.explanation = "".join(said).strip()
@@ -300,22 +291,20 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             sources[p.sha] = files.candidate(p.sha)
     c = churn([sources.get(p.sha) for p in series])
     n_q = len(gains)
+    agent = start.extra.get("agent")
     return SessionReport(
-        session=files.name, path=str(files.dir),
-        task=start.get("task") if isinstance(start.get("task"), str) else None,
-        agent=_str(start.get("agent")) or "builtin",
-        model=start.get("model") if isinstance(start.get("model"), str) else None,
-        questions_mode=questions_mode(start, files.config),
-        end_reason=(_str(end.get("reason")) or "?") if end else None,
-        started=_str(start.get("ts")),
-        duration_s=round((_num(end.get("t")) if end else None) or last_t, 3),
+        session=files.name, path=str(files.dir), task=start.task,
+        agent=agent if isinstance(agent, str) and agent else "builtin",
+        model=start.model, questions_mode=questions_mode(start, files.config),
+        end_reason=end.reason if end else None, started=start.ts,
+        duration_s=round(_num(end.t) or last_t if end else last_t, 3),
         turns=turns, tool_calls=tool_calls, evaluations=len(series),
         evaluations_correct=sum(1 for p in series if p.correct),
         evaluations_incorrect=sum(1 for p in series if not p.correct),
         goal=goal, goal_set=goal_set,
         best_geomean=best_geo, best_min=best_min,
         best_evaluation=best.n if best else None, best_scenarios=best_rows,
-        goal_met=goal_at is not None or bool(end and end.get("reason") == "goal_met"),
+        goal_met=goal_at is not None or bool(end and end.reason == "goal_met"),
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,
         evaluations_to_goal=goal_at[2] if goal_at else None,
@@ -329,26 +318,24 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     )
 
 
-def _gains(questions: list[dict[str, Any]], series: list[EvalPoint], total_calls: int,
+def _gains(questions: list[_Asked], series: list[EvalPoint], total_calls: int,
            window: int, group_of: Callable[[str], str | None]) -> list[QuestionGain]:
     out = []
     for i, q in enumerate(questions):
-        e = q["e"]
-        geo0, min0 = q["best"]
-        after = [p for p in series[q["evals"]:] if p.goal_set][:window]
+        e = q.event
+        geo0, min0 = q.best
+        after = [p for p in series[q.evals:] if p.goal_set][:window]
         geo1, min1 = geo0, min0
         for p in after:
             if p.correct:
                 geo1, min1 = _max(geo1, p.geomean), _max(min1, p.min)
-        nxt = questions[i + 1]["calls"] if i + 1 < len(questions) else total_calls
-        bank_id = e.get("bank_id") if isinstance(e.get("bank_id"), str) and e["bank_id"] else None
+        nxt = questions[i + 1].calls if i + 1 < len(questions) else total_calls
+        bank_id = e.bank_id or None
         group = (group_of(bank_id) or "unknown") if bank_id else "free_text"
-        source = e.get("source") if e.get("source") in ("human", "auto") else "human"
-        trigger = e.get("trigger") if isinstance(e.get("trigger"), str) else None
         out.append(QuestionGain(
-            seq=_int(e.get("seq")), t=_num(e.get("t")) or 0.0, text=str(e.get("text", "")),
-            bank_id=bank_id, group=group, trigger=trigger, source=source,
-            evaluations_before=q["evals"], tool_calls_after=nxt - q["calls"],
+            seq=e.seq, t=_num(e.t) or 0.0, text=e.text, bank_id=bank_id, group=group,
+            trigger=e.trigger, source=e.source if e.source in ("human", "auto") else "human",
+            evaluations_before=q.evals, tool_calls_after=nxt - q.calls,
             window_evaluations=len(after),
             best_geomean_before=geo0, best_geomean_after=geo1, geomean_gain=_rel(geo1, geo0),
             best_min_before=min0, best_min_after=min1, min_gain=_rel(min1, min0)))
@@ -362,10 +349,6 @@ def _best(series: list[EvalPoint]) -> EvalPoint | None:
     return max(good, key=lambda p: (p.min or 0.0, p.geomean or 0.0))
 
 
-def _rows_from_result(result: dict[str, Any] | None) -> list[dict[str, Any]]:
-    out = []
-    for r in (result or {}).get("scenarios") or []:
-        if isinstance(r, dict):
-            out.append({"scenario": str(r.get("id")), "correct": r.get("correct") is True,
-                        "speedup": _num(r.get("speedup"))})
-    return out
+def _rows_from_result(result: EvalResult | None) -> list[dict[str, Any]]:
+    return [{"scenario": r.id, "correct": r.correct, "speedup": _num(r.speedup)}
+            for r in (result.scenarios if result else [])]

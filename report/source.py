@@ -11,38 +11,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import CampaignStart, ContractError, EvalResult, Event, read_eval
+from socratic.contracts import read_events as read_typed_events
 from socratic.errors import InputError
-from socratic.eventlog import EVENTS_FILE, read_jsonl
+from socratic.eventlog import EVENTS_FILE
 
 
-def read_events(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The log's events and how many complete lines were skipped as unreadable.
-
-    The one place the report reads events (an adapter: the typed contracts replace it)."""
+def read_events(path: Path) -> tuple[list[Event], int]:
+    """The log's typed events, and how many lines were skipped (not JSON, or an event that
+    does not match its declaration); events of types this version does not know are
+    ignored, as every reader ignores them."""
     try:
-        events, end = read_jsonl(path)
-        with open(path, "rb") as fh:
-            lines = sum(1 for raw in fh.read(end).splitlines() if raw.strip())
+        parsed, _ = read_typed_events(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    good = [e for e in events if isinstance(e.get("type"), str)]
-    return good, lines - len(good)
+    return parsed.events, parsed.skipped
 
 
-def read_eval(path: Path) -> dict[str, Any] | None:
-    """A saved evaluator result (evals/NNNN.json), or None when absent or unreadable: the
-    event log holds what the report needs; the file only adds detail."""
+def read_result(path: Path) -> EvalResult | None:
+    """A saved evaluator result (evals/NNNN.json), or None when absent or not a
+    `socratic.eval/1` document: the event log holds what the report needs; the file only
+    adds detail."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_eval(path)
+    except ContractError:
         return None
-    return doc if isinstance(doc, dict) else None
 
 
 @dataclass
 class SessionFiles:
     dir: Path
-    events: list[dict[str, Any]]
+    events: list[Event]
     skipped: int = 0
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -60,10 +59,10 @@ class SessionFiles:
                 continue
         return None
 
-    def eval_result(self, rel: str) -> dict[str, Any] | None:
+    def eval_result(self, rel: str) -> EvalResult | None:
         if not rel or rel.startswith("/") or ".." in Path(rel).parts:
             return None  # only files inside the session
-        return read_eval(self.dir / rel)
+        return read_result(self.dir / rel)
 
 
 def load_session(path: Path) -> SessionFiles:
@@ -71,10 +70,12 @@ def load_session(path: Path) -> SessionFiles:
     log = path / EVENTS_FILE
     events, skipped = read_events(log)
     if not events:
-        what = "empty" if log.stat().st_size == 0 else "no JSON events (not a JSON Lines log)"
+        what = ("empty" if log.stat().st_size == 0 else
+                f"no readable event ({skipped} line(s) not JSON or not matching the event contract)"
+                if skipped else "no event of a known type")
         raise InputError(f"{log}: {what}")
-    if not any(e["type"] == "campaign.start" for e in events):
-        raise InputError(f"{log}: no campaign.start event: not a campaign log")
+    if not any(isinstance(e, CampaignStart) for e in events):
+        raise InputError(f"{log}: no readable campaign.start event: not a campaign log")
     config: dict[str, Any] = {}
     try:
         doc = json.loads((path / "config.json").read_text(encoding="utf-8"))

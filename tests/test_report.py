@@ -384,7 +384,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, case):
     elif case == "binary":
         (target / "events.jsonl").write_bytes(os.urandom(4000).replace(b"\n", b"") + b"\n\x00\xff\n")
     elif case == "no-start":
-        (target / "events.jsonl").write_text('{"seq":1,"t":0,"type":"agent.text","text":"x"}\n')
+        (target / "events.jsonl").write_text(
+            '{"seq":1,"t":0,"ts":"2026-12-01T00:00:00+00:00","type":"agent.text","text":"x"}\n')
     elif case == "no-sessions":
         (target / "sub").mkdir()
     r = run("report", str(target))
@@ -412,31 +413,32 @@ def test_unreadable_lines_are_skipped_and_noted(tmp_path):
     assert "1 unreadable line(s) skipped" in r.stderr
 
 
-def test_damaged_fields_are_reported_not_a_traceback(tmp_path):
+def test_damaged_events_are_skipped_and_counted_not_a_traceback(tmp_path):
     events = demo_events()
-    for e in events:  # every kind of damage a hand-edited or foreign log can carry
+    for e in events:  # damage a hand-edited or foreign log can carry
         if e["type"] == "campaign.start":
-            e["goal"] = {"min_speedup": float("nan"), "against": ["x"]}
+            e["goal"]["min_speedup"] = float("nan")      # a number, but none: read as missing
         elif e["type"] == "eval.end" and e["n"] == 4:
-            e["seq"], e["t"] = "x", float("inf")
-            e["summary"].update(geomean_speedup="fast", failing="r1-c4k")
-        elif e["type"] == "eval.scenario" and e["n"] == 6:
-            e["scenario"], e["correct"] = float("nan"), "yes"
-        elif e["type"] == "question":
-            e["seq"], e["source"], e["bank_id"] = None, {"a": 1}, 7
-        elif e["type"] == "usage":
-            e["cost_usd"] = "cheap"
+            e["seq"] = "x"                                # not an event: skipped
+        elif e["type"] == "eval.end" and e["n"] == 6:
+            e["summary"]["geomean_speedup"] = float("inf")
+        elif e["type"] == "question" and e["seq"] == 36:
+            e["source"] = {"a": 1}                        # skipped
+        elif e["type"] == "usage" and e["seq"] == 6:
+            e["cost_usd"] = "cheap"                       # skipped
     folder = tmp_path / "s"
     folder.mkdir()
     (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     r = run("report", str(folder), "--json")
     assert r.returncode == 0, r.stderr
+    assert "3 unreadable line(s) skipped" in r.stderr
 
     def no_constants(name):
         raise AssertionError(f"{name} in the JSON output")
     s = json.loads(r.stdout, parse_constant=no_constants)["sessions"][0]
-    assert s["evaluations"] == 6 and s["questions"] == 8 and s["cost_usd"] == 0
+    assert (s["evaluations"], s["questions"], s["skipped_lines"]) == (5, 7, 3)
     assert s["goal"] == {"min_speedup": None, "against": "baseline"}
+    assert [p["geomean"] for p in s["series"] if p["n"] == 6] == [None]
     assert run("report", str(folder), "--md").returncode == 0
 
 

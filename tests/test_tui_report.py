@@ -37,7 +37,8 @@ async def test_r_shows_the_report_summary(tmp_path):
 
 
 async def test_r_on_a_log_without_a_campaign_says_so(tmp_path):
-    (tmp_path / "events.jsonl").write_text('{"seq":1,"t":0,"type":"agent.text","text":"hi"}\n')
+    (tmp_path / "events.jsonl").write_text(
+        '{"seq":1,"t":0,"ts":"2026-12-01T00:00:00+00:00","type":"agent.text","text":"hi"}\n')
     app = SocraticApp(tmp_path, "replay", autoplay=False)
     async with app.run_test(size=(120, 40)) as pilot:
         text = await _open_report(app, pilot)
