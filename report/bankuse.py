@@ -2,8 +2,9 @@
 (`socratic bank stats --sessions ...`).
 
 An asking followed by progress (the best geomean or min went up by at least 1%, the
-harness's plateau threshold, within the window) is evidence for the entry: its `trace` is the source a bank entry with provenance "trace"
-names, `<session id>#<event seq>` (the session id is the session's folder name).
+harness's plateau threshold, within the window) is evidence for the entry: its `trace` is
+the source a bank entry with provenance "trace" names, `<session id>#<event seq>` (the
+session id is the session's folder name).
 """
 
 from __future__ import annotations

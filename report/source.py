@@ -93,13 +93,15 @@ def session_dirs(paths: list[Path]) -> list[Path]:
         if not path.exists():
             raise InputError(f"{path}: no such file or folder")
         if not path.is_dir():
-            raise InputError(f"{path}: not a folder (give a session folder or a folder of sessions)")
+            raise InputError(f"{path}: not a folder (give a session folder or a folder of "
+                             "sessions)")
         if (path / EVENTS_FILE).is_file():
             out.append(path)
             continue
         members = sorted(p for p in path.iterdir() if (p / EVENTS_FILE).is_file())
         if not members:
-            raise InputError(f"{path}: not a session (no {EVENTS_FILE}) and no session folders in it")
+            raise InputError(f"{path}: not a session (no {EVENTS_FILE}) and no session "
+                             "folders in it")
         out.extend(members)
     seen: set[Path] = set()
     unique = []

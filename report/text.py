@@ -37,7 +37,8 @@ def num(v: float | None, digits: int = 1) -> str:
 
 
 def counts(d: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
+    ranked = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {v}" for k, v in ranked) or "-"
 
 
 def one_line(text: str | None, width: int) -> str:
@@ -92,7 +93,8 @@ def summary_lines(r: SessionReport) -> list[str]:
     lines.append(f"  correctness failures {len(r.correctness_failures)}")
     for f in r.correctness_failures:
         lines.append(f"    #{f.n}: {f.what}")
-        lines.append(f"      then: {one_line(f.explanation, 100) if f.explanation else '(no words)'}")
+        said = one_line(f.explanation, 100) if f.explanation else "(no words)"
+        lines.append(f"      then: {said}")
     if r.question_gains:
         lines.append(f"  questions (event, source, trigger): best geomean, min up how much "
                      f"within the next {r.window} evaluations")

@@ -222,7 +222,8 @@ def test_question_gains_and_tool_calls_per_question(tmp_path):
     assert q2.min_gain == pytest.approx(1.00 / 0.90 - 1)
     assert q3.geomean_gain == pytest.approx(1.32 / 1.10 - 1)
     assert (q1.tool_calls_after, q2.tool_calls_after, q3.tool_calls_after) == (2, 4, 1)
-    assert r.questions == 3 and r.tool_calls == 7 and r.tool_calls_per_question == pytest.approx(7 / 3)
+    assert r.questions == 3 and r.tool_calls == 7
+    assert r.tool_calls_per_question == pytest.approx(7 / 3)
     assert r.questions_by_trigger == {"start": 1, "none": 1, "plateau": 1}
     assert r.questions_by_group == {"measurement": 1, "free_text": 1, "unknown": 1}
     assert (r.questions_auto, r.questions_human) == (2, 1)
@@ -382,7 +383,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, case):
     if case == "empty":
         (target / "events.jsonl").write_text("")
     elif case == "binary":
-        (target / "events.jsonl").write_bytes(os.urandom(4000).replace(b"\n", b"") + b"\n\x00\xff\n")
+        noise = os.urandom(4000).replace(b"\n", b"")
+        (target / "events.jsonl").write_bytes(noise + b"\n\x00\xff\n")
     elif case == "no-start":
         (target / "events.jsonl").write_text(
             '{"seq":1,"t":0,"ts":"2026-12-01T00:00:00+00:00","type":"agent.text","text":"x"}\n')
@@ -455,7 +457,8 @@ def test_bank_stats_sessions_names_what_followed():
     assert sum(e["asked"] for e in doc["entries"]) == sum(1 for q in asked if q.get("bank_id"))
     by_id = {e["id"]: e for e in doc["entries"]}
     em = by_id["correctness.error-map"]
-    assert em["followed_by_progress"] == 1 and em["trace"] == "demo#84" and em["group"] == "correctness"
+    assert em["followed_by_progress"] == 1 and em["trace"] == "demo#84"
+    assert em["group"] == "correctness"
     assert by_id["validity.explain-the-gain"]["trace"] is None  # nothing rose after it
     r = run("bank", "stats", "--sessions", str(DEMO))
     assert r.returncode == 0 and "trace source: demo#84" in r.stdout
