@@ -146,10 +146,16 @@ class SessionReport:
         return d
 
 
+def _declared_or_extra(start: CampaignStart, name: str) -> Any:
+    """A campaign.start field the contract may not declare yet (`agent` from attached
+    agents, `questions` from fleets): read either way."""
+    return getattr(start, name, None) or start.extra.get(name)
+
+
 def questions_mode(start: CampaignStart, config: dict[str, Any]) -> str:
     """none | auto | human: as the fleet names it when it records one; else auto-questions
     on means auto, an attached campaign waiting for a human means human."""
-    named = start.extra.get("questions")
+    named = _declared_or_extra(start, "questions")
     if isinstance(named, str) and named:
         return named
     auto = start.auto_questions
@@ -291,7 +297,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             sources[p.sha] = files.candidate(p.sha)
     c = churn([sources.get(p.sha) for p in series])
     n_q = len(gains)
-    agent = start.extra.get("agent")
+    agent = _declared_or_extra(start, "agent")
     return SessionReport(
         session=files.name, path=str(files.dir), task=start.task,
         agent=agent if isinstance(agent, str) and agent else "builtin",
