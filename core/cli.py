@@ -14,7 +14,8 @@ from socratic import __version__
 from socratic.errors import InputError
 
 # verb modules, in the order shown by --help; each exposes register(subparsers)
-PART_CLIS = ("socratic.evaluator.cli", "socratic.bank.cli", "socratic.harness.cli", "socratic.tui.cli")
+PART_CLIS = ("socratic.evaluator.cli", "socratic.bank.cli", "socratic.harness.cli", "socratic.tui.cli",
+             "socratic.fleet.cli")
 
 
 class Parser(argparse.ArgumentParser):
