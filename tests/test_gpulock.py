@@ -16,7 +16,7 @@ import pytest
 
 from socratic.gpulock import current_holder, gpu_turn, locks_dir, visible_gpu_key
 from socratic.resources import resolve_task_dir
-from socratic.harness.testing import candidate_source, make_task
+from socratic.harness.doubles.testing import candidate_source, make_task
 
 HOLD = """
 import sys, time
@@ -86,7 +86,7 @@ def test_an_unwritable_lock_folder_does_not_refuse_the_evaluation(tmp_path, monk
 
 def fakeeval(task: Path, cand: Path, gpu: str) -> subprocess.Popen:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu)
-    return subprocess.Popen([sys.executable, "-m", "socratic.harness.fakeeval", str(task),
+    return subprocess.Popen([sys.executable, "-m", "socratic.harness.doubles.fakeeval", str(task),
                              "--candidate", str(cand), "--json"], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -142,3 +142,28 @@ def test_the_evaluator_takes_its_turn_before_the_gpu_part(tmp_path, monkeypatch)
     assert calls and calls[0][1] == os.getpid()          # the workers ran inside our turn
     assert calls[0][0] - waited[0][0] >= 0.5              # ... only after the wait
     assert doc["gpu_wait_s"] >= 0.5 and doc["gpu_lock"] == "GPU-test"
+
+
+def test_the_harness_does_not_count_the_wait_against_its_timeout(tmp_path):
+    """run_evaluator: a wait for the GPU's turn longer than the evaluation's whole time
+    budget does not kill it; the wait is reported as it starts."""
+    from socratic.harness.evaluation import run_evaluator
+    from socratic.harness.doubles.testing import FAKE_EVALUATOR
+
+    task = make_task(tmp_path)
+    cand = tmp_path / "c.cu"
+    cand.write_text(candidate_source(1.3, "// sleep: 0.1"))
+    holder = hold("index-0", 2.5)
+    waits = []
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0")
+    result, code, _, error = run_evaluator(FAKE_EVALUATOR, task, cand, None, env=env,
+                                           timeout_s=1.5, on_gpu_wait=waits.append)
+    holder.wait()
+    assert error is None and code == 0, error
+    assert waits and waits[0]["gpu"] == "index-0" and "holder script" in waits[0]["holder"]
+    assert result["gpu_wait_s"] > 1.5
+    # the budget still applies to the evaluation itself
+    cand.write_text(candidate_source(1.3, "// sleep: 2"))
+    result, code, _, error = run_evaluator(FAKE_EVALUATOR, task, cand, None, env=env,
+                                           timeout_s=1.5)
+    assert result is None and "ran past 1.5 s" in error
