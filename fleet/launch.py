@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,20 +43,21 @@ def _ignore_usr2() -> None:
 
 def stop(proc: subprocess.Popen, grace_s: float = 60.0) -> int:
     """SIGTERM (the campaign logs campaign.end `interrupted`; `--resume` continues it), then
-    SIGKILL if it has not ended within grace_s."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except OSError:
-            pass
-        try:
-            proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
+    SIGKILL if it has not ended within grace_s. Polls rather than blocking in wait(): it may
+    run in a signal handler that interrupted a wait on the same process."""
+    deadline = time.monotonic() + grace_s
+    sig = signal.SIGTERM
+    while proc.poll() is None:
+        if sig is not None:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
+                os.killpg(proc.pid, sig)
             except OSError:
                 pass
-    return proc.wait()
+            sig = None
+        if time.monotonic() > deadline:
+            sig, deadline = signal.SIGKILL, float("inf")
+        time.sleep(0.1)
+    return proc.returncode
 
 
 @dataclass
@@ -73,7 +75,9 @@ class CampaignJob:
         env = dict(os.environ)
         self._proc = start_campaign(CampaignSpec.from_dict(self.spec), Path(self.session), env,
                                     self.python)
-        return self._proc.wait()
+        while self._proc.poll() is None:  # not wait(): checkpoint() may interrupt it
+            time.sleep(0.5)
+        return self._proc.returncode
 
     def checkpoint(self, *args: Any, **kwargs: Any):
         import submitit
