@@ -132,14 +132,38 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
                               timeout=60, check=True).stdout
 
     def stop(self) -> None:
+        """Cancel every job, wait for them to leave, then end the daemons this cluster
+        started (by pid; SIGKILL for one that has not ended after 10 s)."""
         try:
             subprocess.run(["scancel", "--full", "--user=root"], env=self.env, timeout=30,
                            capture_output=True)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and subprocess.run(
+                    ["squeue", "--noheader"], env=self.env, capture_output=True, text=True,
+                    timeout=30).stdout.strip():
+                time.sleep(0.5)
         except (OSError, subprocess.SubprocessError):
             pass
-        for pid in reversed(self.pids):   # only the daemons this cluster started
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        for pid in reversed(self.pids):
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(pid) for pid in self.pids):
+            time.sleep(0.2)
+        for pid in self.pids:
+            _signal(pid, signal.SIGKILL)
         self.pids.clear()
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
