@@ -1,30 +1,21 @@
-"""Whether a process holds a session: the campaign holds an exclusive flock on
-`<session>/session.lock` for its life (the kernel drops it when the holder dies)."""
+"""Whether a process runs a campaign: the campaign holds its session
+(socratic.ownership: a flock on session.lock for its life, dropped by the kernel when the
+holder dies); for sessions without a lock file, the pid the runner started."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 from pathlib import Path
 
-SESSION_LOCK = "session.lock"
+from socratic.ownership import LOCK_FILE, live_owner
 
 
 def session_held(session: Path) -> bool | None:
     """True while a live process holds the session, False when nobody does, None when the
     session has no lock file (never started, or written by a version without one)."""
-    try:
-        fd = os.open(Path(session) / SESSION_LOCK, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    if not (Path(session) / LOCK_FILE).exists():
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except OSError as exc:
-        return True if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) else None
-    finally:
-        os.close(fd)
+    return live_owner(Path(session)) is not None
 
 
 def pid_alive(pid: int) -> bool:
