@@ -160,10 +160,10 @@ def _resolve_task(where: str, value: Any, base: Path) -> tuple[str, str]:
     if not isinstance(value, str) or not value:
         raise InputError(f"{where}: `task` must be a task name or directory (got {value!r})")
     local = base / value
-    task_dir = local if local.is_dir() else resolve_task_dir(value)
-    if not task_dir.is_dir():
-        raise InputError(f"{where}: task {value!r}: no such task directory or bundled task")
     try:
+        task_dir = local if local.is_dir() else resolve_task_dir(value)
+        if not task_dir.is_dir():
+            raise InputError(f"{value}: not a task directory")
         task = Task.load(task_dir)
     except InputError as exc:
         raise InputError(f"{where}: task {value!r}: {exc}") from None

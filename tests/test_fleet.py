@@ -251,7 +251,9 @@ task = "TASK"
     ("[[campaign]]\ntask = \"TASK\"\nauto_questions = true\n",
      "unknown campaign key `auto_questions` (use `questions`)"),
     ("[[campaign]]\ntask = \"no-such-task\"\n",
-     "fleet.toml:2: task 'no-such-task': no such task directory or bundled task"),
+     "fleet.toml:2: task 'no-such-task': no-such-task: no such task directory or bundled "
+     "task (bundled tasks: flash_attn_fwd, rmsnorm)"),
+    ("[[campaign]]\ntask = \"rmsnrom\"\n", "did you mean rmsnorm?"),
     ("[[campaign]]\ntask = \"TASK\"\nrepeat = 0\n",
      "fleet.toml:3: `repeat` must be a whole number >= 1 (got 0)"),
     ("[fleet]\ngpus = \"most\"\n[[campaign]]\ntask = \"TASK\"\n",

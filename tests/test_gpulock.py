@@ -125,6 +125,7 @@ def test_the_evaluator_takes_its_turn_before_the_gpu_part(tmp_path, monkeypatch)
     monkeypatch.setattr(runner, "build", lambda *a, **k: lib)
     monkeypatch.setattr(runner, "_build_trusted", lambda *a, **k: lib)
     monkeypatch.setattr(runner.bans, "static_checks", lambda *a, **k: [])
+    monkeypatch.setattr(runner, "missing_entry", lambda *a, **k: None)
     calls = []
 
     def workers(job, scenarios, timeout_s, progress):
