@@ -299,3 +299,35 @@ def test_no_api_key_is_one_line(tmp_path, capsys, monkeypatch):
     f = fleet_file(tmp_path, "[[campaign]]\ntask = \"TASK\"\n")
     assert main(["fleet", "run", str(f)]) == 2
     assert "ANTHROPIC_API_KEY is not set" in capsys.readouterr().err
+
+
+def test_a_campaign_another_process_holds_is_left_to_it(tmp_path):
+    """Session ownership: a campaign held by a live process (say `socratic run --resume`
+    typed by hand) is not started twice; it counts against max_parallel until it lets go."""
+    from socratic.fleet.folder import open_fleet
+    from socratic.fleet.spec import load_fleet
+    from socratic.ownership import SessionOwner
+
+    f = fleet_file(tmp_path, "[fleet]\ngpus = \"none\"\nmax_parallel = 1\n"
+                             "[[campaign]]\ntask = \"TASK\"\nrepeat = 2\n")
+    d = tmp_path / "h"
+    open_fleet(load_fleet(f), d)
+    held = d / "01-tiny-none"
+    held.mkdir()
+    (held / "events.jsonl").write_text(json.dumps(
+        {"seq": 1, "t": 0.0, "type": "campaign.start", "task": "tiny",
+         "goal": {"min_speedup": 1.2, "against": "baseline"}}) + "\n")
+    owner = SessionOwner.claim(held, role="campaign")
+    with FakeAnthropic(default=agent()) as api:
+        p = fleet("run", str(d), api=api)
+        time.sleep(3)
+        assert not events(d / "02-tiny-none")      # the one slot is the held campaign's
+        with open(held / "events.jsonl", "a") as fh:
+            fh.write(json.dumps({"seq": 2, "t": 1.0, "type": "campaign.end",
+                                 "reason": "stopped"}) + "\n")
+        owner.release()
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert "01-tiny-none: already running in another process; left to it" in err
+    assert [e["type"] for e in events(held)] == ["campaign.start", "campaign.end"]
+    assert events(d / "02-tiny-none")[-1]["reason"] == "goal_met"
