@@ -46,7 +46,7 @@ def _no_verb(p) -> int:
 
 
 def handle_run(args) -> int:
-    from socratic.fleet.folder import COPY, Fleet, RunnerLock, default_dir, is_fleet, open_fleet
+    from socratic.fleet.folder import COPY, RunnerLock, default_dir, is_fleet, open_fleet
     from socratic.fleet.spec import load_fleet
 
     source = Path(args.fleet)
@@ -61,11 +61,10 @@ def handle_run(args) -> int:
     else:
         spec = load_fleet(source)
         folder = Path(args.session_dir) if args.session_dir else default_dir(source)
+    _api_key()   # the campaigns' processes (or Slurm jobs) inherit this environment
     if spec.executor == "slurm":
         from socratic.fleet.slurm import check_slurm
         check_slurm(spec)   # submitit and sbatch present, parameters known: before any folder
-    else:
-        _api_key()
     fleet = open_fleet(spec, folder)
     lock = RunnerLock(fleet.dir)
     try:
@@ -77,7 +76,7 @@ def handle_run(args) -> int:
             code = LocalExecutor(fleet).run()
     finally:
         lock.release()
-    print(render(Fleet.load(fleet.dir).dir), file=sys.stderr)
+    print(render(fleet.dir), file=sys.stderr)
     return code
 
 
@@ -98,7 +97,7 @@ def render(path: Path) -> str:
 
     rows = fleet_rows(path)
     head = ("campaign", "task", "agent", "questions", "state", "evals", "geomean", "min",
-            "goal", "trigger", "pending", "cost")
+            "goal", "trigger", "pending", "cost", "gpu/job")
     table = [head]
     for r in rows:
         state = r.state + (f": {r.reason}" if r.state == "ended" and r.reason else "")
@@ -107,7 +106,8 @@ def render(path: Path) -> str:
         goal = (f"{r.goal:g}x" + (" met" if r.met else "")) if r.goal is not None else "-"
         table.append((r.name, r.task, r.agent, r.questions, state, str(r.evaluations),
                       _fmt(r.best_geomean, ".3f"), _fmt(r.best_min, ".3f"), goal,
-                      r.last_trigger or "-", str(r.pending), f"${r.cost_usd:.2f}"))
+                      r.last_trigger or "-", str(r.pending), f"${r.cost_usd:.2f}",
+                      r.gpu if r.gpu is not None else (r.job or "-")))
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
     return "\n".join(lines)
