@@ -13,7 +13,7 @@ from socratic.tui.watch_screen import WatchScreen
 
 
 class FleetCampaignScreen(WatchScreen):
-    BINDINGS = [Binding("escape", "back", "Fleet")]
+    BINDINGS = [Binding("escape", "back", "Fleet", priority=True)]
 
     def __init__(self, *args: Any, then: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -73,7 +73,7 @@ class FleetTable(DataTable):
             elif old != plain:
                 for (key, _), value, before, now in zip(COLUMNS, values, old, plain):
                     if before != now:
-                        self.update_cell(row.name, key, value)
+                        self.update_cell(row.name, key, value, update_width=True)
             self._shown[row.name] = plain
 
     @property
