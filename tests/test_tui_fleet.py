@@ -183,3 +183,29 @@ def test_watch_on_a_fleet_folder_is_accepted(fleet, capsys):
     assert is_fleet(d)
     check_session_dir(d, need_events=False)
     assert json.loads((d / "fleet.json").read_text())["schema"] == "socratic.fleet/1"
+
+
+def test_a_campaign_waiting_for_its_gpu_turn_says_so():
+    """eval.wait: the status line says who has the GPU until the turn comes; the
+    evaluation's line says how long it waited."""
+    from socratic.tui.state import CampaignState
+    from socratic.tui.widgets.event_block import render_block
+    from socratic.tui.widgets.status_line import StatusLine
+
+    evts = [e for e in tiny_events() if e["type"] in ("campaign.start", "trigger")]
+    evts += [{"type": "eval.start", "n": 1, "candidate_sha": "abc"},
+             {"type": "eval.wait", "n": 1, "gpu": "GPU-1234",
+              "holder": "socratic eval rmsnorm (pid 7), pid 7 on node3 since 10:00"}]
+    st = CampaignState().apply_all(numbered(evts))
+    assert st.gpu_wait.startswith("socratic eval rmsnorm")
+    line = StatusLine._render_line(st, "running", 12.0, None, 0, "", 0, compact=False)
+    assert "⧗ waiting for the GPU: socratic eval rmsnorm (pid 7)" in line.plain
+    more = [{"type": "eval.scenario", "n": 1, "scenario": "a", "correct": True, "speedup": 1.0},
+            {"type": "eval.end", "n": 1, "gpu_wait_s": 12.5,
+             "summary": {"all_correct": True, "geomean_speedup": 1.0, "min_speedup": 1.0}}]
+    st = st.apply_all(numbered(evts + more)[len(evts):])
+    assert st.gpu_wait is None
+    assert "⧗" not in StatusLine._render_line(st, "running", 12.0, None, 0, "", 0,
+                                              compact=False).plain
+    block = st.blocks[st.eval_index[1]]
+    assert "12.5 s waiting for the GPU" in render_block(block).plain
