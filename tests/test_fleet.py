@@ -331,3 +331,20 @@ def test_a_campaign_another_process_holds_is_left_to_it(tmp_path):
     assert "01-tiny-none: already running in another process; left to it" in err
     assert [e["type"] for e in events(held)] == ["campaign.start", "campaign.end"]
     assert events(d / "02-tiny-none")[-1]["reason"] == "goal_met"
+
+
+def test_one_runner_per_fleet(tmp_path, capsys, monkeypatch):
+    from socratic.fleet.folder import RunnerLock, open_fleet
+    from socratic.fleet.spec import load_fleet
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    d = tmp_path / "one"
+    open_fleet(load_fleet(fleet_file(tmp_path, "[[campaign]]\ntask = \"TASK\"\n")), d)
+    lock = RunnerLock(d)
+    try:
+        assert main(["fleet", "run", str(d)]) == 2
+    finally:
+        lock.release()
+    err = capsys.readouterr().err
+    assert f"{d}: a `socratic fleet run` already drives this fleet (pid {os.getpid()}" in err
+    assert len(err.strip().splitlines()) == 1

@@ -121,3 +121,35 @@ task = "TASK"
     assert r.returncode == 2, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("socratic: error")]
     assert len(lines) == 1 and "sbatch refused" in lines[0] and "partition" in lines[0].lower()
+
+
+def test_several_campaigns_go_as_one_job_array(cluster, tmp_path):
+    f = fleet_file(tmp_path, """
+[fleet]
+executor = "slurm"
+max_parallel = 2
+slurm_cpus_per_task = 1
+
+[[campaign]]
+task = "TASK"
+questions = "auto"
+
+[[campaign]]
+task = "TASK"
+questions = "none"
+""")
+    d = tmp_path / "arr"
+    with FakeAnthropic(default=agent(sleep=0.05)) as api:
+        env = {**env_for(api), "SLURM_CONF": cluster.env["SLURM_CONF"]}
+        r = subprocess.run([sys.executable, "-m", "socratic", "fleet", "run", str(f),
+                            "--session-dir", str(d)], env=env, cwd=REPO, capture_output=True,
+                           text=True, timeout=240)
+    assert r.returncode == 0, r.stderr + "\n" + cluster.log_tail()
+    runs = json.loads((d / "fleet.json").read_text())["runs"]
+    jobs = [runs[n]["job"] for n in ("01-tiny-auto", "02-tiny-none")]
+    assert jobs[0].endswith("_0") and jobs[1].endswith("_1")
+    assert jobs[0].split("_")[0] == jobs[1].split("_")[0]          # one array
+    assert "#SBATCH --array=0-1%2" in next((d / "slurm").glob("*_submission.sh")).read_text()
+    for name in runs:
+        assert [e["reason"] for e in events(d / name) if e["type"] == "campaign.end"] == \
+            ["goal_met"]
