@@ -63,7 +63,6 @@ class LocalExecutor:
                                 [] if gpus == "none" else list(gpus))
         self.max_parallel = fleet.max_parallel or max(1, len(self.gpus))
         self.stopping = False
-        self.failed = 0   # campaigns that could not be started at all
 
     def _gpu_for(self, running: dict[str, _Running]) -> str | None:
         if not self.gpus:
@@ -86,7 +85,6 @@ class LocalExecutor:
             self.say(f"{spec.name}: could not start ({exc.strerror or exc}); "
                      f"`socratic fleet run {self.fleet.dir}` tries again")
             self.fleet.log(f"{spec.name}: could not start: {exc}")
-            self.failed += 1
             return
         running[spec.name] = _Running(spec, gpu, proc, proc.pid)
         self.fleet.runs[spec.name] = {"gpu": gpu, "pid": proc.pid, "host": os.uname().nodename,

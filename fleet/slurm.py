@@ -18,7 +18,6 @@ minutes or [D-]HH:MM:SS, gpus_per_node, cpus_per_task, mem, account, qos, setup,
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

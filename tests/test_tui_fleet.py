@@ -173,16 +173,18 @@ async def test_slash_and_i_ask_the_highlighted_campaign(fleet):
         assert app.screen.rows[names[1]].pending == 1
 
 
-def test_watch_on_a_fleet_folder_is_accepted(fleet, capsys):
-    from socratic.tui.cli import register  # noqa: F401 - the CLI path below
+def test_watch_on_a_fleet_folder_opens_the_fleet_screen(fleet, monkeypatch):
+    """`socratic watch DIR`: a fleet folder (no events.jsonl of its own) is accepted and
+    opens the fleet screen."""
+    from socratic.cli import main
+    from socratic.tui import app as tui_app
 
     d, _ = fleet
-    from socratic.fleet import is_fleet
-    from socratic.tui.app import check_session_dir
-
-    assert is_fleet(d)
-    check_session_dir(d, need_events=False)
-    assert json.loads((d / "fleet.json").read_text())["schema"] == "socratic.fleet/1"
+    seen = {}
+    monkeypatch.setattr(tui_app.SocraticApp, "run",
+                        lambda self, **kw: seen.setdefault("mode", self.mode))
+    assert main(["watch", str(d)]) == 0
+    assert seen["mode"] == "fleet"
 
 
 def test_a_campaign_waiting_for_its_gpu_turn_says_so():
