@@ -6,7 +6,6 @@ events reach the table while it is shown."""
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from pathlib import Path
 
