@@ -168,3 +168,16 @@ def test_the_harness_does_not_count_the_wait_against_its_timeout(tmp_path):
     result, code, _, error = run_evaluator(FAKE_EVALUATOR, task, cand, None, env=env,
                                            timeout_s=1.5)
     assert result is None and "ran past 1.5 s" in error
+
+
+@pytest.mark.gpu
+def test_the_gpu_key_is_the_uuid_nvidia_smi_shows():
+    """On a GPU node: the evaluator's lock key for device 0 is its UUID, the same whatever
+    index CUDA_VISIBLE_DEVICES gives it."""
+    from socratic.evaluator.runner import gpu_key
+
+    out = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader"],
+                         capture_output=True, text=True, timeout=60).stdout.split()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    expected = out[int(visible)] if visible.isdigit() else (visible or out[0])
+    assert gpu_key() == expected
