@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE
 from socratic.fleet.folder import Fleet, runner_alive
+
+SQUEUE_EVERY_S = 10.0
 
 
 def _num(v: Any) -> float | None:
@@ -191,6 +194,7 @@ class FleetStatus:
         self.watches = {c.name: _Watch(_Tail(self.fleet.session(c.name) / EVENTS_FILE),
                                        _Tail(self.fleet.session(c.name) / INBOX_FILE))
                         for c in self.fleet.campaigns}
+        self._squeue: tuple[float, set[str]] | None = None
 
     def poll(self) -> list[CampaignRow]:
         try:  # the runner rewrites the manifest's runs (GPU, pid, job, exit)
@@ -200,11 +204,19 @@ class FleetStatus:
         runner = runner_alive(self.fleet.dir)
         slurm_active = None
         if self.fleet.executor == "slurm":
-            from socratic.fleet.slurm import active_jobs
-
-            slurm_active = active_jobs([str(r["job"]) for r in self.fleet.runs.values()
-                                        if r.get("job")])
+            slurm_active = self._slurm_jobs()
         return [self._row(c, runner, slurm_active) for c in self.fleet.campaigns]
+
+    def _slurm_jobs(self) -> set[str]:
+        """The fleet's jobs Slurm still has; squeue is asked at most every SQUEUE_EVERY_S
+        (the fleet screen polls far more often than a controller should be asked)."""
+        from socratic.fleet.slurm import active_jobs
+
+        now = time.monotonic()
+        if self._squeue is None or now - self._squeue[0] >= SQUEUE_EVERY_S:
+            jobs = [str(r["job"]) for r in self.fleet.runs.values() if r.get("job")]
+            self._squeue = (now, active_jobs(jobs))
+        return self._squeue[1]
 
     def _row(self, c, runner: bool, slurm_active: set[str] | None) -> CampaignRow:
         w = self.watches[c.name]
