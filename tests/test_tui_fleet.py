@@ -38,6 +38,9 @@ repeat = 2
 """
 
 
+TS = "2026-12-01T00:00:00+00:00"   # events carry a wall-clock time (the contract)
+
+
 class Clock:
     def __call__(self) -> float:
         return 1000.0
@@ -48,11 +51,11 @@ def running_events(wait: bool = False) -> list[dict]:
     if wait:
         evts.append({"type": "stophook", "met": False, "failing": []})
         evts.append({"type": "control", "action": "wait"})
-    return [{**e, "seq": i + 1, "t": float(i)} for i, e in enumerate(evts)]
+    return [{"ts": TS, **e, "seq": i + 1, "t": float(i)} for i, e in enumerate(evts)]
 
 
 def numbered(evts: list[dict]) -> list[dict]:
-    return [{**e, "seq": e.get("seq", i + 1), "t": e.get("t", float(i))}
+    return [{"ts": TS, **e, "seq": e.get("seq", i + 1), "t": e.get("t", float(i))}
             for i, e in enumerate(evts)]
 
 
@@ -111,7 +114,8 @@ async def test_rows_states_and_a_live_update(fleet):
             in title
         # the harness appends: the next poll shows it
         write_events(d / names[1] / "events.jsonl",
-                     [{"seq": 99, "t": 99.0, "type": "campaign.end", "reason": "max_turns"}],
+                     [{"seq": 99, "t": 99.0, "ts": TS, "type": "campaign.end",
+                       "reason": "max_turns"}],
                      mode="a")
         screen.refresh_rows()
         await pilot.pause()
@@ -202,7 +206,7 @@ def test_a_campaign_waiting_for_its_gpu_turn_says_so():
     line = StatusLine._render_line(st, "running", 12.0, None, 0, "", 0, compact=False)
     assert "⧗ waiting for the GPU: socratic eval rmsnorm (pid 7)" in line.plain
     more = [{"type": "eval.scenario", "n": 1, "scenario": "a", "correct": True, "speedup": 1.0},
-            {"type": "eval.end", "n": 1, "gpu_wait_s": 12.5,
+            {"type": "eval.end", "n": 1, "gpu_wait_s": 12.5, "result": "evals/0001.json",
              "summary": {"all_correct": True, "geomean_speedup": 1.0, "min_speedup": 1.0}}]
     st = st.apply_all(numbered(evts + more)[len(evts):])
     assert st.gpu_wait is None
