@@ -140,7 +140,7 @@ class Evaluations:
         ev = Evaluation(n, sha, set_name, result, code, rel, error, time.monotonic() - t0,
                         stderr[-4000:])
         self.history.add(ev)
-        waited = (result or {}).get("gpu_wait_s")
+        waited = result.gpu_wait_s if result is not None else None
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
                   summary=ev.summary(), result=rel, seconds=round(ev.seconds, 3),
                   **({"gpu_wait_s": waited} if isinstance(waited, (int, float)) else {}))
