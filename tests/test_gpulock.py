@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.gpulock import current_holder, gpu_turn, locks_dir, visible_gpu_key
+from socratic.gpulock import Holder, current_holder, gpu_turn, locks_dir, visible_gpu_key
 from socratic.resources import resolve_task_dir
 from socratic.harness.doubles.testing import candidate_source, make_task
 
@@ -94,9 +94,12 @@ def fakeeval(task: Path, cand: Path, gpu: str) -> subprocess.Popen:
 def test_fake_evaluations_on_one_gpu_take_turns(tmp_path):
     task = make_task(tmp_path)
     cand = tmp_path / "c.cu"
-    cand.write_text(candidate_source(1.1, "// sleep: 0.3"))
+    cand.write_text(candidate_source(1.1, "// sleep: 0.5"))
     first = fakeeval(task, cand, "0")
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30   # the second starts once the first has the GPU
+    while (current_holder("index-0") or Holder(None, "", "", "")).pid != first.pid:
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.01)
     second, third = fakeeval(task, cand, "0"), fakeeval(task, cand, "1")
     docs, errs = [], []
     for p in (first, second, third):
@@ -106,7 +109,7 @@ def test_fake_evaluations_on_one_gpu_take_turns(tmp_path):
     waits = [json.loads(l) for l in errs[1].splitlines() if '"gpu_wait"' in l]
     assert waits and waits[0]["gpu"] == "index-0" and "fakeeval tiny" in waits[0]["holder"]
     assert docs[0]["gpu_wait_s"] < 0.1 and docs[2]["gpu_wait_s"] < 0.1   # GPU 1 is free
-    assert docs[1]["gpu_wait_s"] > 0.3 and docs[1]["gpu_lock"] == "index-0"
+    assert docs[1]["gpu_wait_s"] > 0.05 and docs[1]["gpu_lock"] == "index-0"
     # the numbers are those of the candidate, whatever the wait
     assert [r["speedup"] for r in docs[1]["scenarios"]] == [1.1, 1.1, 1.1]
     assert (locks_dir() / "index-0.lock").exists()
