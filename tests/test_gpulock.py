@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,16 +24,29 @@ import sys, time
 from socratic.gpulock import gpu_turn
 with gpu_turn(sys.argv[1], "holder script"):
     print("held", flush=True)
-    time.sleep(float(sys.argv[2]))
+    if sys.argv[2] == "release":
+        sys.stdin.readline()      # until the test says so
+    else:
+        time.sleep(float(sys.argv[2]))
 """
 
 
-def hold(key: str, seconds: float, env: dict | None = None) -> subprocess.Popen:
-    """A process that holds `key` for `seconds`; returns once it holds it."""
-    p = subprocess.Popen([sys.executable, "-c", HOLD, key, str(seconds)], stdout=subprocess.PIPE,
-                         env=env)
+def hold(key: str, seconds: float | None = None) -> subprocess.Popen:
+    """A process that holds `key` for `seconds` (None: until release()); returns once it
+    holds it."""
+    p = subprocess.Popen([sys.executable, "-c", HOLD, key,
+                          "release" if seconds is None else str(seconds)],
+                         stdout=subprocess.PIPE, stdin=subprocess.PIPE)
     assert p.stdout.readline().strip() == b"held"
     return p
+
+
+def release(p: subprocess.Popen, after_s: float = 0.0) -> None:
+    """Let the holder go, `after_s` seconds from now (without blocking the caller)."""
+    def go() -> None:
+        p.stdin.write(b"\n")
+        p.stdin.flush()
+    threading.Timer(after_s, go).start()
 
 
 @pytest.fixture(autouse=True)
@@ -137,10 +151,14 @@ def test_the_evaluator_takes_its_turn_before_the_gpu_part(tmp_path, monkeypatch)
 
     monkeypatch.setattr(runner, "run_workers", workers)
     waited = []
-    holder = hold("GPU-test", 1.0)
+    holder = hold("GPU-test")
+
+    def waiting(key, h):
+        waited.append((time.monotonic(), h.pid))
+        release(holder, 0.6)
+
     doc = runner.evaluate(runner.EvalOptions(task_dir=resolve_task_dir("rmsnorm"),
-                                             scenarios="smoke"),
-                          waiting=lambda key, h: waited.append((time.monotonic(), h.pid)))
+                                             scenarios="smoke"), waiting=waiting)
     holder.wait()
     assert waited and waited[0][1] == holder.pid
     assert calls and calls[0][1] == os.getpid()          # the workers ran inside our turn
@@ -158,11 +176,16 @@ def test_the_harness_does_not_count_the_wait_against_its_timeout(tmp_path):
     task = make_task(tmp_path)
     cand = tmp_path / "c.cu"
     cand.write_text(candidate_source(1.3, "// sleep: 0.1"))
-    holder = hold("index-0", 2.5)
+    holder = hold("index-0")
     waits = []
+
+    def on_wait(line):   # the turn comes 2 s after the wait began: beyond the 1.5 s budget
+        waits.append(line)
+        release(holder, 2.0)
+
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="0")
     result, code, _, error = run_evaluator(FAKE_EVALUATOR, task, cand, None, env=env,
-                                           timeout_s=1.5, on_gpu_wait=waits.append)
+                                           timeout_s=1.5, on_gpu_wait=on_wait)
     holder.wait()
     assert error is None and code == 0, error
     assert waits and waits[0]["gpu"] == "index-0" and "holder script" in waits[0]["holder"]

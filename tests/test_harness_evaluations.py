@@ -230,16 +230,28 @@ def test_an_evaluation_waiting_for_its_gpu_turn_says_so(tmp_path, monkeypatch):
     """eval.wait while another evaluation holds the GPU (who holds it), gpu_wait_s on
     eval.end; the scenario numbers are the candidate's, whatever the wait."""
     import subprocess
+    import threading
+    import time
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")   # the fake evaluator's GPU: index-3
     p = pieces(tmp_path)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import time\nfrom socratic.gpulock import gpu_turn\n"
+        [sys.executable, "-c", "import sys\nfrom socratic.gpulock import gpu_turn\n"
          "with gpu_turn('index-3', 'another campaign'):\n print('held', flush=True)\n"
-         " time.sleep(1)"], stdout=subprocess.PIPE)
+         " sys.stdin.readline()"], stdout=subprocess.PIPE, stdin=subprocess.PIPE)
     assert holder.stdout.readline().strip() == b"held"
     p.write(1.4)
-    ev = p.evals.run("bench")
+    done = []
+    worker = threading.Thread(target=lambda: done.append(p.evals.run("bench")))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not p.log.of("eval.wait"):   # the evaluation says it waits; then its turn comes
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.6)
+    holder.communicate(b"\n", timeout=30)
+    worker.join(60)
+    ev = done[0]
     holder.wait()
     wait = p.log.of("eval.wait")
     assert wait == [{"type": "eval.wait", "n": 1, "gpu": "index-3",
