@@ -350,6 +350,8 @@ class EvalResult(Record):
     summary: Summary
     exit_code: int
     comparisons_unavailable: dict[str, str] | None = None
+    gpu_lock: str | None = None             # the GPU's key (UUID, else index-N): see gpulock
+    gpu_wait_s: float | None = None         # waited for the GPU's turn; never inside a time
 
 
 def parse_eval(data: Any, where: str = "evaluation result") -> EvalResult:
@@ -520,6 +522,17 @@ class EvalEnd(Event):
     set: str | None = None
     source: str | None = None
     seconds: float | None = None
+    gpu_wait_s: float | None = None         # of those seconds, waiting for the GPU's turn
+
+
+@dataclass(kw_only=True)
+class EvalWait(Event):
+    """The running evaluation waits for its GPU turn: another evaluation has the GPU."""
+
+    TYPE: ClassVar[str] = "eval.wait"
+    n: int
+    gpu: str                                # the GPU's key
+    holder: str                             # who has it (what, pid, host, since)
 
 
 @dataclass(kw_only=True)
@@ -647,7 +660,8 @@ class TaskModified(Event):
 
 
 EVENT_CLASSES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
-    CampaignStart, AgentText, ToolCall, ToolResult, EvalStart, EvalScenario, EvalEnd, Trigger,
+    CampaignStart, AgentText, ToolCall, ToolResult, EvalStart, EvalScenario, EvalEnd, EvalWait,
+    Trigger,
     Question, StopHook, Usage, Control, CampaignEnd, CampaignResume, ApiRetry, Problem,
     ContextHandoff, TaskModified)}
 

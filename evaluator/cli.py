@@ -60,10 +60,18 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(report.progress_line(row, index, total), file=sys.stderr, flush=True)
 
+    def waiting(gpu: str, holder) -> None:
+        held = holder.describe() if holder else "another evaluation"
+        if args.json:
+            print(json.dumps({"event": "gpu_wait", "gpu": gpu, "holder": held}), file=sys.stderr,
+                  flush=True)
+        else:
+            print(f"waiting for GPU {gpu}: held by {held}", file=sys.stderr, flush=True)
+
     opts = EvalOptions(task_dir=task_dir, candidate=Path(args.candidate) if args.candidate else None,
                        scenarios=args.scenarios, check_only=args.check_only, seeds=args.seeds,
                        timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing)
-    result = evaluate(opts, progress)
+    result = evaluate(opts, progress, waiting)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:

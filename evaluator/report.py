@@ -69,6 +69,8 @@ def table(doc: EvalResult) -> str:
         gm = f"{s.geomean_speedup:.3f}x" if s.geomean_speedup else "-"
         mn = f"{s.min_speedup:.3f}x" if s.min_speedup else "-"
         lines.append(f"{s.n_correct}/{s.n} correct  geomean {gm}  min {mn}  worst {s.worst_scenario}{vs}")
+        if doc.gpu_wait_s:
+            lines.append(f"waited {doc.gpu_wait_s:.1f} s for the GPU's turn (not part of any time)")
     for name, why in (doc.comparisons_unavailable or {}).items():
         lines.append(f"{name} not timed: {why.strip().splitlines()[0][:160] if why.strip() else '?'}")
     verdict = {0: "PASS", 1: "FAIL"}.get(doc.exit_code, "ERROR")

@@ -43,11 +43,13 @@ from socratic.evaluator import bans
 from socratic.evaluator.build import BuildResult, build
 from socratic.evaluator.entry import missing_entry
 from socratic.taskfile import Scenario, Task, TaskError, load_task
+from socratic.gpulock import Holder, gpu_turn
 
 STARTUP_TIMEOUT_S = 180
 TIMING = {"min_pairs": 10, "max_pairs": 400, "target_ms": 150.0, "max_seconds": 1.5}
 
 Progress = Callable[[ScenarioResult, int, int], None]
+Waiting = Callable[[str, "Holder | None"], None]   # (GPU key, its holder): this evaluation waits
 
 
 @dataclass
@@ -85,7 +87,26 @@ def gpu_present() -> str | None:
     return None
 
 
-def evaluate(opts: EvalOptions, progress: Progress | None = None) -> EvalResult:
+def gpu_key() -> str:
+    """The key of the GPU the worker will use (CUDA device 0 as this process sees it): its
+    UUID, so that one physical GPU has one key whatever CUDA_VISIBLE_DEVICES says."""
+    from socratic.gpulock import format_uuid, visible_gpu_key
+
+    try:
+        from cuda.bindings import driver
+        driver.cuInit(0)
+        err, dev = driver.cuDeviceGet(0)
+        get_uuid = getattr(driver, "cuDeviceGetUuid_v2", None) or driver.cuDeviceGetUuid
+        err2, uuid = get_uuid(dev)
+        if err == err2 == driver.CUresult.CUDA_SUCCESS:
+            return format_uuid(bytes(uuid.bytes)[:16])
+    except Exception:  # noqa: BLE001 - no UUID: the index names the GPU well enough
+        pass
+    return visible_gpu_key()
+
+
+def evaluate(opts: EvalOptions, progress: Progress | None = None,
+             waiting: Waiting | None = None) -> EvalResult:
     """One evaluation, built through the `socratic.eval/1` types (socratic.contracts)."""
     task = load_task(opts.task_dir)
     candidate = Path(opts.candidate) if opts.candidate else task.baseline
@@ -127,14 +148,19 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> EvalResult:
         from socratic.evaluator.comparisons import ComparisonRun
         comparisons = ComparisonRun(task)
     runtime_hits: list[BanHit] = []
-    try:
-        rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress, runtime_hits)
-        if comparisons:
-            result.comparisons_unavailable = comparisons.finish(scenarios, rows, opts.timeout_s)
-    finally:
-        if comparisons:
-            comparisons.cancel()
+    # the GPU part takes its turn on this GPU (socratic.gpulock): nothing is timed while
+    # another evaluation's work runs there, and the wait is reported, outside any time
+    with gpu_turn(gpu_key(), f"socratic eval {task.name} (pid {os.getpid()})", waiting) as turn:
+        try:
+            rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress, runtime_hits)
+            if comparisons:
+                result.comparisons_unavailable = comparisons.finish(scenarios, rows, opts.timeout_s)
+        finally:
+            if comparisons:
+                comparisons.cancel()
     result.gpu = GpuInfo.from_dict(gpu, "the worker's gpu") if gpu is not None else None
+    result.gpu_lock = turn.key
+    result.gpu_wait_s = round(turn.wait_s, 3)
     result.scenarios = rows
     if runtime_hits:
         seen = {(h.library, h.where) for h in result.bans.hits}

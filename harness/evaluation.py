@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,13 +214,16 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
 def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_name: str | None,
                   *, env: dict[str, str], timeout_s: float, cwd: Path | None = None,
                   on_scenario: Callable[[ScenarioProgress], None] | None = None,
+                  on_gpu_wait: Callable[[dict[str, Any]], None] | None = None,
                   ) -> tuple[EvalResult | None, int, str, str | None]:
     """Run `<prefix> TASK_DIR --candidate FILE --json [--scenarios SET]`.
 
     Calls on_scenario(row) for each `{"event": "scenario"}` stderr line as it arrives (a
-    line that does not parse as one is kept with the other stderr text). Returns (result
-    or None, exit code, other stderr text, error message or None); a result that is not
-    `socratic.eval/1` is no result.
+    line that does not parse as one is kept with the other stderr text), and
+    on_gpu_wait(line) when the evaluation waits for its GPU turn (`{"event": "gpu_wait"}`):
+    the wait does not count against timeout_s (the clock stops until the first scenario).
+    Returns (result or None, exit code, other stderr text, error message or None); a result
+    that is not `socratic.eval/1` is no result.
     """
     argv = [*argv_prefix, str(task_dir), "--candidate", str(candidate), "--json"]
     if set_name:
@@ -242,9 +246,14 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
         except OSError:
             pass
 
-    timer = threading.Timer(timeout_s, kill)
-    timer.daemon = True
-    timer.start()
+    def arm(seconds: float) -> threading.Timer:
+        t = threading.Timer(seconds, kill)
+        t.daemon = True
+        t.start()
+        return t
+
+    timer = arm(timeout_s)
+    started, left = time.monotonic(), None   # left: seconds of the budget kept while waiting
     other: list[str] = []
     try:
         for raw in proc.stderr:
@@ -254,12 +263,21 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
                     obj = json.loads(line)
                 except json.JSONDecodeError:
                     obj = None
+                if isinstance(obj, dict) and obj.get("event") == "gpu_wait":
+                    timer.cancel()
+                    left = max(1.0, timeout_s - (time.monotonic() - started))
+                    if on_gpu_wait:
+                        on_gpu_wait(obj)
+                    continue
                 if isinstance(obj, dict) and obj.get("event") == "scenario":
                     try:
                         row = ScenarioProgress.from_dict(obj, "scenario line")
                     except ContractError:
                         row = None
                     if row is not None:
+                        if left is not None:  # the turn came: the clock goes on
+                            timer, started, timeout_s, left = (arm(left), time.monotonic(),
+                                                               left, None)
                         if on_scenario:
                             on_scenario(row)
                         continue

@@ -117,12 +117,16 @@ class Evaluations:
                       speedup=row.speedup, tflops=row.tflops, bound_fraction=row.bound_fraction,
                       error=row.error)
 
+        def on_wait(line: dict[str, Any]) -> None:  # another evaluation has this GPU's turn
+            self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
+                      holder=str(line.get("holder") or ""))
+
         if not data:
             result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
         else:
             result, code, stderr, error = run_evaluator(
                 self.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
-                env=self.env, timeout_s=self.timeout_s, on_scenario=on_row)
+                env=self.env, timeout_s=self.timeout_s, on_scenario=on_row, on_gpu_wait=on_wait)
         stderr = self.redact(stderr)
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
@@ -136,8 +140,10 @@ class Evaluations:
         ev = Evaluation(n, sha, set_name, result, code, rel, error, time.monotonic() - t0,
                         stderr[-4000:])
         self.history.add(ev)
+        waited = result.gpu_wait_s if result is not None else None
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
-                  summary=ev.summary(), result=rel, seconds=round(ev.seconds, 3))
+                  summary=ev.summary(), result=rel, seconds=round(ev.seconds, 3),
+                  **({"gpu_wait_s": waited} if isinstance(waited, (int, float)) else {}))
         ev.notes = notes
         self.triggers.on_eval(ev)
         return ev

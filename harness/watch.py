@@ -15,6 +15,7 @@ from socratic.contracts import (
     ContextHandoff,
     Control,
     EvalEnd,
+    EvalWait,
     Event,
     Question,
     StopHook,
@@ -41,11 +42,15 @@ def progress_line(e: Event) -> str | None:
         return f"{head} {e.name} {str(arg).splitlines()[0][:80] if arg else ''}"
     if isinstance(e, ToolResult) and not e.ok:
         return f"{head}   failed: {e.output.strip().splitlines()[-1:]}"
+    if isinstance(e, EvalWait):
+        return f"{head} eval #{e.n}: waiting for GPU {e.gpu} (held by {e.holder})"
     if isinstance(e, EvalEnd):
         s = e.summary
+        waited = e.gpu_wait_s
         return (f"{head} eval #{e.n}: {'correct' if s.all_correct else 'FAILED'}"
                 f", geomean {_fmt(s.geomean_speedup, '.3f')}x, min "
-                f"{_fmt(s.min_speedup, '.3f')}x")
+                f"{_fmt(s.min_speedup, '.3f')}x"
+                + (f" (waited {waited:.1f}s for the GPU)" if waited and waited >= 0.05 else ""))
     if isinstance(e, Trigger):
         return f"{head} trigger {e.kind}: {e.reason}"
     if isinstance(e, Question):

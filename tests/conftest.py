@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import functools
+import os
+import tempfile
 
 import pytest
+
+
+def pytest_configure(config):
+    # GPU turns (socratic.gpulock) of this run's fake evaluations stay among themselves: a
+    # test run beside another on one machine must not wait for the other's "GPU"
+    os.environ.setdefault("SOCRATIC_GPU_LOCKS", tempfile.mkdtemp(prefix="socratic-gpu-locks-"))
 
 
 @functools.lru_cache(maxsize=1)

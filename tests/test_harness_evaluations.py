@@ -224,3 +224,37 @@ def test_triggers_resume_without_firing_again(tmp_path):
     q = pieces(tmp_path / "q", triggers=TriggerConfig(plateau_window=2))
     q.triggers.resume(p.evals.history.evals)                # detector state, nothing fired
     assert q.log == [] and q.triggers.detectors.plateau.best_min == 1.0
+
+
+def test_an_evaluation_waiting_for_its_gpu_turn_says_so(tmp_path, monkeypatch):
+    """eval.wait while another evaluation holds the GPU (who holds it), gpu_wait_s on
+    eval.end; the scenario numbers are the candidate's, whatever the wait."""
+    import subprocess
+    import threading
+    import time
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")   # the fake evaluator's GPU: index-3
+    p = pieces(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom socratic.gpulock import gpu_turn\n"
+         "with gpu_turn('index-3', 'another campaign'):\n print('held', flush=True)\n"
+         " sys.stdin.readline()"], stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    assert holder.stdout.readline().strip() == b"held"
+    p.write(1.4)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(p.evals.run("bench")))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not p.log.of("eval.wait"):   # the evaluation says it waits; then its turn comes
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.6)
+    holder.communicate(b"\n", timeout=30)
+    worker.join(60)
+    ev = done[0]
+    holder.wait()
+    wait = p.log.of("eval.wait")
+    assert wait == [{"type": "eval.wait", "n": 1, "gpu": "index-3",
+                     "holder": wait[0]["holder"]}] and "another campaign" in wait[0]["holder"]
+    end = p.log.of("eval.end")[0]
+    assert end["gpu_wait_s"] > 0.5 and ev.metric("min_speedup") == 1.4

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from textual.app import App
 from textual.binding import Binding
+from textual.screen import Screen
 
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
@@ -44,8 +45,10 @@ class SocraticApp(App):
     mode's screen, the default screen (app queries reach it)."""
 
     TITLE = "socratic"
-    # the campaign screens' styles (a default screen's own CSS_PATH is not loaded)
-    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
+    # the screens' styles (a default screen's own CSS_PATH is not loaded); absolute paths:
+    # subclasses live elsewhere
+    CSS_PATH = [Path(__file__).with_name("app.tcss"),
+                Path(__file__).with_name("fleet_screen.tcss")]
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
@@ -60,14 +63,19 @@ class SocraticApp(App):
         self.mode = mode
         self.poll = poll
         clock = clock or time.monotonic
-        if mode == "replay":
-            self.main: CampaignScreen = ReplayScreen(self.session_dir, clock, speed=speed,
+        if mode == "fleet":
+            from socratic.tui.fleet_screen import FleetScreen
+
+            self.main: Screen = FleetScreen(self.session_dir, clock, poll=poll, bank=bank,
+                                            watch_files=watch_files)
+        elif mode == "replay":
+            self.main = ReplayScreen(self.session_dir, clock, speed=speed,
                                                      autoplay=autoplay, start=start)
         else:
             self.main = WatchScreen(self.session_dir, clock, poll=poll, bank=bank,
                                     watch_files=watch_files)
 
-    def get_default_screen(self) -> CampaignScreen:
+    def get_default_screen(self) -> Screen:
         return self.main
 
     def on_mount(self) -> None:
@@ -78,10 +86,14 @@ def run_watch(session_dir: Path, **opts: Any) -> int:
     """Attach the TUI to a (live) session; used by `socratic watch` and `socratic run`.
 
     Options: poll (force polling), no_mouse. The session's events.jsonl may not exist
-    yet (the harness was just started); the screen waits for it.
+    yet (the harness was just started); the screen waits for it. A fleet folder (from
+    `socratic fleet run`) opens the fleet screen.
     """
+    from socratic.fleet import is_fleet
+
     session_dir = check_session_dir(Path(session_dir), need_events=False)
-    app = SocraticApp(session_dir, "watch", poll=bool(opts.get("poll")))
+    mode = "fleet" if is_fleet(session_dir) else "watch"
+    app = SocraticApp(session_dir, mode, poll=bool(opts.get("poll")))
     app.run(mouse=not opts.get("no_mouse", False))
     return 0
 

@@ -12,11 +12,14 @@ from socratic.errors import InputError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("watch", help="watch a live campaign and steer it with questions",
+    p = sub.add_parser("watch", help="watch a live campaign (or a fleet) and steer it with "
+                       "questions",
                        description="Tail a session's events.jsonl in the TUI; keys inject "
                        "questions and controls into its inbox.jsonl. ctrl+q leaves the "
-                       "campaign running.")
-    p.add_argument("session_dir", type=Path, metavar="SESSION_DIR")
+                       "campaign running. On a fleet folder: one row per campaign; Enter "
+                       "opens one, Esc returns.")
+    p.add_argument("session_dir", type=Path, metavar="SESSION_DIR",
+                   help="a session folder, or a fleet folder (socratic fleet run)")
     p.add_argument("--poll", action="store_true",
                    help="poll the file instead of inotify (network file systems: NFS, Lustre)")
     p.add_argument("--no-mouse", action="store_true",
@@ -36,9 +39,10 @@ def register(sub) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
+    from socratic.fleet import is_fleet
     from socratic.tui.app import check_session_dir, run_watch
 
-    check_session_dir(args.session_dir)
+    check_session_dir(args.session_dir, need_events=not is_fleet(args.session_dir))
     return run_watch(args.session_dir, poll=args.poll, no_mouse=args.no_mouse)
 
 

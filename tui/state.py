@@ -240,6 +240,7 @@ class CampaignState:
     questions: list[Question] = field(default_factory=list)
     asked: set = field(default_factory=set)  # bank ids
     retry: Retry | None = None         # set while the API is being retried
+    gpu_wait: str | None = None        # who has the GPU while the running evaluation waits
     # transcript
     blocks: list[Block] = field(default_factory=list)
     tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
@@ -434,6 +435,7 @@ class CampaignState:
         self.eval_n = ev.n
         self.eval_running = True
         self.eval_done = 0
+        self.gpu_wait = None
         if ev.total is not None:
             self.eval_total = ev.total
         self.eval_index[ev.n] = len(self.blocks)
@@ -458,6 +460,7 @@ class CampaignState:
         )
         if self.eval_running:
             self.eval_done += 1
+        self.gpu_wait = None  # its turn came
         if ev.total is not None:
             self.eval_total = ev.total
 
@@ -479,8 +482,10 @@ class CampaignState:
             error = "build failed"
         elif not error and summary.bans_ok is False:
             error = "banned library use"
+        self.gpu_wait = None
         data = (("n", ev.n), ("point", point), ("error", error or None),
-                ("set", ev.set or None), ("source", ev.source or None))
+                ("set", ev.set or None), ("source", ev.source or None),
+                ("gpu_wait_s", num(ev.gpu_wait_s)))
         if idx is not None and idx < len(self.blocks) and self.blocks[idx].kind == "eval":
             old = self.blocks[idx]
             self.blocks[idx] = replace(old, ok=point.all_correct, done=True,
@@ -489,6 +494,10 @@ class CampaignState:
             self.eval_index[ev.n] = len(self.blocks)
             self.blocks.append(Block("eval", seq, t, title=f"#{ev.n}", ok=point.all_correct,
                                      done=True, data=data))
+
+    def _eval_wait(self, ev: c.EvalWait, seq: int, t: float) -> None:
+        """The running evaluation waits for its GPU turn (another evaluation has the GPU)."""
+        self.gpu_wait = ev.holder or "another evaluation"
 
     def _trigger(self, ev: c.Trigger, seq: int, t: float) -> None:
         trig = Trigger(kind=ev.kind or "trigger", reason=ev.reason,
@@ -558,6 +567,7 @@ _HANDLERS: dict[type, Any] = {
     c.EvalStart: CampaignState._eval_start,
     c.EvalScenario: CampaignState._eval_scenario,
     c.EvalEnd: CampaignState._eval_end,
+    c.EvalWait: CampaignState._eval_wait,
     c.Trigger: CampaignState._trigger,
     c.Question: CampaignState._question,
     c.StopHook: CampaignState._stophook,

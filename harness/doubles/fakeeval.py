@@ -11,6 +11,8 @@ Markers (C++ comments anywhere in the candidate):
     // ban: cutlass            a ban hit
     // bound_fraction: 0.95    every scenario's bound fraction (default 0.3)
     // sleep: 0.2              seconds per scenario (to look like work)
+The scenarios run inside a GPU turn (socratic.gpulock, keyed by CUDA_VISIBLE_DEVICES) as the
+real evaluator's GPU part does: fake evaluations sharing a "GPU" take turns too.
 Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval"`.
 """
 
@@ -38,6 +40,7 @@ from socratic.contracts import (
     Summary,
 )
 from socratic.errors import InputError
+from socratic.gpulock import gpu_turn, visible_gpu_key
 from socratic.taskfile import load_task
 
 # --rules demo: numbers from the demo kernels' content (doubles/demo_kernels/), for CPU dry runs
@@ -48,6 +51,13 @@ DEMO_RULES = [("kWarps / 2", "// incorrect"), ("rmsnorm_warp_kernel", "// speedu
 def marker(text: str, name: str, default: float) -> float:
     m = re.search(rf"//\s*{re.escape(name)}\s*:\s*([0-9.eE+-]+)", text)
     return float(m.group(1)) if m else default
+
+
+def _say_wait(gpu: str, holder) -> None:
+    """The real evaluator's stderr line for an evaluation that waits for its GPU turn."""
+    print(json.dumps({"event": "gpu_wait", "gpu": gpu,
+                      "holder": holder.describe() if holder else "another evaluation"}),
+          file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,23 +100,24 @@ def main(argv: list[str] | None = None) -> int:
     delay = marker(text, "sleep", 0.0)
     rows: list[ScenarioResult] = []
     if build_ok and ban is None:
-        for i, sc in enumerate(scenarios):
-            if delay:
-                time.sleep(delay)
-            sp = marker(text, f"speedup[{sc.id}]", speed)
-            correct = not (bad and (bad_ids is None or sc.id in bad_ids))
-            base_ms = 0.05
-            row = ScenarioResult(
-                id=sc.id, params={k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
-                correct=correct, failures=[] if correct else ["y: max error 0.5 > tol 0.0038 at unit 3"],
-                error=None, err=0.0019 if correct else 0.5, err_baseline=0.0019,
-                err_ratio=1.0 if correct else 263.0, errors={},
-                baseline_ms=base_ms, candidate_ms=round(base_ms / sp, 6), speedup=sp, spread=0.004,
-                pairs=60, tflops=1.0, tbps=2.0, bound_ms=base_ms * bound,
-                bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0, comparisons={})
-            rows.append(row)
-            print(json.dumps({"event": "scenario", "index": i + 1, "total": len(scenarios),
-                              **row.to_dict()}), file=sys.stderr, flush=True)
+        with gpu_turn(visible_gpu_key(), f"fakeeval {task.name}", _say_wait) as turn:
+            for i, sc in enumerate(scenarios):
+                if delay:
+                    time.sleep(delay)
+                sp = marker(text, f"speedup[{sc.id}]", speed)
+                correct = not (bad and (bad_ids is None or sc.id in bad_ids))
+                base_ms = 0.05
+                row = ScenarioResult(
+                    id=sc.id, params={k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
+                    correct=correct, failures=[] if correct else ["y: max error 0.5 > tol 0.0038 at unit 3"],
+                    error=None, err=0.0019 if correct else 0.5, err_baseline=0.0019,
+                    err_ratio=1.0 if correct else 263.0, errors={},
+                    baseline_ms=base_ms, candidate_ms=round(base_ms / sp, 6), speedup=sp, spread=0.004,
+                    pairs=60, tflops=1.0, tbps=2.0, bound_ms=base_ms * bound,
+                    bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0, comparisons={})
+                rows.append(row)
+                print(json.dumps({"event": "scenario", "index": i + 1, "total": len(scenarios),
+                                  **row.to_dict()}), file=sys.stderr, flush=True)
     n_ok = sum(r.correct for r in rows)
     sps = [r.speedup for r in rows if r.speedup]
     all_correct = bool(rows) and n_ok == len(rows) and build_ok and ban is None
@@ -129,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             worst_scenario=min(rows, key=lambda r: r.speedup or 0.0).id if rows else None,
             geomean_vs={}),
         exit_code=0 if all_correct else 1,
-    ).check()
+    )
+    if build_ok and ban is None:
+        result.gpu_lock, result.gpu_wait_s = turn.key, round(turn.wait_s, 3)
+    result.check()
     print(json.dumps(result.to_dict()))
     return result.exit_code
 

@@ -45,8 +45,11 @@ def render_block(b: Block) -> Text:
                 t.append(f"  vs {name} {fmt.speedup(val)}", style="dim")
         if b.get("error"):
             t.append(f"  error: {b.get('error')}", style="bold")
+        waited = b.get("gpu_wait_s")
         if b.duration is not None:
-            t.append(f"  ({fmt.duration(b.duration)})", style="dim")
+            t.append(f"  ({fmt.duration(b.duration)}"
+                     + (f", {fmt.duration(waited)} waiting for the GPU" if waited and waited >= 0.05
+                        else "") + ")", style="dim")
     elif b.kind == "trigger":
         t.append(f"⚑ trigger {b.title}", style="bold")
         if b.text:

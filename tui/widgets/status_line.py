@@ -93,6 +93,9 @@ class StatusLine(Static):
             ((f"{tokens}" if compact else f"tok {tokens}"), ""),
             (f"${state.cost_usd:.2f}", ""),
         ]
+        if state.gpu_wait and state.eval_running:  # its evaluation waits for the GPU's turn
+            parts.insert(0, ("⧗ GPU turn" if compact else
+                             f"⧗ waiting for the GPU: {state.gpu_wait}", "bold"))
         # what needs attention before what is only informative (a narrow line is cut)
         if pending:
             parts.append((f"{pending} pending", "bold"))

@@ -1,0 +1,85 @@
+"""The fleet table: one row per campaign (socratic.fleet.CampaignRow), keyed by campaign
+name; a poll changes only the cells that changed, so 16 live campaigns cost little."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+COLUMNS = [("campaign", "campaign"), ("task", "task"), ("agent", "agent"),
+           ("questions", "q"), ("state", "state"), ("evals", "evals"),
+           ("geomean", "geomean"), ("min", "min"), ("goal", "goal"), ("trigger", "trigger"),
+           ("pending", "pending"), ("cost", "cost"), ("gpu", "gpu")]
+
+# pass/fail and waiting are words and symbols, never colour alone
+STATE_MARK = {"running": "▶", "starting": "▶", "paused": "‖", "waiting": "?",
+              "queued": "…", "not started": "·", "ended": "■", "stopped": "✗"}
+
+
+def _x(v: Any) -> str:
+    return f"{v:.3f}x" if isinstance(v, (int, float)) else "-"
+
+
+def state_text(row: Any) -> Text:
+    mark = STATE_MARK.get(row.state, " ")
+    if row.state == "ended":
+        ok = row.reason == "goal_met"
+        return Text(f"{mark} ended: {row.reason}", style="green" if ok else "")
+    if row.state == "waiting":
+        return Text(f"{mark} waiting for you", style="bold yellow")
+    if row.state == "stopped":
+        return Text(f"{mark} stopped (no process)", style="red")
+    text = f"{mark} {row.state}"
+    if row.gpu_waiting:
+        text += " · GPU turn"
+    return Text(text, style="dim" if row.state in ("queued", "not started") else "")
+
+
+def cells(row: Any) -> list[Any]:
+    goal = "-"
+    if row.goal is not None:
+        goal = f"{row.goal:g}x" + (" ✓ met" if row.met else "")
+    best_min = _x(row.best_min)
+    miss = row.goal is not None and row.best_min is not None and row.best_min < row.goal
+    return [row.name, row.task, row.agent, row.questions, state_text(row),
+            str(row.evaluations), _x(row.best_geomean),
+            Text(best_min + (" ▼" if miss else ""), style="yellow" if miss else ""), goal,
+            row.last_trigger or "-",
+            Text(str(row.pending), style="bold") if row.pending else "0",
+            f"${row.cost_usd:.2f}", row.gpu if row.gpu is not None else (row.job or "-")]
+
+
+class FleetTable(DataTable):
+    DEFAULT_CSS = "FleetTable { height: 1fr; scrollbar-size-vertical: 1; }"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        self._shown: dict[str, list[str]] = {}
+
+    def on_mount(self) -> None:
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    def show(self, rows: list[Any]) -> None:
+        """Add new rows, update changed cells (the cursor stays on its campaign)."""
+        for row in rows:
+            values = cells(row)
+            plain = [str(v) for v in values]
+            old = self._shown.get(row.name)
+            if old is None:
+                self.add_row(*values, key=row.name)
+            elif old != plain:
+                for (key, _), value, before, now in zip(COLUMNS, values, old, plain):
+                    if before != now:
+                        self.update_cell(row.name, key, value, update_width=True)
+            self._shown[row.name] = plain
+
+    @property
+    def current(self) -> str | None:
+        """The highlighted campaign's name."""
+        if not self.row_count:
+            return None
+        key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        return key.value
