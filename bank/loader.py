@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from socratic.bank.model import (
     ARCHS, GROUPS, KINDS, LEVELS, MAX_TEXT, MAX_WHY, PROVENANCES, TRIGGERS,

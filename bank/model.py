@@ -6,7 +6,7 @@ Kept free of heavy imports: `bank.cli` (and so `socratic --help`) imports this m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from socratic.errors import InputError
 from socratic.eventlog import TRIGGER_KINDS

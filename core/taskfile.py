@@ -416,7 +416,7 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: dict, derived: 
         keys = list(grid)
         axes = [v if isinstance(v, list) else [v] for v in grid.values()]
         for combo in itertools.product(*axes):
-            raw = dict(zip(keys, combo))
+            raw = dict(zip(keys, combo, strict=True))
             sc = _scenario(ld, set_name, raw, defaults, derived, id_template)
             if where is None or evaluate(where, sc.values):
                 out.append(sc)

@@ -65,7 +65,7 @@ class EvalOptions:
 def _build_trusted(path: Path, task: Task, what: str) -> BuildResult:
     result = build(path, task.build_command, label=what)
     if not result.ok:
-        first = next((l for l in result.log.splitlines() if "error" in l.lower()), result.log.strip()[:200])
+        first = next((ln for ln in result.log.splitlines() if "error" in ln.lower()), result.log.strip()[:200])
         raise TaskError(f"{path}: the task's {what} does not build: {first}")
     return result
 

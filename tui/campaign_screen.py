@@ -9,7 +9,8 @@ function of `self.state` (a `CampaignState`, tui/state.py): `refresh_view()` dra
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
