@@ -23,7 +23,7 @@ def k(n: Any) -> str:
     return str(n)
 
 
-FUNCTIONS = {
+FUNCTIONS: dict[str, Any] = {
     "min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt,
     "int": int, "float": float, "str": str, "k": k, "abs": abs, "log2": math.log2,
 }

@@ -146,7 +146,7 @@ class KeyLines:
 
     def __init__(self, text: str) -> None:
         self.lines: dict[str, int] = {}
-        table, counts = "", {}
+        table, counts = "", dict[str, int]()
         for no, raw in enumerate(text.splitlines(), 1):
             line = raw.strip()
             m = _HEADER.match(line)

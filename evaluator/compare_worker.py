@@ -60,6 +60,7 @@ def main() -> int:
             emit({"type": "unavailable", "name": name, "reason": missing})
         return 0
     spec = importlib.util.spec_from_file_location("socratic_task_compare", job["adapter"])
+    assert spec is not None and spec.loader is not None  # a .py path always has a loader
     adapter = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(adapter)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")

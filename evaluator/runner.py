@@ -253,6 +253,7 @@ class _Worker:
         os.close(write_fd)
         self.channel = os.fdopen(read_fd, "rb")
         self.lines: queue.Queue = queue.Queue()
+        assert self.proc.stdin is not None  # a PIPE
         self.proc.stdin.write(json.dumps({**job, "channel_fd": write_fd, "key": self.key.hex()}).encode())
         self.proc.stdin.close()
         threading.Thread(target=self._read, daemon=True).start()

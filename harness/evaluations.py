@@ -117,6 +117,7 @@ class Evaluations:
                       speedup=row.speedup, tflops=row.tflops, bound_fraction=row.bound_fraction,
                       error=row.error)
 
+        error: str | None
         if not data:
             result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
         else:

@@ -171,9 +171,9 @@ class CampaignScreen(Screen):
         elif focused is not None and hasattr(focused, "copy_text"):
             text = focused.copy_text()
         else:
-            block = transcript.selected_block()
-            if block is not None and hasattr(block, "copy_text"):
-                text = block.copy_text()
+            selected = transcript.selected_block()
+            if selected is not None and hasattr(selected, "copy_text"):
+                text = selected.copy_text()
         block: Any = getattr(focused, "block", None) or getattr(
             transcript.selected_block(), "block", None)
         blob = block.get("blob") if block is not None and text else None

@@ -245,7 +245,7 @@ class WatchScreen(CampaignScreen):
         from socratic.tui.picker_screen import PickerScreen
 
         bank = self._get_bank()
-        search = None
+        search: Callable[..., Any] | None = None
         if not isinstance(bank, EmptyBank):
             from socratic.bank import search
         ids, kind = self._suggestions(bank)

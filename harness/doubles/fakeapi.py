@@ -84,7 +84,7 @@ class FakeAnthropic:
     def url(self) -> str:
         assert self.server is not None
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> FakeAnthropic:
         fake = self
