@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from socratic.bank.model import (
     ARCHS, GROUPS, KINDS, LEVELS, MAX_TEXT, MAX_WHY, PROVENANCES, TRIGGERS,
@@ -98,10 +100,10 @@ def load_bank(extra_dirs: list[Path] | None = None, *, shipped: bool = True,
 
 
 def _loads(text: str, shown: str) -> dict[str, Any]:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

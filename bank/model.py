@@ -6,7 +6,7 @@ Kept free of heavy imports: `bank.cli` (and so `socratic --help`) imports this m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from socratic.errors import InputError
 from socratic.eventlog import TRIGGER_KINDS
@@ -53,7 +53,7 @@ def by_group(entries) -> dict[str, list]:
     group core, then comparison, then arch entries, each in bank order. The order of
     `socratic bank list` and of the TUI's question picker."""
     out: dict[str, list] = {g: [] for g in GROUPS}
-    ordered = sorted(entries, key=lambda e: KIND_ORDER.get(getattr(e, "kind", None),
+    ordered = sorted(entries, key=lambda e: KIND_ORDER.get(getattr(e, "kind", ""),
                                                            len(KIND_ORDER)))  # stable
     for e in ordered:
         out.setdefault(str(getattr(e, "group", "")), []).append(e)

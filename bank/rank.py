@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Collection
 
 from socratic.bank.model import TRIGGERS, Bank, BankError, Entry
 
@@ -50,7 +50,7 @@ KIND_PENALTY = 1.0      # per arch or comparison entry already chosen
 class SuggestContext:
     arch: str | None = "hopper"
     has_comparison: bool = False
-    asked: Sequence[str] = ()      # bank ids (or exact texts) already posed this campaign
+    asked: Collection[str] = ()      # bank ids (or exact texts) already posed this campaign
     recent_text: str = ""          # optional words from the campaign; may lift entries
 
 
@@ -111,7 +111,8 @@ def suggest(bank: Bank, trigger: str, context: SuggestContext | None = None,
     asked = set(context.asked)
     recent = words(context.recent_text) if context.recent_text else set()
     position = {e.id: i for i, e in enumerate(bank.entries)}
-    fresh, stale = [], []
+    fresh: list[Entry] = []
+    stale: list[Entry] = []
     for e in bank.entries:
         if eligible(e, trigger, context):
             (stale if e.id in asked or e.text in asked else fresh).append(e)

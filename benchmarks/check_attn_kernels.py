@@ -541,7 +541,7 @@ def time_fn(fn, target_ms=120.0, max_reps=60):
         fn()
         ends[i].record()
     torch.cuda.synchronize()
-    ts = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    ts = sorted(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
     return ts[len(ts) // 2]
 
 
@@ -569,14 +569,14 @@ def bench(K, quick, gen, failures, big_rows):
                                      [f"    baseline returned {rc}"]))
                     row["base"] = None
                 else:
-                    ms = time_fn(lambda: K.run_base(p))
+                    ms = time_fn(lambda p=p: K.run_base(p))
                     row["base"] = flops / ms / 1e9
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
                 sd_out = None
                 for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                     try:
                         from torch.nn.attention import sdpa_kernel
-                        def f(be=be):
+                        def f(be=be, qt=qt, kt=kt, vt=vt, causal=causal, scale=scale):
                             with sdpa_kernel([be]):
                                 return torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, scale=scale)
                         out = f()
@@ -700,7 +700,7 @@ def main():
         cases = [c for c in cases if re.search(args.only, c["id"])]
     log(f"correctness: {len(cases)} cases")
     t0 = time.time()
-    for i, c in enumerate(cases):
+    for c in cases:
         try:
             ok = check_case(K, c, gen, results, failures)
         except Exception:
@@ -737,8 +737,8 @@ def main():
             log(f"    ... and {len(failures) - 1} more failing checks: " + ", ".join(f[0]["id"] for f in failures[1:20])
                 + (" ..." if len(failures) > 20 else ""))
 
-    log("\n==== correctness (max abs errors vs float64; ref tol O/LSE %.0e, baseline tol max(2xSDPA, %.0e), LSE %.0e) ===="
-        % (REF_TOL_O, BASE_FLOOR_O, BASE_TOL_LSE))
+    log(f"\n==== correctness (max abs errors vs float64; ref tol O/LSE {REF_TOL_O:.0e}, "
+        f"baseline tol max(2xSDPA, {BASE_FLOOR_O:.0e}), LSE {BASE_TOL_LSE:.0e}) ====")
     log(f"{'case':44s} {'ref O':>9s} {'ref LSE':>9s} {'poison':>6s} {'SDPA O':>9s} {'base O':>9s} {'base LSE':>9s}  ok")
     def e(x):
         return f"{x:9.2e}" if isinstance(x, float) else f"{'-':>9s}"

@@ -22,10 +22,10 @@ class Parser(argparse.ArgumentParser):
     """Bad arguments are one line naming the value (and exit code 2), like every other bad
     input; the usage is one `--help` away. Subparsers inherit the class."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_args(self, args=None, namespace=None):
         # argparse reports leftovers from the top parser; name the verb that was typed,
         # whose --help lists the options it takes
         ns, extras = self.parse_known_args(args, namespace)

@@ -23,7 +23,7 @@ def k(n: Any) -> str:
     return str(n)
 
 
-FUNCTIONS = {
+FUNCTIONS: dict[str, Any] = {
     "min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt,
     "int": int, "float": float, "str": str, "k": k, "abs": abs, "log2": math.log2,
 }
@@ -81,7 +81,7 @@ def _eval(node: ast.AST, names: Mapping[str, Any]) -> Any:
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Compare):
         left = _eval(node.left, names)
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
             if type(op) not in _CMPOPS:
                 break
             right = _eval(comparator, names)

@@ -94,7 +94,7 @@ class SessionOwner:
 
     @classmethod
     def claim(cls, session_dir: Path, *, role: str = "campaign",
-              wait_s: float = 0.0) -> "SessionOwner":
+              wait_s: float = 0.0) -> SessionOwner:
         """Claim the session, or raise SessionBusy naming the live holder (after waiting up
         to `wait_s` seconds for it to let go). The directory must exist."""
         session_dir = Path(session_dir)
@@ -137,7 +137,7 @@ class SessionOwner:
         finally:
             os.close(fd)  # drops the flock
 
-    def __enter__(self) -> "SessionOwner":
+    def __enter__(self) -> SessionOwner:
         return self
 
     def __exit__(self, *exc: object) -> None:

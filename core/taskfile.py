@@ -146,7 +146,7 @@ class KeyLines:
 
     def __init__(self, text: str) -> None:
         self.lines: dict[str, int] = {}
-        table, counts = "", {}
+        table, counts = "", dict[str, int]()
         for no, raw in enumerate(text.splitlines(), 1):
             line = raw.strip()
             m = _HEADER.match(line)
@@ -416,7 +416,7 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: dict, derived: 
         keys = list(grid)
         axes = [v if isinstance(v, list) else [v] for v in grid.values()]
         for combo in itertools.product(*axes):
-            raw = dict(zip(keys, combo))
+            raw = dict(zip(keys, combo, strict=True))
             sc = _scenario(ld, set_name, raw, defaults, derived, id_template)
             if where is None or evaluate(where, sc.values):
                 out.append(sc)

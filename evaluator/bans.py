@@ -200,8 +200,8 @@ def _labels_in(text: str) -> list[tuple[str, str]]:
     for m in INCLUDE.finditer(text):
         found += [(lib, m.group(1)) for lib in _header_libraries(m.group(1))]
     for label, pat in (("python-api", PY_NAME), ("runtime-code", RUNTIME_CODE_NAME), ("embedded-binary", EMBED_NAME)):
-        if m := pat.search(text):
-            found.append((label, m.group(0)))
+        if hit := pat.search(text):
+            found.append((label, hit.group(0)))
     return found
 
 

@@ -220,4 +220,4 @@ def _demangle(names: list[str]) -> dict[str, str]:
         out = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    return dict(zip(names, out.splitlines()))
+    return dict(zip(names, out.splitlines(), strict=False))

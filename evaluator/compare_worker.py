@@ -28,13 +28,17 @@ def time_fn(torch, fn, flush) -> float:
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     flush.zero_()
-    start.record(); fn(); end.record()
+    start.record()
+    fn()
+    end.record()
     torch.cuda.synchronize()
     reps = int(min(MAX_REPS, max(MIN_REPS, TARGET_MS / max(start.elapsed_time(end), 1e-3))))
     times = []
     for _ in range(reps):
         flush.zero_()
-        start.record(); fn(); end.record()
+        start.record()
+        fn()
+        end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
@@ -56,6 +60,7 @@ def main() -> int:
             emit({"type": "unavailable", "name": name, "reason": missing})
         return 0
     spec = importlib.util.spec_from_file_location("socratic_task_compare", job["adapter"])
+    assert spec is not None and spec.loader is not None  # a .py path always has a loader
     adapter = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(adapter)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")

@@ -36,9 +36,9 @@ def table(doc: EvalResult) -> str:
         lines.append(f"  {b.error}")
     elif not b.ok:
         lines += ["  " + line for line in b.log.strip().splitlines()[-25:]]
-    for r in b.resources[:12]:
-        lines.append(f"  {r.registers:>4} regs {r.shared_bytes:>7} B static smem {r.stack_bytes:>5} B stack "
-                     f"{r.spill_stores:>4}/{r.spill_loads:<4} B spill  {r.kernel[:70]}")
+    for k in b.resources[:12]:
+        lines.append(f"  {k.registers:>4} regs {k.shared_bytes:>7} B static smem {k.stack_bytes:>5} B stack "
+                     f"{k.spill_stores:>4}/{k.spill_loads:<4} B spill  {k.kernel[:70]}")
     hits = doc.bans.hits
     lines.append("bans  none found" if not hits else f"bans  {len(hits)} hit(s):")
     for h in hits[:20]:

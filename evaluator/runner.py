@@ -67,7 +67,7 @@ class EvalOptions:
 def _build_trusted(path: Path, task: Task, what: str) -> BuildResult:
     result = build(path, task.build_command, label=what)
     if not result.ok:
-        first = next((l for l in result.log.splitlines() if "error" in l.lower()), result.log.strip()[:200])
+        first = next((ln for ln in result.log.splitlines() if "error" in ln.lower()), result.log.strip()[:200])
         raise TaskError(f"{path}: the task's {what} does not build: {first}")
     return result
 
@@ -279,6 +279,7 @@ class _Worker:
         os.close(write_fd)
         self.channel = os.fdopen(read_fd, "rb")
         self.lines: queue.Queue = queue.Queue()
+        assert self.proc.stdin is not None  # a PIPE
         self.proc.stdin.write(json.dumps({**job, "channel_fd": write_fd, "key": self.key.hex()}).encode())
         self.proc.stdin.close()
         threading.Thread(target=self._read, daemon=True).start()

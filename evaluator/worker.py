@@ -47,7 +47,7 @@ ORDER_LIMIT = 1.15            # per-order medians further apart than this fail t
 STABLE_STATS = ("checked", "c_bad", "b_bad", "inf_mismatch", "c_max", "b_max", "cb_max")
 
 
-_channel = None
+_channel: Any = None   # the HMAC'd record channel, opened in main()
 _key = b""
 
 
@@ -140,7 +140,7 @@ class Evaluation:
         self.Params = params_type(self.task)
         self.base_fn = load_entry(job["baseline_lib"], self.task.entry, what="baseline")
         self.ref_fn = load_entry(job["reference_lib"], self.task.reference.entry, reference=True, what="reference")
-        self.cand_fn = None   # loaded lazily: its module load is measured by the memory check
+        self.cand_fn: Any = None   # loaded lazily: its module load is measured by the memory check
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
@@ -166,6 +166,7 @@ class Evaluation:
         for f in self.task.fields:
             if f.type == "ptr":
                 buf = inputs.get(f.buffer) or outputs.get(f.buffer) or workspace.get(f.buffer)
+                assert buf is not None  # the task loader checked that every ptr names a buffer
                 setattr(p, f.name, int(buf.handle))
             else:
                 value = evaluate(f.value, v)
@@ -234,7 +235,7 @@ class Evaluation:
                 if before[name] != after[name]:
                     failures.append(f"input {name} was modified")
 
-        row = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
+        row: dict[str, Any] = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
         failures += self._judge(errors, row)
         failures += self._runtime_bans(row)
         if not failures and self.job.get("time", True):
@@ -389,7 +390,8 @@ class Evaluation:
 
         # warm-up: until the clocks settle (two consecutive pair times within 2%) or 30 pairs
         t_start = time.monotonic()
-        last = per_pair = None
+        last: float | None = None
+        per_pair = 0.0
         for w in range(30):
             pair(w, True)
             gpu.sync()

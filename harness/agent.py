@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from socratic.harness.config import Config, cost_usd
 
@@ -144,7 +145,7 @@ class Agent:
                     self.on_retry(attempt, f"{type(exc).__name__}: {exc}"[:500], wait)
                 self.sleep(wait)
         u = final.usage
-        usage = {
+        usage: dict[str, Any] = {
             "input_tokens": int(u.input_tokens or 0),
             "output_tokens": int(u.output_tokens or 0),
             "cache_read": int(getattr(u, "cache_read_input_tokens", 0) or 0),

@@ -20,7 +20,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from socratic.contracts import read_events
 from socratic.errors import InputError
@@ -79,7 +80,7 @@ class HookState:
     last_refusal: str = ""     # an agent may hand a refused stop's reason back as a prompt
 
     @classmethod
-    def load(cls, path: Path) -> "HookState":
+    def load(cls, path: Path) -> HookState:
         try:
             d = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -142,7 +143,7 @@ class Attached:
     # ------------------------------------------------------------------ opening
     @classmethod
     @contextmanager
-    def open(cls, session_dir: Path, secrets: list[str] | None = None) -> Iterator["Attached"]:
+    def open(cls, session_dir: Path, secrets: list[str] | None = None) -> Iterator[Attached]:
         """The session's campaign rebuilt, under the writer lock; its state is saved back
         on the way out (also when the body raised: what it logged stays consistent)."""
         camp = cls(session_dir, secrets)
@@ -258,7 +259,7 @@ class Attached:
         chunk, offset = read_new(fmt, path, st.transcripts.get(path, 0))
         st.transcripts[path] = offset
         st.transcript = path
-        for text, key in zip(chunk.texts, chunk.keys):
+        for text, key in zip(chunk.texts, chunk.keys, strict=True):  # Chunk.add keeps them paired
             if key is not None:
                 if key in st.text_keys:
                     continue  # the same message written again

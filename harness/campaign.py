@@ -187,7 +187,7 @@ class Campaign:
     @classmethod
     def create(cls, task_dir: Path, config: Config, *, session_dir: Path | None = None,
                api_key: str | None = None, base_url: str | None = None,
-               suggester: Suggester | None = None) -> "Campaign":
+               suggester: Suggester | None = None) -> Campaign:
         src = Task.load(task_dir)
         # an unknown --scenarios is bad input: reported before the session exists
         sets = list_sets(config.evaluator, src.dir.resolve(),
@@ -216,7 +216,7 @@ class Campaign:
     @classmethod
     def resume(cls, session_dir: Path, *, overrides: dict[str, Any] | None = None,
                api_key: str | None = None, base_url: str | None = None,
-               suggester: Suggester | None = None) -> "Campaign":
+               suggester: Suggester | None = None) -> Campaign:
         """The campaign of `session_dir` where its files say it was: settings from
         config.json (with `overrides`), state from the log and state.json, the conversation
         from messages.jsonl, the frozen task put back if it was edited."""

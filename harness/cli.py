@@ -122,6 +122,7 @@ def handle_run(args) -> int:
     from socratic.resources import resolve_task_dir
 
     _check_numbers(args)  # before anything starts, attached or not
+    session_dir: Path | None
     if args.resume:
         session_dir = Path(args.session_dir or args.task)
         if not (session_dir / "events.jsonl").exists():
@@ -172,6 +173,7 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
 
     ov = _config_overrides(args)
     if args.resume:
+        assert session_dir is not None  # handle_run sets it for --resume
         camp = Campaign.resume(session_dir, overrides=ov, api_key=key, base_url=_base_url(args))
     else:
         from socratic.resources import resolve_task_dir

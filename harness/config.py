@@ -84,7 +84,7 @@ class Config:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Config":
+    def from_dict(cls, data: dict[str, Any]) -> Config:
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in data.items() if k in names}
         if isinstance(kw.get("triggers"), dict):

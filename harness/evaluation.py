@@ -234,8 +234,10 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
                                 start_new_session=True)
     except OSError as exc:
         return None, 2, "", f"could not start the evaluator {argv_prefix!r}: {exc}"
+    assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
+    stdout = proc.stdout
     out_chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True)
+    reader = threading.Thread(target=lambda: out_chunks.append(stdout.read()), daemon=True)
     reader.start()
     timed_out = threading.Event()
 

@@ -121,6 +121,7 @@ class Evaluations:
             self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
                       holder=str(line.get("holder") or ""))
 
+        error: str | None
         if not data:
             result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
         else:

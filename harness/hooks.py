@@ -101,10 +101,10 @@ def tool_output(response: Any) -> tuple[bool, str]:
             text = out + ("\n" if out and err else "") + err
             return not response.get("interrupted"), text
         if "llmContent" in response or "error" in response:
-            err = response.get("error")
+            error = response.get("error")
             content = response.get("llmContent")
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-            return not err, (text if not err else f"{text}\n{err}".strip())
+            return not error, (text if not error else f"{text}\n{error}".strip())
         ok = not (response.get("is_error") or response.get("isError"))
         return ok, json.dumps(response, ensure_ascii=False)
     return True, "" if response is None else json.dumps(response, ensure_ascii=False)

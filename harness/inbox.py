@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from socratic.eventlog import read_jsonl
 
@@ -32,7 +33,7 @@ class Saved:
     auto_questions: bool | None = None  # None: not saved yet (the config decides)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Saved":
+    def from_dict(cls, data: Any) -> Saved:
         """Tolerant: a missing or damaged field takes its default."""
         d = data if isinstance(data, dict) else {}
         offset = d.get("inbox_offset", 0)
@@ -44,7 +45,7 @@ class Saved:
                    auto_questions=bool(auto) if auto is not None else None)
 
     @classmethod
-    def load(cls, path: Path) -> "Saved":
+    def load(cls, path: Path) -> Saved:
         try:
             return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError):

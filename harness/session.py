@@ -151,7 +151,7 @@ class Session:
     # -- creation ---------------------------------------------------------------------
     @classmethod
     def create(cls, task: Task, config: Config, session_dir: Path | None = None,
-               root: Path | None = None) -> tuple["Session", dict[str, str]]:
+               root: Path | None = None) -> tuple[Session, dict[str, str]]:
         """Lay out a new session; returns it and the frozen task's file hashes."""
         if session_dir is None:
             session_dir = Path(root or "sessions") / session_id(task.name)

@@ -14,7 +14,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from socratic.eventlog import EventLog
 from socratic.ownership import SessionOwner

@@ -81,7 +81,7 @@ def _claude(records: list[dict[str, Any]]) -> Chunk:
     for r in records:
         if r.get("type") != "assistant" or r.get("isSidechain"):
             continue
-        msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+        msg = r["message"] if isinstance(r.get("message"), dict) else {}
         chunk.add(_text_of(msg.get("content"), ("text",)))
         u = msg.get("usage")
         if isinstance(u, dict) and msg.get("id"):
@@ -97,7 +97,7 @@ def _claude(records: list[dict[str, Any]]) -> Chunk:
 def _codex(records: list[dict[str, Any]]) -> Chunk:
     chunk = Chunk()
     for r in records:
-        p = r.get("payload") if isinstance(r.get("payload"), dict) else {}
+        p = r["payload"] if isinstance(r.get("payload"), dict) else {}
         if r.get("type") == "response_item" and p.get("type") == "message" \
                 and p.get("role") == "assistant":
             chunk.add(_text_of(p.get("content"), ("output_text", "text")))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from socratic.harness.config import TriggerConfig
 from socratic.harness.evaluation import Evaluation

@@ -38,7 +38,7 @@ def test_every_demo_event_matches_its_declaration():
     kinds = {type(e) for e in parsed.events}
     assert {c.CampaignStart, c.EvalScenario, c.EvalEnd, c.StopHook, c.CampaignEnd} <= kinds
     # nothing is lost between the file and the records: declared fields and extras
-    for rec, ev in zip(records, parsed.events):
+    for rec, ev in zip(records, parsed.events, strict=True):
         assert _no_nulls(rec) == _no_nulls(ev.to_dict())
 
 

@@ -405,7 +405,7 @@ async def test_question_to_an_ended_campaign_says_when_it_is_asked(tmp_path):
         write_events(session / "events.jsonl", events)
         app = watch_app(session)
         notes = []
-        app.notify = lambda message, **kw: notes.append(message)
+        app.notify = lambda message, notes=notes, **kw: notes.append(message)
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             app.main.ask("Which bound applies?")
@@ -835,7 +835,7 @@ async def test_selected_block_stands_out_in_256_colours(tiny):
         (n_sel, rgb_sel), (n_other, rgb_other) = (colour256(sel.background_colors[1]),
                                                   colour256(other.background_colors[1]))
         assert n_sel != n_other
-        assert sum(abs(a - b) for a, b in zip(rgb_sel, rgb_other)) >= 90
+        assert sum(abs(a - b) for a, b in zip(rgb_sel, rgb_other, strict=True)) >= 90
         # and a bar beside it that needs no colour at all
         assert sel.styles.border_left[0] not in ("", "none", "hidden")
         assert other.styles.border_left[0] in ("", "none", "hidden")
@@ -997,7 +997,7 @@ async def test_table_cells_always_leave_a_gap(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         table = app.query_one("#table")
-        for key, _, width, right in COLUMNS:
+        for key, _, width, _right in COLUMNS:
             if width is None:
                 continue
             for row_key in table.rows:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual.app import App
 from textual.binding import Binding

@@ -9,7 +9,8 @@ function of `self.state` (a `CampaignState`, tui/state.py): `refresh_view()` dra
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -176,9 +177,9 @@ class CampaignScreen(Screen):
         elif focused is not None and hasattr(focused, "copy_text"):
             text = focused.copy_text()
         else:
-            block = transcript.selected_block()
-            if block is not None and hasattr(block, "copy_text"):
-                text = block.copy_text()
+            selected = transcript.selected_block()
+            if selected is not None and hasattr(selected, "copy_text"):
+                text = selected.copy_text()
         block: Any = getattr(focused, "block", None) or getattr(
             transcript.selected_block(), "block", None)
         blob = block.get("blob") if block is not None and text else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from textual.binding import Binding
 

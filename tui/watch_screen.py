@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual import work
 from textual.binding import Binding
@@ -244,7 +245,7 @@ class WatchScreen(CampaignScreen):
         from socratic.tui.picker_screen import PickerScreen
 
         bank = self._get_bank()
-        search = None
+        search: Callable[..., Any] | None = None
         if not isinstance(bank, EmptyBank):
             from socratic.bank import search
         ids, kind = self._suggestions(bank)

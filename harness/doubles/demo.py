@@ -19,7 +19,8 @@ import re
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from socratic.harness.doubles.fakeapi import last_user_text
 

@@ -23,7 +23,8 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -83,9 +84,9 @@ class FakeAnthropic:
     def url(self) -> str:
         assert self.server is not None
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
-    def start(self) -> "FakeAnthropic":
+    def start(self) -> FakeAnthropic:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -154,7 +155,7 @@ class FakeAnthropic:
             self.server.server_close()
             self.server = None
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -33,7 +34,7 @@ class FakeGemini:
     def url(self) -> str:
         assert self.server is not None
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def _next(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -53,7 +54,7 @@ class FakeGemini:
                                   "totalTokenCount": 110},
                 "modelVersion": model}
 
-    def start(self) -> "FakeGemini":
+    def start(self) -> FakeGemini:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -111,7 +112,7 @@ class FakeGemini:
             self.server.server_close()
             self.server = None
 
-    def __enter__(self) -> "FakeGemini":
+    def __enter__(self) -> FakeGemini:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

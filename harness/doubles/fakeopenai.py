@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -37,7 +38,7 @@ class FakeResponses:
     def url(self) -> str:
         assert self.server is not None
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def _next(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -80,7 +81,7 @@ class FakeResponses:
                       "output_tokens_details": {"reasoning_tokens": 0}}}}))
         return events
 
-    def start(self) -> "FakeResponses":
+    def start(self) -> FakeResponses:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -132,7 +133,7 @@ class FakeResponses:
             self.server.server_close()
             self.server = None
 
-    def __enter__(self) -> "FakeResponses":
+    def __enter__(self) -> FakeResponses:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
@@ -216,7 +217,7 @@ class ScenarioTable(DataTable):
         if self.row_count == 0:
             return ""
         try:
-            row_key, _ = self.coordinate_to_cell_key((self.cursor_row, 0))
+            row_key, _ = self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0))
         except Exception:
             return ""
         cells = self.get_row(row_key)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
 
 from socratic.tui.state import Block
 
@@ -20,7 +21,7 @@ class StreamingText(Markdown):
         super().__init__(block.text, open_links=False)
         self.block = block
         self._shown = block.text
-        self._stream = None
+        self._stream: MarkdownStream | None = None
 
     def set_block(self, block: Block) -> None:
         new = block.text

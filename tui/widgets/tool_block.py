@@ -27,7 +27,7 @@ class ToolBlock(Static):
         """Posted when the block expands or collapses (the transcript keeps its header
         on screen)."""
 
-        def __init__(self, block: "ToolBlock") -> None:
+        def __init__(self, block: ToolBlock) -> None:
             super().__init__()
             self.tool_block = block
 
