@@ -67,7 +67,7 @@ def writer(fleet_dir: str, rate: float, seconds: float) -> None:
     t0 = time.perf_counter()
     i = 0
     while time.perf_counter() - t0 < seconds:
-        for src, out in zip(sources, outs):
+        for src, out in zip(sources, outs, strict=False):
             line = next(src, None)
             if line:
                 out.write(line + "\n")

@@ -109,7 +109,7 @@ def render(path: Path) -> str:
                       r.last_trigger or "-", str(r.pending), f"${r.cost_usd:.2f}",
                       r.gpu if r.gpu is not None else (r.job or "-")))
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in table]
     return "\n".join(lines)
 
 

@@ -77,7 +77,7 @@ class Fleet:
             fh.write(f"{now()} {text}\n")
 
     @classmethod
-    def load(cls, path: Path) -> "Fleet":
+    def load(cls, path: Path) -> Fleet:
         path = Path(path)
         file = path / MANIFEST
         try:
@@ -109,7 +109,7 @@ def open_fleet(spec: FleetSpec, path: Path) -> Fleet:
         new = [c.to_dict() for c in spec.campaigns]
         if was != new:
             diff = next((f"{a['name']} was {a['task_name']}/{a['questions']} "
-                         f"{' '.join(a['args'])}".rstrip() for a, b in zip(was, new) if a != b),
+                         f"{' '.join(a['args'])}".rstrip() for a, b in zip(was, new, strict=False) if a != b),
                         f"{len(was)} campaigns, not {len(new)}")
             raise InputError(f"{path}: holds another fleet ({diff}); give another "
                              f"--session-dir, or `socratic fleet run {path}` to continue it")

@@ -46,7 +46,7 @@ def stop(proc: subprocess.Popen, grace_s: float = 60.0) -> int:
     SIGKILL if it has not ended within grace_s. Polls rather than blocking in wait(): it may
     run in a signal handler that interrupted a wait on the same process."""
     deadline = time.monotonic() + grace_s
-    sig = signal.SIGTERM
+    sig: signal.Signals | None = signal.SIGTERM
     while proc.poll() is None:
         if sig is not None:
             try:

@@ -17,7 +17,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import cast
+from collections.abc import Callable
 
 from socratic.fleet.folder import Fleet, now
 from socratic.fleet.launch import start_campaign
@@ -92,7 +93,7 @@ class LocalExecutor:
         self.fleet.save()
         where = f" on GPU {gpu}" if gpu is not None else ""
         self.say(f"{spec.name}: started{where} (pid {proc.pid})")
-        self.fleet.log(f"{spec.name}: started{where} pid {proc.pid}: {' '.join(proc.args)}")
+        self.fleet.log(f"{spec.name}: started{where} pid {proc.pid}: {' '.join(map(str, cast(list, proc.args)))}")
 
     def _adopted_alive(self, r: _Running) -> bool:
         held = session_held(self.fleet.session(r.spec.name))

@@ -24,7 +24,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from socratic.errors import InputError
 from socratic.fleet.folder import Fleet, now
@@ -53,7 +54,8 @@ def _minutes(value: Any) -> int:
     m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", str(value).strip())
     if not m:
         raise ValueError(value)
-    days, a, b, c = (int(x) if x else None for x in m.groups())
+    days, b, c = (int(x) if x else None for x in (m.group(1), m.group(3), m.group(4)))
+    a = int(m.group(2))
     if days is None and b is None:
         total = a * 60                                  # minutes
     elif days is None and c is None:
@@ -141,7 +143,7 @@ class SlurmExecutor:
         except Exception as exc:  # noqa: BLE001 - sbatch refused: one line, what it said
             text = " ".join(str(exc).split())
             raise InputError(f"sbatch refused the fleet's jobs: {text[:400]}") from None
-        for spec, job in zip(specs, jobs):
+        for spec, job in zip(specs, jobs, strict=False):
             self.fleet.runs[spec.name] = {"job": str(job.job_id), "submitted": now(),
                                           "log": str(Path(job.paths.stdout))}
             self.say(f"{spec.name}: submitted as Slurm job {job.job_id}")
@@ -194,5 +196,5 @@ class SlurmExecutor:
             self.say(f"the jobs go on in the cluster: `socratic fleet status {self.fleet.dir}` "
                      f"shows them; scancel ends them")
             return 130
-        ended = sum(finished(self.fleet.session(c.name)) for c in self.fleet.campaigns)
-        return 0 if ended == len(self.fleet.campaigns) else 1
+        n_ended = sum(finished(self.fleet.session(c.name)) for c in self.fleet.campaigns)
+        return 0 if n_ended == len(self.fleet.campaigns) else 1

@@ -73,7 +73,7 @@ class CampaignSpec:
                 "args": self.args}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CampaignSpec":
+    def from_dict(cls, d: dict[str, Any]) -> CampaignSpec:
         return cls(str(d["name"]), str(d["task"]), str(d.get("task_name") or ""),
                    str(d.get("questions") or "none"), str(d.get("agent") or "socratic"),
                    dict(d.get("options") or {}), [str(a) for a in d.get("args") or []])

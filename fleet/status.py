@@ -115,10 +115,12 @@ class _Summary:
         kind = e.get("type")
         if kind == "campaign.start":
             self.started, self.status = True, "running"
-            goal = e.get("goal") if isinstance(e.get("goal"), dict) else {}
+            g = e.get("goal")
+            goal: dict[str, Any] = g if isinstance(g, dict) else {}
             self.goal = _num(goal.get("min_speedup"))
             self.against = str(goal.get("against") or "baseline")
-            sc = e.get("scenarios") if isinstance(e.get("scenarios"), dict) else {}
+            scen = e.get("scenarios")
+            sc: dict[str, Any] = scen if isinstance(scen, dict) else {}
             self.goal_set = sc.get("set")
         elif kind == "campaign.resume":
             self.ended, self.status = None, "running"
@@ -134,7 +136,8 @@ class _Summary:
             self.evaluations += 1
             self.gpu_waiting = False
             self.gpu_wait_s += _num(e.get("gpu_wait_s")) or 0.0
-            s = e.get("summary") if isinstance(e.get("summary"), dict) else {}
+            summ = e.get("summary")
+            s: dict[str, Any] = summ if isinstance(summ, dict) else {}
             gm, mn = _num(s.get("geomean_speedup")), _num(s.get("min_speedup"))
             same_set = self.goal_set is None or e.get("set") in (None, self.goal_set)
             if s.get("all_correct") is True and same_set and gm is not None and mn is not None:

@@ -10,7 +10,7 @@ session id is the session's folder name).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from socratic.report.compare import median
 from socratic.report.figures import DEFAULT_WINDOW
@@ -57,7 +57,8 @@ def bank_usage(paths: list[Path], bank: Any, window: int = DEFAULT_WINDOW) -> di
             "trace": progress[0]["trace"] if progress else None,
             "askings": asks,
         })
-    entries.sort(key=lambda e: (-e["asked"], -e["followed_by_progress"], e["id"]))
+    entries.sort(key=lambda e: (-int(cast(int, e["asked"])),
+                                -int(cast(int, e["followed_by_progress"])), str(e["id"])))
     return {"sessions": [r.session for r in report.sessions], "window": window,
             "questions": sum(r.questions for r in report.sessions), "free_text": free_text,
             "entries": entries, "notes": report.notes}

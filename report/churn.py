@@ -47,7 +47,7 @@ def churn(sources: list[str | None]) -> Churn:
     steps = [s for i, s in enumerate(kept) if i == 0 or s != kept[i - 1]]
     deleted_before: Counter[str] = Counter()
     added = readded = deleted = 0
-    for old, new in zip(steps, steps[1:]):
+    for old, new in zip(steps, steps[1:], strict=False):
         a, b = _lines(old), _lines(new)
         ins: list[str] = []
         dels: list[str] = []

@@ -111,7 +111,7 @@ def scenario_plot(Figure: Any, r: SessionReport) -> str:
     fig = Figure(figsize=(8, 1.2 + 0.24 * len(rows)))
     ax = fig.subplots()
     ys = list(range(len(rows)))[::-1]
-    for y, s in zip(ys, rows):
+    for y, s in zip(ys, rows, strict=False):
         v = s["speedup"]
         if not s["correct"] or v is None:
             ax.plot([1.0], [y], "x", color=BAD, ms=7, mew=2)

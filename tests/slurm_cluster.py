@@ -99,7 +99,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
             time.sleep(0.1)
         self.pids.append(int(pidfile.read_text().split()[0]))
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         self._write()
         r = self.root
         self._daemon([_exe("munged"), "--force", f"--key-file={r}/munge/munge.key",

@@ -112,14 +112,14 @@ def test_three_campaigns_two_auto_one_none(tmp_path):
                for r in rows)
     assert all(r["cost_usd"] > 0 and r["pending"] == 0 for r in rows)
     # questions mode reached each campaign; GPUs spread over the two given
-    for name, auto in zip(names, (True, True, False)):
+    for name, auto in zip(names, (True, True, False), strict=False):
         evts = events(d / name)
         assert evts[0]["type"] == "campaign.start" and evts[0]["auto_questions"] is auto
         asked = [e for e in evts if e["type"] == "question" and e["source"] == "auto"]
         assert bool(asked) is auto
     gpus = [r["gpu"] for r in rows]
     assert sorted(gpus) == ["0", "0", "1"]
-    for name, gpu in zip(names, gpus):
+    for name, gpu in zip(names, gpus, strict=False):
         assert json.loads((d / name / "evals" / "0001.json").read_text())["gpu_lock"] == \
             f"index-{gpu}"
     manifest = json.loads((d / "fleet.json").read_text())

@@ -120,7 +120,7 @@ def test_fake_evaluations_on_one_gpu_take_turns(tmp_path):
         out, err = p.communicate(timeout=30)
         docs.append(json.loads(out))
         errs.append(err)
-    waits = [json.loads(l) for l in errs[1].splitlines() if '"gpu_wait"' in l]
+    waits = [json.loads(line) for line in errs[1].splitlines() if '"gpu_wait"' in line]
     assert waits and waits[0]["gpu"] == "index-0" and "fakeeval tiny" in waits[0]["holder"]
     assert docs[0]["gpu_wait_s"] < 0.1 and docs[2]["gpu_wait_s"] < 0.1   # GPU 1 is free
     assert docs[1]["gpu_wait_s"] > 0.05 and docs[1]["gpu_lock"] == "index-0"

@@ -166,7 +166,7 @@ class Log:
         sha = sha or f"{n:064x}"
         self.call("evaluate")
         self.emit("eval.start", n=n, candidate_sha=sha, set=set_)
-        for sid, sp in zip(("a", "b"), speedups):
+        for sid, sp in zip(("a", "b"), speedups, strict=False):
             self.emit("eval.scenario", n=n, scenario=sid, correct=correct, speedup=sp)
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_, result=f"evals/{n:04d}.json",
                   summary={"all_correct": correct, "geomean_speedup": geo, "min_speedup": mn,

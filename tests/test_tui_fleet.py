@@ -71,7 +71,7 @@ def fleet(tmp_path, monkeypatch):
     plans = [numbered(tiny_events()), running_events(), running_events(wait=True),
              running_events()]
     held = []
-    for name, evts, gpu in zip(names, plans, ["0", "1", "0", "1"]):
+    for name, evts, gpu in zip(names, plans, ["0", "1", "0", "1"], strict=False):
         d = f.session(name)
         d.mkdir()
         write_events(d / "events.jsonl", evts)

@@ -19,7 +19,6 @@ from textual.screen import Screen
 
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
-from socratic.tui.campaign_screen import CampaignScreen
 from socratic.tui.events_file import describe_empty, read_events
 from socratic.tui.replay_screen import SPEEDS, ReplayScreen
 from socratic.tui.watch_screen import WatchScreen

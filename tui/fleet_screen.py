@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual import work
 from textual.app import ComposeResult

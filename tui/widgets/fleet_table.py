@@ -71,7 +71,7 @@ class FleetTable(DataTable):
             if old is None:
                 self.add_row(*values, key=row.name)
             elif old != plain:
-                for (key, _), value, before, now in zip(COLUMNS, values, old, plain):
+                for (key, _), value, before, now in zip(COLUMNS, values, old, plain, strict=False):
                     if before != now:
                         self.update_cell(row.name, key, value, update_width=True)
             self._shown[row.name] = plain
