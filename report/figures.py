@@ -26,6 +26,7 @@ from socratic.contracts import (AgentText, CampaignEnd, CampaignStart, EvalEnd, 
 from socratic.report.churn import Churn, churn
 from socratic.report.source import SessionFiles
 
+DEFAULT_AGENT = "socratic"  # its own Messages API loop (`socratic run`), as fleets name it
 DEFAULT_WINDOW = 5  # the harness's plateau window: did the question end a plateau?
 EXPLANATION_ENDS = (ToolCall, EvalStart, EvalEnd, Question, StopHook, CampaignEnd)
 
@@ -152,11 +153,16 @@ def _declared_or_extra(start: CampaignStart, name: str) -> Any:
     return getattr(start, name, None) or start.extra.get(name)
 
 
-def questions_mode(start: CampaignStart, config: dict[str, Any]) -> str:
-    """none | auto | human: as the fleet names it when it records one; else auto-questions
-    on means auto, an attached campaign waiting for a human means human."""
-    named = _declared_or_extra(start, "questions")
-    if isinstance(named, str) and named:
+def _named(*values: Any) -> str | None:
+    return next((v for v in values if isinstance(v, str) and v), None)
+
+
+def questions_mode(start: CampaignStart, config: dict[str, Any],
+                   fleet: dict[str, Any] | None = None) -> str:
+    """none | auto | human: as the fleet ran it (its manifest) or the log names it; else
+    auto-questions on means auto, an attached campaign waiting for a human means human."""
+    named = _named((fleet or {}).get("questions"), _declared_or_extra(start, "questions"))
+    if named:
         return named
     auto = start.auto_questions
     if auto is None:  # older logs: the settings the campaign was started with
@@ -300,8 +306,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     agent = _declared_or_extra(start, "agent")
     return SessionReport(
         session=files.name, path=str(files.dir), task=start.task,
-        agent=agent if isinstance(agent, str) and agent else "builtin",
-        model=start.model, questions_mode=questions_mode(start, files.config),
+        agent=_named(agent, files.fleet.get("agent")) or DEFAULT_AGENT,
+        model=start.model, questions_mode=questions_mode(start, files.config, files.fleet),
         end_reason=end.reason if end else None, started=start.ts,
         duration_s=round(_num(end.t) or last_t if end else last_t, 3),
         turns=turns, tool_calls=tool_calls, evaluations=len(series),

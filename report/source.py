@@ -16,6 +16,8 @@ from socratic.contracts import read_events as read_typed_events
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
 
+FLEET_MANIFEST = "fleet.json"  # written by `socratic fleet run` (fleet/folder.py)
+
 
 def read_events(path: Path) -> tuple[list[Event], int]:
     """The log's typed events, and how many lines were skipped (not JSON, or an event that
@@ -44,6 +46,7 @@ class SessionFiles:
     events: list[Event]
     skipped: int = 0
     config: dict[str, Any] = field(default_factory=dict)
+    fleet: dict[str, Any] = field(default_factory=dict)  # its campaign in the fleet's manifest
 
     @property
     def name(self) -> str:
@@ -83,7 +86,21 @@ def load_session(path: Path) -> SessionFiles:
             config = doc["config"]
     except (OSError, ValueError):
         pass  # optional: only the questions mode of an attached campaign comes from it
-    return SessionFiles(path, events, skipped, config)
+    return SessionFiles(path, events, skipped, config, fleet_record(path))
+
+
+def fleet_record(session: Path) -> dict[str, Any]:
+    """This session's campaign in its fleet's manifest (`<fleet>/fleet.json`, campaigns
+    named by their session folder): the questions mode and agent the fleet ran it with."""
+    try:
+        doc = json.loads((session.parent / FLEET_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    campaigns = doc.get("campaigns") if isinstance(doc, dict) else None
+    for c in campaigns if isinstance(campaigns, list) else []:
+        if isinstance(c, dict) and c.get("name") == session.name:
+            return c
+    return {}
 
 
 def session_dirs(paths: list[Path]) -> list[Path]:

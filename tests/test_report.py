@@ -62,7 +62,7 @@ def test_demo_json_counts_equal_the_events():
     assert s["cost_usd"] == pytest.approx(sum(e["cost_usd"] for e in events
                                               if e["type"] == "usage"))
     assert s["task"] == "rmsnorm" and s["end_reason"] == "goal_met" and s["goal_met"]
-    assert s["questions_mode"] == "auto" and s["agent"] == "builtin"
+    assert s["questions_mode"] == "auto" and s["agent"] == "socratic"
     # the best evaluation as the harness ranks it (min, then geomean) and its scenarios
     assert s["best_evaluation"] == 6 and len(s["best_scenarios"]) == 10
     # the one failure, and the agent's words that followed it
@@ -308,9 +308,24 @@ def test_fleet_folder_groups_with_medians(tmp_path):
     assert any("queued" in n for n in rep.notes)
     by_mode = {g["questions_mode"]: g for g in rep.groups}
     assert by_mode["auto"]["n"] == 3 and by_mode["auto"]["medians"]["best_geomean"] == 1.4
-    assert by_mode["none"]["sessions"] == ["c3"] and by_mode["none"]["agent"] == "builtin"
+    assert by_mode["none"]["sessions"] == ["c3"] and by_mode["none"]["agent"] == "socratic"
     r = run("report", str(fleet))
     assert r.returncode == 0 and "groups (medians)" in r.stdout and "left out" in r.stderr
+
+
+def test_a_fleet_manifest_names_questions_mode_and_agent(tmp_path):
+    fleet = tmp_path / "fleet"
+    Log().write(fleet / "01-rmsnorm-human")                 # nothing in the log says human
+    Log(agent="claude").write(fleet / "02-rmsnorm-auto")
+    (fleet / "fleet.json").write_text(json.dumps({"schema": "socratic.fleet/1", "campaigns": [
+        {"name": "01-rmsnorm-human", "task": "rmsnorm", "questions": "human",
+         "agent": "socratic"},
+        {"name": "02-rmsnorm-auto", "task": "rmsnorm", "questions": "auto", "agent": "x"}]}))
+    a, b = build_report([fleet]).sessions
+    assert (a.questions_mode, a.agent) == ("human", "socratic")
+    assert (b.questions_mode, b.agent) == ("auto", "claude")  # the log's own agent wins
+    (fleet / "fleet.json").write_text("{broken")
+    assert build_report([fleet]).sessions[0].questions_mode == "none"
 
 
 def test_several_session_paths_and_agent_named_by_the_log(tmp_path):
@@ -319,8 +334,8 @@ def test_several_session_paths_and_agent_named_by_the_log(tmp_path):
     other = log.write(tmp_path / "attached")
     rep = build_report([DEMO, other])
     assert [(g["questions_mode"], g["agent"], g["sessions"]) for g in rep.groups] == [
-        ("auto", "builtin", ["demo"]), ("human", "claude", ["attached"])]
-    assert {s.agent for s in rep.sessions} == {"claude", "builtin"}
+        ("auto", "socratic", ["demo"]), ("human", "claude", ["attached"])]
+    assert {s.agent for s in rep.sessions} == {"claude", "socratic"}
 
 
 def test_attached_campaign_without_auto_questions_is_human_mode(tmp_path):
