@@ -65,7 +65,8 @@ def test_list_groups_and_fits_80_columns():
     r = run("list")
     assert r.returncode == 0
     assert "measurement (" in r.stdout and "strategy (" in r.stdout
-    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    # text is wrapped at 80 columns; the file line is a path (long in a venv) and is not wrapped
+    assert max(len(line) for line in r.stdout.splitlines() if not line.lstrip().startswith("file:")) <= 80
 
 
 @pytest.mark.parametrize("entry_id", ["gap.stall-reasons", "hopper.wgmma-in-flight"])

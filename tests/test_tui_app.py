@@ -414,6 +414,8 @@ async def test_question_to_an_ended_campaign_says_when_it_is_asked(tmp_path):
         assert word in notes[-1]
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(240)  # a hang guard, not a speed target: 6000 events take ~35-55 s on 2 busy CPUs
 async def test_following_prunes_old_blocks_and_keeps_them_reachable(tmp_path):
     from socratic.tui.widgets.transcript import MAX_MOUNTED
 
