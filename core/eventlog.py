@@ -32,23 +32,32 @@ def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     Returns (objects, next_offset). A last line without its newline is left for the next
     call. Lines that are not JSON objects are skipped (a reader never dies of one).
     """
+    records, next_offset, _ = read_jsonl_counted(path, offset)
+    return records, next_offset
+
+
+def read_jsonl_counted(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
+    """read_jsonl, plus how many complete, non-blank lines were not JSON objects."""
     records: list[dict[str, Any]] = []
     with open(path, "rb") as fh:
         fh.seek(offset)
         data = fh.read()
     end = data.rfind(b"\n")
     if end < 0:
-        return records, offset
+        return records, offset, 0
+    skipped = 0
     for raw in data[: end + 1].splitlines():
         if not raw.strip():
             continue
         try:
             obj = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
+            obj = None
         if isinstance(obj, dict):
             records.append(obj)
-    return records, offset + end + 1
+        else:
+            skipped += 1
+    return records, offset + end + 1, skipped
 
 
 def append_jsonl(path: Path, record: dict[str, Any], fsync: bool = True) -> None:

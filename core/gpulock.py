@@ -32,6 +32,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
+from socratic.ownership import holder_record
+
 LOCKS = "gpu-locks"
 
 
@@ -84,15 +86,11 @@ class Holder:
 
 
 def _parse(raw: bytes) -> Holder | None:
-    try:
-        d = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    rec = holder_record(raw)
+    if rec is None:
         return None
-    if not isinstance(d, dict):
-        return None
-    pid = d.get("pid")
-    return Holder(pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
-                  str(d.get("host") or ""), str(d.get("since") or ""), str(d.get("what") or ""))
+    pid, host, since, d = rec
+    return Holder(pid, host, since, str(d.get("what") or ""))
 
 
 def _read_holder(fd: int) -> Holder | None:

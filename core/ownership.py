@@ -57,7 +57,9 @@ class SessionBusy(InputError):
             f"`socratic watch {session_dir}` or end it with `socratic inject {session_dir} --stop`")
 
 
-def _parse(raw: bytes) -> Owner | None:
+def holder_record(raw: bytes) -> tuple[int | None, str, str, dict] | None:
+    """(pid, host, since, the whole record) from the JSON a lock holder wrote into its lock
+    file (a session's or a GPU's); None when it wrote nothing readable."""
     try:
         d = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
@@ -65,9 +67,16 @@ def _parse(raw: bytes) -> Owner | None:
     if not isinstance(d, dict):
         return None
     pid = d.get("pid")
-    return Owner(pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
-                 str(d.get("host") or ""), str(d.get("since") or ""),
-                 str(d.get("role") or "campaign"))
+    return (pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            str(d.get("host") or ""), str(d.get("since") or ""), d)
+
+
+def _parse(raw: bytes) -> Owner | None:
+    rec = holder_record(raw)
+    if rec is None:
+        return None
+    pid, host, since, d = rec
+    return Owner(pid, host, since, str(d.get("role") or "campaign"))
 
 
 def _read_owner(fd: int) -> Owner:

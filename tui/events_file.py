@@ -3,10 +3,11 @@ complete lines were skipped because they are not JSON objects (the screens say s
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from socratic.eventlog import read_jsonl_counted
 
 
 @dataclass
@@ -18,25 +19,8 @@ class Chunk:
 
 def read_events(path: Path, offset: int = 0) -> Chunk:
     """Complete lines of `path` from byte `offset`, as read_jsonl reads them."""
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        data = fh.read()
-    end = data.rfind(b"\n")
-    if end < 0:
-        return Chunk(offset=offset)
-    chunk = Chunk(offset=offset + end + 1)
-    for raw in data[: end + 1].splitlines():
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            obj = None
-        if isinstance(obj, dict):
-            chunk.events.append(obj)
-        else:
-            chunk.skipped += 1
-    return chunk
+    events, next_offset, skipped = read_jsonl_counted(path, offset)
+    return Chunk(events=events, offset=next_offset, skipped=skipped)
 
 
 def describe_empty(path: Path, skipped: int) -> str:
