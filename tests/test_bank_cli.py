@@ -65,8 +65,7 @@ def test_list_groups_and_fits_80_columns():
     r = run("list")
     assert r.returncode == 0
     assert "measurement (" in r.stdout and "strategy (" in r.stdout
-    # text is wrapped at 80 columns; the file line is a path (long in a venv) and is not wrapped
-    assert max(len(line) for line in r.stdout.splitlines() if not line.lstrip().startswith("file:")) <= 80
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
 
 
 @pytest.mark.parametrize("entry_id", ["gap.stall-reasons", "hopper.wgmma-in-flight"])
@@ -76,7 +75,8 @@ def test_show_prints_every_field(entry_id):
     for field in ("id:", "kind:", "group:", "level:", "triggers:", "arch:",
                   "requires_comparison:", "provenance:", "source:", "file:", "why:"):
         assert field in r.stdout
-    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    # text is wrapped at 80 columns; the file line is a path (long in a venv) and is not wrapped
+    assert max(len(line) for line in r.stdout.splitlines() if not line.startswith("file:")) <= 80
 
 
 def test_show_json():
