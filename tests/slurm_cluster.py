@@ -95,9 +95,14 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
     def _daemon(self, argv: list[str], pidfile: Path) -> None:
         subprocess.run(argv, env=self.env, check=True, timeout=60, capture_output=True)
         deadline = time.monotonic() + 30
-        while not pidfile.exists() and time.monotonic() < deadline:
+        # the daemon creates its pid file before it writes the pid: wait for the content
+        while time.monotonic() < deadline:
+            words = pidfile.read_text().split() if pidfile.exists() else []
+            if words:
+                self.pids.append(int(words[0]))
+                return
             time.sleep(0.1)
-        self.pids.append(int(pidfile.read_text().split()[0]))
+        raise RuntimeError(f"{argv[0]} wrote no pid to {pidfile} within 30 s")
 
     def start(self) -> Cluster:
         self._write()
