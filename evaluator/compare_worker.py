@@ -3,8 +3,8 @@
 Job on stdin (sent once the candidate's timing is over): {"adapter": path, "names": [...],
 "scenarios": [{"id", "values"}]}.
 Emits JSON lines: {"type": "time", "id", "name", "ms"} and {"type": "unavailable", "name", "reason"}.
-Timing follows the evaluator's rules: L2 flushed before every timed launch, CUDA events,
-warm-up first, median of the repetitions.
+Timing follows the evaluator's rules: L2 flushed before every timed launch, the GPU kept
+busy while the host enqueues it, CUDA events, warm-up first, median of the repetitions.
 """
 
 from __future__ import annotations
@@ -23,11 +23,24 @@ def emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
 
+LEAD_IN_CYCLES = 1_000_000   # ~0.5 ms of GPU spin before each timed call (see lead_in)
+
+
+def lead_in(torch, flush) -> None:
+    """Busy the GPU (a spin, then the L2 flush) before the start event is recorded, so the
+    host has enqueued the timed call before the GPU reaches it: a Python-level call spends
+    tens of microseconds on the host, and without this lead-in that host time lands inside
+    the measurement at random (seen on the H200: FA3's time at 0.3 ms scenarios varied by
+    up to 1.5x between runs while the kernel's did not), which flatters candidates."""
+    torch.cuda._sleep(LEAD_IN_CYCLES)
+    flush.zero_()
+
+
 def time_fn(torch, fn, flush) -> float:
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    flush.zero_()
+    lead_in(torch, flush)
     start.record()
     fn()
     end.record()
@@ -35,7 +48,7 @@ def time_fn(torch, fn, flush) -> float:
     reps = int(min(MAX_REPS, max(MIN_REPS, TARGET_MS / max(start.elapsed_time(end), 1e-3))))
     times = []
     for _ in range(reps):
-        flush.zero_()
+        lead_in(torch, flush)
         start.record()
         fn()
         end.record()

@@ -1,0 +1,52 @@
+"""The comparison timer keeps the GPU busy while the host enqueues each timed call, so host
+time (a Python-level call) never lands between the start and end events."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from socratic.evaluator.compare_worker import time_fn
+
+
+class FakeTorch:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        log = self.calls
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                self.name = "event"
+
+            def record(self) -> None:
+                log.append("record")
+
+            def synchronize(self) -> None:
+                log.append("sync")
+
+            def elapsed_time(self, other: object) -> float:
+                return 2.0
+
+        self.cuda = SimpleNamespace(Event=Event, synchronize=lambda: log.append("sync"),
+                                    _sleep=lambda cycles: log.append(f"sleep {cycles}"))
+
+
+class Flush:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def zero_(self) -> None:
+        self.log.append("flush")
+
+
+def test_every_timed_call_starts_after_a_spin_and_a_flush() -> None:
+    torch = FakeTorch()
+    ms = time_fn(torch, lambda: torch.calls.append("fn"), Flush(torch.calls))
+    assert ms == 2.0
+    calls = torch.calls
+    timed = [i for i, c in enumerate(calls) if c == "fn"][1:]   # the first call is the warm-up
+    assert len(timed) >= 5
+    for i in timed:
+        assert calls[i - 1] == "record"          # the start event, then the call
+        assert calls[i - 2] == "flush"
+        assert calls[i - 3].startswith("sleep ")  # the GPU is busy before the start event
+        assert int(calls[i - 3].split()[1]) >= 500_000
