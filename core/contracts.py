@@ -470,7 +470,7 @@ class EvalStart(Event):
     n: int
     candidate_sha: str
     set: str | None = None
-    source: str | None = None               # agent | stophook | control
+    source: str | None = None               # agent | stophook | control | import
     total: int | None = None
 
 
@@ -513,6 +513,16 @@ class EvalSummary(Record):
 
 
 @dataclass(kw_only=True)
+class Imported(Record):
+    """Where an imported evaluation came from: `socratic eval --json` run elsewhere (the GPU
+    node) and recorded with `socratic hook evaluate --import`."""
+
+    file: str                               # the result file as given (absolute path)
+    sha256: str                             # of its bytes: the same file is imported once
+    host: str                               # the machine that imported it
+
+
+@dataclass(kw_only=True)
 class EvalEnd(Event):
     TYPE: ClassVar[str] = "eval.end"
     n: int
@@ -520,9 +530,10 @@ class EvalEnd(Event):
     result: str                             # the saved result, relative to the session
     candidate_sha: str | None = None
     set: str | None = None
-    source: str | None = None
+    source: str | None = None               # agent | stophook | control | import
     seconds: float | None = None
     gpu_wait_s: float | None = None         # of those seconds, waiting for the GPU's turn
+    imported: Imported | None = None        # source "import": the result file it came from
 
 
 @dataclass(kw_only=True)
@@ -613,6 +624,7 @@ class CampaignEnd(Event):
     error: str | None = None                # api_error: what the API said
     stop_attempts: int | None = None        # stalled
     refusals: int | None = None             # attached: stalled before the agent's refusal cap
+    gave_up: str | None = None              # by hand (stalled): the engineer's reason
 
 
 @dataclass(kw_only=True)

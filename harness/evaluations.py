@@ -16,6 +16,7 @@ from socratic.contracts import (
     EvalEnd,
     EvalResult,
     ScenarioProgress,
+    ScenarioResult,
     parse_eval,
     read_eval,
 )
@@ -101,21 +102,11 @@ class Evaluations:
         cand = self.session.candidate
         data = cand.read_bytes() if cand.exists() else b""
         sha = sha256_text(data)
-        n = max(len(self.history), self.seq) + 1  # an evaluation cut by a kill keeps its n
-        self.seq = n
-        if data:
-            dest = self.session.candidates / f"{sha[:16]}.cu"
-            if not dest.exists():
-                dest.write_bytes(data)
-        self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
+        n = self._begin(data, sha, set_name, source)
         t0 = time.monotonic()
 
         def on_row(row: ScenarioProgress) -> None:
-            self.emit("eval.scenario", n=n, index=row.index, total=row.total, scenario=row.id,
-                      correct=row.correct, err=row.err, err_baseline=row.err_baseline,
-                      baseline_ms=row.baseline_ms, candidate_ms=row.candidate_ms,
-                      speedup=row.speedup, tflops=row.tflops, bound_fraction=row.bound_fraction,
-                      error=row.error)
+            self._scenario(n, row.index, row.total, row)
 
         def on_wait(line: dict[str, Any]) -> None:  # another evaluation has this GPU's turn
             self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
@@ -131,6 +122,48 @@ class Evaluations:
         stderr = self.redact(stderr)
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
+        ev = self._end(n, sha, set_name, source, doc, result, code, error,
+                       time.monotonic() - t0, stderr)
+        ev.notes = notes
+        self.triggers.on_eval(ev)
+        return ev
+
+    def record_import(self, result: EvalResult, data: bytes, imported: dict[str, str]) -> Evaluation:
+        """Record an evaluation made elsewhere (`socratic eval --json` on the GPU node) of the
+        source `data`, exactly as a local one is recorded (candidate kept, eval.start, a
+        row per scenario, evals/NNNN.json, eval.end with `imported`, history, triggers).
+        The caller has checked that `result` is of this task and of `data`."""
+        sha = sha256_text(data)
+        n = self._begin(data, sha, result.set, "import")
+        for i, row in enumerate(result.scenarios):
+            self._scenario(n, i + 1, len(result.scenarios), row)
+        ev = self._end(n, sha, result.set, "import", result.to_dict(), result, result.exit_code,
+                       None, None, "", imported=imported)
+        self.triggers.on_eval(ev)
+        return ev
+
+    def _begin(self, data: bytes, sha: str, set_name: str | None, source: str) -> int:
+        """Number the evaluation, keep its source, log eval.start."""
+        n = max(len(self.history), self.seq) + 1  # an evaluation cut by a kill keeps its n
+        self.seq = n
+        if data:
+            dest = self.session.candidates / f"{sha[:16]}.cu"
+            if not dest.exists():
+                dest.write_bytes(data)
+        self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
+        return n
+
+    def _scenario(self, n: int, index: int, total: int, row: ScenarioResult) -> None:
+        self.emit("eval.scenario", n=n, index=index, total=total, scenario=row.id,
+                  correct=row.correct, err=row.err, err_baseline=row.err_baseline,
+                  baseline_ms=row.baseline_ms, candidate_ms=row.candidate_ms,
+                  speedup=row.speedup, tflops=row.tflops, bound_fraction=row.bound_fraction,
+                  error=row.error)
+
+    def _end(self, n: int, sha: str, set_name: str | None, source: str, doc: dict[str, Any],
+             result: EvalResult | None, code: int, error: str | None, seconds: float | None,
+             stderr: str, **extra: Any) -> Evaluation:
+        """Save the result as evals/NNNN.json, add it to the history, log eval.end."""
         # a candidate can smuggle text into its build log (e.g. #include of a /proc file)
         clean = redacted(doc, self.redact)
         if clean is not doc:
@@ -138,15 +171,16 @@ class Evaluations:
             result = parse_eval(doc) if result is not None else None
         rel = f"evals/{n:04d}.json"
         (self.session.dir / rel).write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        ev = Evaluation(n, sha, set_name, result, code, rel, error, time.monotonic() - t0,
+        ev = Evaluation(n, sha, set_name, result, code, rel, error, seconds or 0.0,
                         stderr[-4000:])
         self.history.add(ev)
         waited = result.gpu_wait_s if result is not None else None
+        if seconds is not None:
+            extra["seconds"] = round(seconds, 3)
+        if isinstance(waited, (int, float)):
+            extra["gpu_wait_s"] = waited
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
-                  summary=ev.summary(), result=rel, seconds=round(ev.seconds, 3),
-                  **({"gpu_wait_s": waited} if isinstance(waited, (int, float)) else {}))
-        ev.notes = notes
-        self.triggers.on_eval(ev)
+                  summary=ev.summary(), result=rel, **extra)
         return ev
 
     def table(self, ev: Evaluation) -> str:
