@@ -1,7 +1,9 @@
 """The coding agents socratic can attach to, each declared by one data file in
 harness/agents/NAME.toml: its instructions file, launch command, hook configuration file,
 event names, payload fields and timeout unit. Adding an agent is adding a file (its
-transcript format must be one harness/transcripts.py reads, or `none`).
+transcript format must be one harness/transcripts.py reads, or `none`). A file without
+`[hooks]` (manual.toml) declares an agent with no hooks and nothing to launch: a person, or
+any tool, drives the campaign with `socratic hook evaluate|say|stop` (harness/manual.py).
 
 This module reads those files and renders what `socratic attach` writes: the hook
 configuration (every hook runs `socratic hook EVENT`) and the launch command.
@@ -55,6 +57,11 @@ class AgentSpec:
     payload: dict[str, str]
     extra_settings: dict[str, Any] = field(default_factory=dict)
     extra_files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def has_hooks(self) -> bool:
+        """False for an agent driven by hand: no hook file, no launch command."""
+        return bool(self.events)
 
     def event_for(self, socratic_event: str) -> str:
         """The agent's name of one of socratic's events."""
@@ -117,6 +124,15 @@ def load(name: str) -> AgentSpec:
 
 
 def _parse(d: dict[str, Any]) -> AgentSpec:
+    if "hooks" not in d:  # driven by hand: nothing to launch, no hooks, no payloads
+        extra = [k for k in ("launch", "payload") if k in d]
+        if extra:
+            raise ValueError(f"an agent without [hooks] has no [{'], ['.join(extra)}]")
+        return AgentSpec(
+            name=str(d["name"]), title=str(d["title"]), instructions=str(d["instructions"]),
+            transcript="none", install=str(d.get("install", "")), command=(), model_flag="",
+            root_env={}, config_file="", timeout_unit="s", block_decision="block",
+            block_cap=None, events=(), payload={})
     hooks, launch = d["hooks"], d["launch"]
     events = tuple(HookEvent(name, str(e["socratic"]), e.get("matcher"))
                    for name, e in hooks["events"].items())
@@ -142,6 +158,16 @@ def _parse(d: dict[str, Any]) -> AgentSpec:
         extra_settings=dict(hooks.get("extra_settings") or {}),
         extra_files={str(k): str(v) for k, v in (hooks.get("extra_files") or {}).items()},
     )
+
+
+def by_hand(name: str | None) -> bool:
+    """Whether the agent `name` (config.json's attach.agent) is driven by hand: no hooks."""
+    if not name:
+        return False
+    try:
+        return not load(name).has_hooks
+    except InputError:
+        return False
 
 
 def merge_settings(existing: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

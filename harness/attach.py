@@ -1,8 +1,9 @@
-"""`socratic attach TASK --agent claude|codex|gemini`: a campaign whose agent is an outside
-coding agent. The session is laid out as `socratic run` lays it out (harness/session.py)
-and `campaign.start` names the agent; the workspace gets the agent's instructions file
-(goal, rules, how to evaluate), a `./evaluate` command, a marker naming the session, and
-the agent's hook configuration, every hook calling `socratic hook EVENT`.
+"""`socratic attach TASK --agent claude|codex|gemini|manual`: a campaign whose agent is an
+outside coding agent, or a person (manual). The session is laid out as `socratic run` lays
+it out (harness/session.py) and `campaign.start` names the agent; the workspace gets the
+agent's instructions file (goal, rules, how to evaluate), a `./evaluate` command, a marker
+naming the session, and the agent's hook configuration, every hook calling `socratic hook
+EVENT` (none for manual: its commands are run by hand, harness/manual.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import shlex
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from socratic.harness import agentspec
@@ -39,11 +40,34 @@ def hook_timeouts(config: Config, wait_s: float) -> dict[str, float]:
 
 
 def instructions(task: Task, goal: Goal, set_name: str | None, ids: list[str],
-                 spec: agentspec.AgentSpec) -> str:
+                 spec: agentspec.AgentSpec, eval_task: str = "") -> str:
     banned = task.data.get("banned") or task.data.get("bans")
     banned_text = ", ".join(banned) if isinstance(banned, list) else DEFAULT_BANNED
     shown = ", ".join(ids[:40]) + (" ..." if len(ids) > 40 else "")
     set_text = set_name or task.default_set or "default"
+    if spec.has_hooks:
+        how = f"""## How to evaluate
+Run `./{EVALUATE}` here (about as long as the evaluator needs; allow it minutes): it builds
+candidate.cu, checks every scenario against the reference, times it against the baseline
+on the same GPU, prints a per-scenario table and whether the goal is met, and saves the
+full result in the session. `./{EVALUATE} --scenarios SET` picks another scenario set."""
+        stop = "whenever you try to stop"
+    else:
+        how = f"""## How to evaluate, and how the campaign is recorded
+Nothing runs by itself: each step is a command, run here (in this workspace).
+- Evaluate here, on a GPU node: `./{EVALUATE}` (`./{EVALUATE} --scenarios SET` for another
+  set). It builds candidate.cu, checks every scenario against the reference, times it
+  against the baseline on the same GPU and records the result in the session.
+- Or time it on another machine: copy candidate.cu there, run
+  `socratic eval {eval_task or task.name} --candidate candidate.cu --json > result.json`,
+  bring result.json back and record it: `socratic hook evaluate --import result.json`
+  (refused unless it is this task's result for this very candidate.cu, by sha256).
+- Say what you measured, plan or conclude, and answer every question posed to you:
+  `socratic hook say "..."` (`-` reads the text from stdin). It is the agent's text of
+  the campaign's log.
+- Try to stop: `socratic hook stop` judges the goal on candidate.cu's recorded
+  evaluation; end without the goal: `socratic hook stop --give-up "why"`."""
+        stop = "when you run `socratic hook stop`"
     return f"""# Campaign: optimize `{task.name}` (socratic)
 
 You are optimizing one CUDA kernel on an NVIDIA GPU. This directory (the workspace) holds:
@@ -53,14 +77,10 @@ You are optimizing one CUDA kernel on an NVIDIA GPU. This directory (the workspa
 - `task/`: read-only copies of the task (task.toml, the baseline, the fp32 reference).
   Editing them changes nothing: evaluations use a frozen copy.
 
-## How to evaluate
-Run `./{EVALUATE}` here (about as long as the evaluator needs; allow it minutes): it builds
-candidate.cu, checks every scenario against the reference, times it against the baseline
-on the same GPU, prints a per-scenario table and whether the goal is met, and saves the
-full result in the session. `./{EVALUATE} --scenarios SET` picks another scenario set.
+{how}
 
 ## Goal
-A predicate, checked by socratic whenever you try to stop: {goal.describe()}, on the
+A predicate, checked by socratic {stop}: {goal.describe()}, on the
 `{set_text}` scenario set{f' ({shown})' if shown else ''}. You can stop only when it holds
 on a fresh evaluation of the current candidate.cu; your claims are not evidence. If you stop
 early you are told which scenarios fall short, with their numbers, and you go on.
@@ -81,8 +101,9 @@ or a computation), not one from memory: say what you checked, then continue.
 class Attachment:
     session: Session
     spec: agentspec.AgentSpec
-    launch_line: str
+    launch_line: str            # "" for an agent driven by hand
     launch_argv: list[str]
+    said: list[str] = field(default_factory=list)   # by hand: what the start surfaced
 
 
 def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | None = None,
@@ -99,7 +120,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
     goal_set = config.scenarios or src.default_set
     ids = goal_scenarios(sets, src, goal_set)
-    goal = src.goal(config.goal_min_speedup)
+    goal = src.goal(config.goal_min_speedup, config.goal_against)
     comparison = has_comparison(src, config)
     gpu = gpu_info()
     bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
@@ -114,19 +135,44 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     saved = session.load_config()
     saved[ATTACH_KEY] = asdict(settings)
     write_json_atomic(session.config_file, saved)
-    write_workspace(session, spec, task, goal, goal_set, ids, settings)
+    write_workspace(session, spec, task, goal, goal_set, ids, settings, eval_task_arg(src))
     # Session.create claimed the session; from here on it is written as the hooks write it,
     # one claim per process (so that --launch's agent can take turns with this one)
     session.release()
     SessionLog(session.dir, settings.start_epoch, role="attach").append(
         "campaign.start", task=task.name, goal=goal.to_dict(),
-        model=f"{spec.name}" + (f" ({model})" if model else ""), agent=spec.name,
+        model=_model_label(spec, model), agent=spec.name,
         scenarios={"set": goal_set, "ids": ids}, gpu=gpu, host=socket.gethostname(),
         versions=versions(), session=session.dir.name, task_source=str(src.dir.resolve()),
         task_hashes=hashes, auto_questions=config.auto_questions,
-        limits={"max_tool_calls": config.max_tool_calls, "max_minutes": config.max_minutes})
+        limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
+                "max_minutes": config.max_minutes})
+    if not spec.has_hooks:
+        from socratic.harness import manual
+
+        # the agent's first turn is now: the start trigger (and its question) is printed
+        return Attachment(session, spec, "", [], manual.begin(session.dir))
     return Attachment(session, spec, spec.launch_line(prompt, ws, model, as_root=_root()),
                       spec.launch_argv(prompt, ws, model))
+
+
+def _model_label(spec: agentspec.AgentSpec, model: str | None) -> str:
+    if not spec.has_hooks:  # by hand: --model may name the tool or the person's model
+        return model or "by hand"
+    return spec.name + (f" ({model})" if model else "")
+
+
+def eval_task_arg(src: Task) -> str:
+    """How `socratic eval` names the task elsewhere: a bundled task by its name."""
+    from socratic.resources import bundled_dir
+
+    bundled = bundled_dir("socratic.kernels") / src.name
+    try:
+        if bundled.resolve() == src.dir.resolve():
+            return src.name
+    except OSError:
+        pass
+    return str(src.dir.resolve())
 
 
 def _root() -> bool:
@@ -134,11 +180,12 @@ def _root() -> bool:
 
 
 def write_workspace(session: Session, spec: agentspec.AgentSpec, task: Task, goal: Goal,
-                    goal_set: str | None, ids: list[str], settings: AttachSettings) -> None:
+                    goal_set: str | None, ids: list[str], settings: AttachSettings,
+                    eval_task: str = "") -> None:
     ws = session.workspace
     python = shlex.quote(sys.executable)
     hook_command = f"exec {python} -m socratic hook"  # exec: the agent is the hook's parent
-    (ws / spec.instructions).write_text(instructions(task, goal, goal_set, ids, spec),
+    (ws / spec.instructions).write_text(instructions(task, goal, goal_set, ids, spec, eval_task),
                                         encoding="utf-8")
     script = ws / EVALUATE
     script.write_text(
@@ -149,6 +196,8 @@ def write_workspace(session: Session, spec: agentspec.AgentSpec, task: Task, goa
     script.chmod(0o755)
     (ws / MARKER).write_text(json.dumps({"session": str(session.dir.resolve()),
                                          "agent": spec.name}) + "\n", encoding="utf-8")
+    if not spec.has_hooks:
+        return  # driven by hand: no agent configuration
     settings_file = ws / spec.config_file
     settings_file.parent.mkdir(parents=True, exist_ok=True)
     settings_file.write_text(agentspec.render_settings(spec, hook_command, settings.timeouts_s),

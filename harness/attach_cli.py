@@ -15,29 +15,23 @@ from socratic.errors import InputError
 
 def register(sub) -> None:
     from socratic.harness import agentspec
+    from socratic.harness.cli import add_goal_options
 
     agents = agentspec.names()
     p = sub.add_parser(
-        "attach", help="a campaign run by Claude Code, Codex CLI or Gemini CLI",
+        "attach", help="a campaign run by Claude Code, Codex CLI, Gemini CLI, or by hand",
         description="Create a campaign session whose agent is an outside coding agent: the "
         "workspace gets the agent's instructions file, a ./evaluate command and hooks that "
         "call `socratic hook`, so the goal is checked whenever the agent tries to stop and "
-        "questions reach it. Prints the session and the command that starts the agent.")
+        "questions reach it. Prints the session and the command that starts the agent. "
+        "--agent manual: no agent and no hooks; prints the `socratic hook` commands that "
+        "drive the campaign by hand (evaluations may be imported from a GPU node).")
     p.add_argument("task", metavar="TASK_DIR", help="task directory or bundled task name")
     p.add_argument("--agent", required=True, choices=agents, help="the coding agent")
     p.add_argument("--session-dir", metavar="DIR", help="the session directory "
                    "(default: sessions/<date-time-task>)")
     p.add_argument("--model", help="model for the agent (passed to its --model)")
-    p.add_argument("--auto-questions", action="store_true",
-                   help="pose the bank's top suggestion at each trigger")
-    p.add_argument("--max-tool-calls", type=int, metavar="N",
-                   help="end the campaign after N tool calls")
-    p.add_argument("--max-minutes", type=float, metavar="M",
-                   help="end the campaign after M minutes")
-    p.add_argument("--goal-min-speedup", type=float, metavar="X",
-                   help="override the task's [goal] min_speedup")
-    p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
-                   "(default: the task's default_set)")
+    add_goal_options(p)
     p.add_argument("--wait-minutes", type=float, metavar="M", default=50.0,
                    help="longest a hook holds the agent for a pause or, once it is stalled, "
                    "for your question (default 50)")
@@ -46,41 +40,61 @@ def register(sub) -> None:
     p.set_defaults(handler=handle_attach)
 
     p = sub.add_parser(
-        "hook", help="called by an attached agent's hooks (reads its JSON on stdin)",
+        "hook", help="called by an attached agent's hooks (reads its JSON on stdin), or by hand",
         description="The command every hook written by `socratic attach` runs: EVENT is "
         "session-start, prompt, post-tool or stop; the agent's JSON payload comes on stdin "
         "and the answer goes to stdout. `socratic hook evaluate` is the workspace's "
-        "./evaluate.")
+        "./evaluate. By hand (--agent manual): `evaluate [--import RESULT.json]`, `say TEXT` "
+        "and `stop [--give-up REASON]`, no stdin.")
     p.add_argument("event", choices=("session-start", "prompt", "post-tool", "stop",
-                                     "evaluate"))
+                                     "evaluate", "say"))
+    p.add_argument("text", nargs="?", metavar="TEXT",
+                   help="say: the agent's text (- reads it from stdin)")
     p.add_argument("--session", metavar="DIR",
                    help="the session (default: found from the workspace marker)")
     p.add_argument("--scenarios", metavar="SET", help="evaluate: the scenario set")
+    p.add_argument("--import", dest="import_file", metavar="RESULT.json",
+                   help="evaluate: record `socratic eval TASK --candidate FILE --json`'s "
+                   "result, made on another machine, instead of evaluating here")
+    p.add_argument("--candidate", metavar="FILE", help="evaluate --import: the source the "
+                   "result evaluated (default: the workspace's candidate.cu)")
+    p.add_argument("--give-up", metavar="REASON", help="stop by hand: end the campaign "
+                   "without the goal (campaign.end stalled), saying why")
     p.set_defaults(handler=handle_hook)
 
 
 def handle_attach(args) -> int:
-    import math
-
-    from socratic.harness.attach import attach
+    from socratic.harness.attach import attach, eval_task_arg
+    from socratic.harness.cli import check_numbers, goal_overrides
     from socratic.harness.config import Config
+    from socratic.harness.task import Task
     from socratic.resources import resolve_task_dir
 
-    for name in ("max_tool_calls", "max_minutes", "goal_min_speedup", "wait_minutes"):
-        v = getattr(args, name)
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise InputError(f"--{name.replace('_', '-')} {v}: must be positive")
-    data = {"max_tool_calls": args.max_tool_calls, "max_minutes": args.max_minutes,
-            "goal_min_speedup": args.goal_min_speedup, "scenarios": args.scenarios,
-            "auto_questions": bool(args.auto_questions), "wait_for_human": True}
+    check_numbers(args)
+    check_numbers(args, ("wait_minutes",))
+    from socratic.harness.agentspec import by_hand
+
+    if args.launch and by_hand(args.agent):
+        raise InputError(f"--launch: --agent {args.agent} has no agent to start (it prints "
+                         f"the commands that drive the campaign)")
+    data = {**goal_overrides(args), "wait_for_human": True}
     if args.model:
         data["model"] = args.model
     config = Config.from_dict({k: v for k, v in data.items() if v is not None})
-    a = attach(resolve_task_dir(args.task), args.agent, config,
+    task_dir = resolve_task_dir(args.task)
+    a = attach(task_dir, args.agent, config,
                session_dir=Path(args.session_dir) if args.session_dir else None,
                model=args.model, wait_s=args.wait_minutes * 60)
     print(f"socratic: session {a.session.dir} ({a.spec.title}); watch it with "
           f"`socratic watch {a.session.dir}`", file=sys.stderr)
+    if not a.spec.has_hooks:
+        from socratic.harness import manual
+
+        print("\n".join(["socratic: drive it by hand:",
+                         *manual.commands(a.session.dir,
+                                          eval_task_arg(Task.load(task_dir))),
+                         *a.said]), file=sys.stderr)
+        return 0
     print(f"socratic: start the agent with:\n  {a.launch_line}", file=sys.stderr)
     if not args.launch:
         return 0
@@ -94,14 +108,61 @@ def handle_attach(args) -> int:
                          f"{a.spec.install})") from None
 
 
+def _by_hand(event: str, args) -> bool:
+    """A command typed by a person rather than an agent's hook: bad input is exit 2 (a
+    hook's errors are exit 1: to its agent 2 means "block")."""
+    return event == "say" or bool(args.import_file or args.give_up is not None)
+
+
+def _check_hook_args(args) -> None:
+    wrong = []
+    if args.text is not None and args.event != "say":
+        wrong.append(f"TEXT ({args.text[:40]!r})")
+    if (args.import_file or args.candidate) and args.event != "evaluate":
+        wrong.append("--import/--candidate")
+    if args.candidate and not args.import_file:
+        raise InputError("--candidate: only with --import (the source the result evaluated)")
+    if args.import_file and args.scenarios:
+        raise InputError("--scenarios: not with --import (the result names its set)")
+    if args.give_up is not None and args.event != "stop":
+        wrong.append("--give-up")
+    if wrong:
+        raise InputError(f"hook {args.event}: {', '.join(wrong)} not taken by this event")
+
+
+def _session_by_hand(args) -> Path | None:
+    """The session when it is driven by hand (no hooks), else None: --session, or the
+    workspace this runs in."""
+    from socratic.harness.agentspec import by_hand
+    from socratic.harness.cli import attached_agent
+    from socratic.harness.hooks import find_session
+
+    if args.session:
+        session = Path(args.session)
+    else:
+        try:
+            session = find_session(os.getcwd())
+        except InputError:
+            return None
+    return session if by_hand(attached_agent(session)) else None
+
+
+def _session(args) -> Path:
+    from socratic.harness.hooks import find_session
+
+    return Path(args.session) if args.session else find_session(os.getcwd())
+
+
 def handle_hook(args) -> int:
+    _check_hook_args(args)
+    if _by_hand(args.event, args) or _session_by_hand(args) is not None:
+        return _handle_by_hand(args)
     started = time.monotonic()
     try:
         if args.event == "evaluate":
-            from socratic.harness.hooks import find_session, run_evaluate
+            from socratic.harness.hooks import run_evaluate
 
-            session = Path(args.session) if args.session else find_session(os.getcwd())
-            _, text = run_evaluate(session, args.scenarios)
+            _, text = run_evaluate(_session(args), args.scenarios)
             print(text)  # pass or fail is in the table: exit 0 so the agent reads it as output
             return 0
         from socratic.harness.hooks import run_hook
@@ -121,3 +182,34 @@ def handle_hook(args) -> int:
         # never 2: to a hook's caller exit code 2 means "block this action"
         print(f"socratic: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _handle_by_hand(args) -> int:
+    """`socratic hook evaluate [--import]|say|stop [--give-up]` typed by a person: bad input
+    is one line and exit 2, as for every other command; `stop` refused exits 1."""
+    from socratic.harness import manual
+
+    session = _session(args)
+    if args.event == "evaluate" and args.import_file:
+        _, text = manual.import_evaluation(
+            session, Path(args.import_file), Path(args.candidate) if args.candidate else None)
+        print(text)
+        return 0
+    if args.event == "evaluate":
+        _, text = manual.evaluate_here(session, args.scenarios)
+        print(text)
+        return 0
+    if args.event == "say":
+        if args.text is None:
+            raise InputError("hook say: no text (give TEXT, or - to read it from stdin)")
+        print(manual.say(session, sys.stdin.read() if args.text == "-" else args.text))
+        return 0
+    if args.event == "stop":
+        if args.give_up is not None:
+            print(manual.give_up(session, args.give_up))
+            return 0
+        code, text = manual.stop(session)
+        print(text)
+        return code
+    raise InputError(f"hook {args.event}: not a step of a campaign by hand (those are "
+                     f"evaluate, say and stop)")

@@ -126,7 +126,7 @@ class Attached:
         self.settings = AttachSettings(**saved[ATTACH_KEY])
         self.config = Config.from_dict(saved.get("config") or {})
         self.task = Task.load(self.session.task_dir)
-        self.goal = self.task.goal(self.config.goal_min_speedup)
+        self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
         self.goal_set = self.config.scenarios or self.task.default_set
         self.task_hashes: dict[str, str] = dict(saved.get("task_hashes") or {})
         src = saved.get("task_source")
@@ -228,6 +228,8 @@ class Attached:
         c = self.config
         if c.max_tool_calls is not None and self.tool_calls >= c.max_tool_calls:
             return "max_tool_calls"
+        if c.max_turns is not None and self.turns >= c.max_turns:
+            return "max_turns"  # turns: the agent's model responses its transcript reported
         if c.max_minutes is not None and \
                 (time.time() - self.settings.start_epoch) / 60 >= c.max_minutes:
             return "max_minutes"
@@ -274,6 +276,7 @@ class Attached:
             st.usage_ids = (st.usage_ids + [u["id"]])[-500:]
             model = u.pop("model") or self.config.model
             u.pop("id")
+            self.turns += 1
             self.emit("usage", **u, model=model, cost_usd=round(cost_usd(
                 model, u["input_tokens"], u["output_tokens"], u["cache_read"],
                 u["cache_write"]), 6))

@@ -27,22 +27,9 @@ def register(sub) -> None:
     p.add_argument("--base-url", metavar="URL", help="an Anthropic-compatible Messages API "
                    "(vLLM, SGLang, LiteLLM, llama.cpp; default: $ANTHROPIC_BASE_URL or "
                    "Anthropic's); with it ANTHROPIC_API_KEY may be unset")
-    p.add_argument("--auto-questions", action="store_true",
-                   help="pose the bank's top suggestion at each trigger")
     p.add_argument("--headless", action="store_true",
                    help="run the campaign in this process, without the TUI")
-    p.add_argument("--max-tool-calls", type=int, metavar="N",
-                   help="end the campaign after N tool calls")
-    p.add_argument("--max-turns", type=int, metavar="N",
-                   help="end the campaign after N model responses")
-    p.add_argument("--max-minutes", type=float, metavar="M",
-                   help="end the campaign after M minutes (campaign clock, resumes included)")
-    p.add_argument("--goal-min-speedup", type=float, metavar="X",
-                   help="override the task's [goal] min_speedup")
-    p.add_argument("--goal-against", metavar="NAME", help="judge the goal against NAME: "
-                   "`baseline` or a comparison of the task, e.g. fa3 (default: its [goal] against)")
-    p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
-                   "(default: the task's default_set)")
+    add_goal_options(p)
     p.add_argument("--resume", action="store_true",
                    help="continue the campaign in --session-dir (or TASK_DIR given as a session)")
     p.add_argument("--poll", action="store_true",
@@ -74,26 +61,51 @@ def register(sub) -> None:
     attach_cli.register(sub)
 
 
+def add_goal_options(p: argparse.ArgumentParser) -> None:
+    """The campaign's goal, scenario set, questions and limits: the same options for
+    `socratic run` and `socratic attach` (read back by goal_overrides)."""
+    p.add_argument("--auto-questions", action="store_true",
+                   help="pose the bank's top suggestion at each trigger")
+    p.add_argument("--max-tool-calls", type=int, metavar="N",
+                   help="end the campaign after N tool calls")
+    p.add_argument("--max-turns", type=int, metavar="N",
+                   help="end the campaign after N model responses")
+    p.add_argument("--max-minutes", type=float, metavar="M",
+                   help="end the campaign after M minutes (campaign clock, resumes included)")
+    p.add_argument("--goal-min-speedup", type=float, metavar="X",
+                   help="override the task's [goal] min_speedup")
+    p.add_argument("--goal-against", metavar="NAME", help="judge the goal against NAME: "
+                   "`baseline` or a comparison of the task, e.g. fa3 (default: its [goal] against)")
+    p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
+                   "(default: the task's default_set)")
+
+
 NUMBERS = ("max_tool_calls", "max_turns", "max_minutes", "goal_min_speedup")
 
 
-def _check_numbers(args) -> None:
+def check_numbers(args, names: tuple[str, ...] = NUMBERS) -> None:
     """Every numeric option positive and finite (nan and inf parse as floats)."""
     import math
 
-    for name in NUMBERS:
+    for name in names:
         value = getattr(args, name)
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"--{name.replace('_', '-')} {value}: must be positive")
 
 
-def _config_overrides(args) -> dict:
+def goal_overrides(args) -> dict:
+    """The Config fields add_goal_options sets (None: not given)."""
     out = {"max_tool_calls": args.max_tool_calls, "max_turns": args.max_turns,
            "max_minutes": args.max_minutes, "goal_min_speedup": args.goal_min_speedup,
-           "goal_against": args.goal_against,
-           "scenarios": args.scenarios, "model": args.model or None}
+           "goal_against": args.goal_against, "scenarios": args.scenarios}
     if args.auto_questions:
         out["auto_questions"] = True
+    return out
+
+
+def _config_overrides(args) -> dict:
+    out = goal_overrides(args)
+    out["model"] = args.model or None
     out["wait_for_human"] = bool(args.wait_for_human)
     return out
 
@@ -121,7 +133,7 @@ def _base_url(args) -> str | None:
 def handle_run(args) -> int:
     from socratic.resources import resolve_task_dir
 
-    _check_numbers(args)  # before anything starts, attached or not
+    check_numbers(args)  # before anything starts, attached or not
     session_dir: Path | None
     if args.resume:
         session_dir = Path(args.session_dir or args.task)
@@ -147,7 +159,7 @@ def handle_run(args) -> int:
     return _run_attached(args, session_dir)
 
 
-def _attached_agent(session_dir: Path) -> str | None:
+def attached_agent(session_dir: Path) -> str | None:
     """The agent of a session made by `socratic attach`, else None."""
     import json
 
@@ -161,7 +173,7 @@ def _attached_agent(session_dir: Path) -> str | None:
 
 def _refuse_attached(session_dir: Path) -> None:
     """A session made by `socratic attach` is driven by its agent's hooks, not this loop."""
-    agent = _attached_agent(session_dir)
+    agent = attached_agent(session_dir)
     if agent is not None:
         raise InputError(f"{session_dir}: an attached campaign ({agent}): start "
                          f"the agent again in {session_dir / 'workspace'} to go on")
@@ -295,10 +307,17 @@ def handle_inject(args) -> int:
     ended = _end_reason(session / EVENTS_FILE)
     state = f"has ended ({ended})" if ended else "is not running (its process is gone)"
     resume = f"`socratic run --resume {session}` restarts it"
-    agent = _attached_agent(session)
+    agent = attached_agent(session)
     if agent is not None:  # an outside agent's hooks read the inbox; nothing holds it between
         running = ended is None
         resume = f"prompting {agent} again in {session / 'workspace'} resumes it"
+        from socratic.harness.agentspec import by_hand
+
+        if by_hand(agent):  # its steps read the inbox (harness/manual.py)
+            resume = "an evaluation by hand (`socratic hook evaluate`) resumes it"
+            if args.action in ("pause", "resume"):
+                raise InputError(f"{session}: a campaign by hand: nothing runs between its "
+                                 f"steps, so nothing to {args.action}")
     if args.action:
         if not running:  # queued, it would act on the next --resume instead
             raise InputError(f"{session}: the campaign {state}: nothing to "

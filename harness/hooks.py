@@ -232,6 +232,9 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
                                               os.environ.get("GEMINI_PROJECT_DIR"), os.getcwd())
     with Attached.open(session_dir) as camp:
         spec = agentspec.load(camp.settings.agent)
+        if not spec.has_hooks:
+            raise InputError(f"hook {event}: {session_dir} is a campaign by hand (--agent "
+                             f"{spec.name}): its steps are `socratic hook evaluate|say|stop`")
         deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S
         deadline = min(deadline, started + camp.settings.wait_s)
         if camp.state.ended is None or event in ("session-start", "prompt"):

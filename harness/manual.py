@@ -1,0 +1,309 @@
+"""A campaign driven by hand (`socratic attach TASK --agent manual`): no agent process and
+no hooks. A person, or any tool, edits workspace/candidate.cu and runs, one command each,
+the steps an agent's hooks would run:
+
+    socratic hook evaluate                         evaluate here (a GPU node), as ./evaluate
+    socratic hook evaluate --import R.json         record `socratic eval --json` run elsewhere
+    socratic hook say TEXT | -                     the agent's words (answers, plans)
+    socratic hook stop [--give-up REASON]          the goal judged; or the end without it
+
+Each step is a short-lived process that holds the session as a hook does (Attached.open:
+the session lock, the campaign's pieces rebuilt from the log): the inbox is read, the step
+done, and what it surfaced printed: triggers with the bank's suggestions, and the questions
+due (auto-questions, or typed in the TUI), which count as delivered: the person running the
+step reads them, and answers with `say`.
+
+Importing works for any attached session (an outside agent's too: its questions then wait
+for its next hook). The import is refused, nothing recorded, unless the file is a
+`socratic.eval/1` result of the session's task for this very candidate source (sha256), on
+scenarios that match the task's set of that name; a result on another set than the goal's
+(say `full`) is recorded and, as a local one, never satisfies the goal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from socratic.contracts import ContractError, EvalEnd, EvalResult, parse_eval, read_events
+from socratic.errors import InputError
+
+from socratic.harness import agentspec
+from socratic.harness.attached import Attached
+from socratic.harness.evaluation import Evaluation
+from socratic.harness.stophook import judge_stop
+
+
+@dataclass
+class Step:
+    """One command's hold on the session, and what it logged (to say what surfaced)."""
+
+    camp: Attached
+    by_hand: bool                  # the session's agent has no hooks: deliver questions now
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    def surfaced(self) -> list[str]:
+        """Lines for what the step's events surfaced: triggers, questions, the end. With
+        an agent that has hooks, its questions wait for its next hook (said so)."""
+        if self.by_hand:
+            notes = list(self.camp.inbox.notes)
+            self.camp.deliver()  # logs the questions due: the person reads them now
+        else:
+            notes = []
+        lines: list[str] = []
+        for e in self.seen:
+            kind = e.get("type")
+            if kind == "trigger":
+                lines.append(f"socratic: trigger {e['kind']}: {e['reason']}")
+                if e.get("suggestions"):
+                    lines.append("  the bank suggests: " + ", ".join(e["suggestions"])
+                                 + f"  (`socratic bank show ID`; pose one with `socratic "
+                                 f"inject {self.camp.session.dir} --bank ID`)")
+            elif kind == "question":
+                where = f"{e['source']}" + (f" @ {e['trigger']}" if e.get("trigger") else "")
+                bank = f" {e['bank_id']}" if e.get("bank_id") else ""
+                lines.append(f"socratic: question [{where}]{bank}:\n  {e['text']}\n"
+                             f"  (answer it after checking: `socratic hook say \"...\"`)")
+            elif kind == "campaign.end":
+                lines.append(f"socratic: campaign ended: {e['reason']}")
+            elif kind == "campaign.resume":
+                lines.append(f"socratic: campaign resumed (it had ended: {e.get('ended')})")
+        if not self.by_hand:
+            agent = self.camp.settings.agent
+            lines += [f"socratic: question due at {agent}'s next hook: {q['text']}"
+                      for q in self.camp.inbox.questions]
+        return lines + [f"socratic: {n}" for n in notes]
+
+    def limit(self) -> None:
+        """A limit reached (by hand: --max-minutes) ends the campaign, as a hook would."""
+        reason = self.camp.limit_reached()
+        if reason and self.camp.state.ended is None:
+            self.camp.end(reason)
+
+
+@contextmanager
+def step(session_dir: Path) -> Iterator[Step]:
+    with Attached.open(session_dir) as camp:
+        by_hand = not agentspec.load(camp.settings.agent).has_hooks
+        s = Step(camp, by_hand)
+        camp.emit.on_event = s.seen.append
+        if by_hand:
+            camp.poll_inbox()
+            ib = camp.inbox
+            if ib.stop_requested and camp.state.ended is None:
+                camp.end("stopped")
+                ib.stop_requested = False
+                raise InputError(f"{session_dir}: the campaign was stopped from its inbox (the "
+                                 f"TUI's x, or `socratic inject --stop`): campaign.end stopped, "
+                                 f"nothing else recorded; run the command again to resume it")
+            if ib.eval_requested:
+                ib.eval_requested = False
+                ib.note("the engineer asks for an evaluation of the current candidate: "
+                        "./evaluate here on a GPU node, or import one (--import)")
+            camp.fire_start()
+        yield s
+
+
+def begin(session_dir: Path) -> list[str]:
+    """Right after `socratic attach --agent manual`: the start trigger and its question."""
+    with step(session_dir) as s:
+        return s.surfaced()
+
+
+# ---------------------------------------------------------------------- evaluations
+
+def evaluate_here(session_dir: Path, set_name: str | None) -> tuple[int, str]:
+    """`socratic hook evaluate` by hand: the workspace's ./evaluate, plus what surfaced."""
+    with step(session_dir) as s:
+        s.camp.resume("an evaluation was run by hand")
+        ev = s.camp.evaluate(set_name, source="agent")
+        text = s.camp.evals.table(ev)
+        s.limit()
+        return (0 if ev.all_correct else 1), "\n".join([text, *s.surfaced()])
+
+
+def read_result(path: Path) -> tuple[EvalResult, str]:
+    """The result file and the sha256 of its bytes; InputError naming the file when it is
+    not a `socratic eval --json` document that ran scenarios."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not JSON ({exc}); import what `socratic eval TASK "
+                         f"--candidate FILE --json` prints on stdout") from None
+    try:
+        result = parse_eval(doc, str(path))
+    except ContractError as exc:
+        raise InputError(str(exc)) from None
+    if result.build.ok and not result.scenarios:
+        raise InputError(f"{path}: a --check-only result (no scenario ran): nothing to "
+                         f"import; evaluate without --check-only on the GPU node")
+    return result, hashlib.sha256(raw).hexdigest()
+
+
+def check_result(camp: Attached, path: Path, result: EvalResult, file_sha: str,
+                 candidate: Path) -> bytes:
+    """The candidate's bytes when `result` is this session's task's evaluation of them on
+    the scenarios its set names, not imported before; else InputError (one line)."""
+    if result.task != camp.task.name:
+        raise InputError(f"{path}: a result of task {result.task!r}, not of this session's "
+                         f"task {camp.task.name!r}")
+    try:
+        data = candidate.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{candidate}: cannot read the candidate "
+                         f"({exc.strerror or exc})") from None
+    sha = hashlib.sha256(data).hexdigest()
+    if result.candidate.sha256 != sha:
+        raise InputError(f"{path}: evaluated a candidate with sha256 "
+                         f"{result.candidate.sha256[:16]}... ({result.candidate.path}), not "
+                         f"{candidate} (sha256 {sha[:16]}...): import it with the source it "
+                         f"evaluated (--candidate FILE)")
+    try:
+        _, scenarios = camp.task.spec.select(result.set)
+    except InputError:
+        raise InputError(f"{path}: set {result.set!r} names no set or scenario of task "
+                         f"{camp.task.name}") from None
+    expected = {s.id for s in scenarios}
+    if result.set == camp.goal_set and camp.settings.scenario_ids:
+        expected = set(camp.settings.scenario_ids)  # as campaign.start recorded them
+    got = [r.id for r in result.scenarios]
+    if got and (set(got) != expected or len(got) != len(expected)):
+        odd = sorted(set(got) ^ expected)
+        raise InputError(f"{path}: set {result.set!r} ran {len(got)} scenario(s), not the "
+                         f"{len(expected)} this session's task has in it (differing: "
+                         f"{', '.join(odd[:5]) or 'repeated ids'}): another version of the "
+                         f"task?")
+    for e in read_events(camp.session.events)[0].events:
+        if isinstance(e, EvalEnd) and e.imported is not None and e.imported.sha256 == file_sha:
+            raise InputError(f"{path}: already imported, as evaluation #{e.n}")
+    return data
+
+
+def import_evaluation(session_dir: Path, path: Path,
+                      candidate: Path | None = None) -> tuple[Evaluation, str]:
+    """`socratic hook evaluate --import RESULT.json [--candidate FILE]`: the evaluation
+    recorded as a local one is, marked imported; returns it and the text to print."""
+    result, file_sha = read_result(path)
+    with step(session_dir) as s:
+        camp = s.camp
+        cand = candidate or camp.session.candidate
+        data = check_result(camp, path, result, file_sha, cand)
+        camp.resume("an evaluation was imported")
+        ev = camp.evals.record_import(result, data, {
+            "file": str(path.resolve()), "sha256": file_sha, "host": socket.gethostname()})
+        gpu = f" on {result.gpu.name}" if result.gpu else ""
+        lines = [f"socratic: evaluation #{ev.n} imported from {path}{gpu} "
+                 f"(candidate {cand}, set {result.set})", camp.evals.table(ev)]
+        if ev.set != camp.goal_set:
+            lines.append(f"socratic: set {ev.set!r} is not the goal's set "
+                         f"({camp.goal_set!r}): recorded; it never satisfies the goal")
+        s.limit()
+        return ev, "\n".join(lines + s.surfaced())
+
+
+# ---------------------------------------------------------------------- words and the end
+
+def say(session_dir: Path, text: str) -> str:
+    """`socratic hook say`: the agent's text (after the end: logged, nothing fires)."""
+    text = text.strip()
+    if not text:
+        raise InputError("hook say: empty text (give TEXT, or - to read it from stdin)")
+    with step(session_dir) as s:
+        _by_hand_only(s, "say")
+        if s.camp.state.ended is not None:
+            s.camp.emit("agent.text", text=text)  # closing words: the campaign stays ended
+        else:
+            s.camp.agent_text(text)  # a failure explained, a limit declared: triggers
+            s.limit()
+        return "\n".join([f"socratic: recorded as the agent's text ({len(text)} characters)",
+                          *s.surfaced()])
+
+
+def _by_hand_only(s: Step, what: str) -> None:
+    if not s.by_hand:
+        agent = s.camp.settings.agent
+        raise InputError(f"hook {what}: {s.camp.session.dir} is driven by {agent}'s hooks "
+                         f"(its words come from its transcript; `socratic inject "
+                         f"{s.camp.session.dir} --stop` ends it)")
+
+
+def _current(camp: Attached) -> Evaluation | None:
+    return camp.evals.history.find(camp.evals.candidate_sha(), camp.goal_set)
+
+
+def stop(session_dir: Path) -> tuple[int, str]:
+    """`socratic hook stop` by hand: the goal judged on workspace/candidate.cu's recorded
+    evaluation on the goal set (never run here). Met: campaign.end goal_met, exit 0;
+    unmet: the refusal with the failing scenarios and the questions due, exit 1."""
+    with step(session_dir) as s:
+        _by_hand_only(s, "stop")
+        camp = s.camp
+        if camp.state.ended is not None:
+            return 0, f"socratic: the campaign has ended ({camp.state.ended})"
+        if _current(camp) is None:
+            sha = camp.evals.candidate_sha()
+            raise InputError(f"{camp.session.candidate}: no evaluation of it (sha256 "
+                             f"{sha[:16]}...) on the goal set {camp.goal_set!r} is recorded: "
+                             f"run ./evaluate on a GPU node or import one (`socratic hook "
+                             f"evaluate --import RESULT.json`); nothing recorded")
+        verdict = judge_stop(camp.evals)
+        if verdict.met:
+            camp.end("goal_met", n=verdict.ev.n)
+            return 0, "\n".join([f"socratic: the goal is met on evaluation #{verdict.ev.n} "
+                                 f"({camp.goal.describe()})", *s.surfaced()])
+        camp.triggers.on_stop(False, len(verdict.failing), len(camp.evals.history))
+        s.limit()
+        return 1, "\n".join([f"socratic: stop refused. {verdict.message}",
+                             camp.evals.table(verdict.ev), *s.surfaced()])
+
+
+def give_up(session_dir: Path, why: str) -> str:
+    """`socratic hook stop --give-up REASON`: the end without the goal, said honestly: the
+    current candidate's evaluation judged (if there is one: a met goal ends goal_met),
+    the reason logged as the agent's text, and campaign.end `stalled` with `gave_up`."""
+    why = why.strip()
+    if not why:
+        raise InputError("--give-up: say why (one line is enough)")
+    with step(session_dir) as s:
+        _by_hand_only(s, "stop --give-up")
+        camp = s.camp
+        if camp.state.ended is not None:
+            return f"socratic: the campaign has ended ({camp.state.ended})"
+        if _current(camp) is not None:
+            verdict = judge_stop(camp.evals)
+            if verdict.met:
+                camp.end("goal_met", n=verdict.ev.n)
+                return "\n".join([f"socratic: the goal is met on evaluation #{verdict.ev.n}: "
+                                  f"not given up", *s.surfaced()])
+        camp.emit("agent.text", text=why)
+        camp.end("stalled", gave_up=why)
+        return "\n".join(s.surfaced())
+
+
+def commands(session_dir: Path, eval_task: str) -> list[str]:
+    """What `socratic attach --agent manual` prints: the commands that drive the session."""
+    d = str(session_dir)
+    ws = str(session_dir / "workspace")
+    return [
+        f"  edit {ws}/candidate.cu, then evaluate it, here on a GPU node:",
+        f"    {ws}/evaluate",
+        "  or on the GPU node (a copy of candidate.cu), bringing the result back:",
+        f"    socratic eval {eval_task} --candidate candidate.cu --json > result.json",
+        f"    socratic hook evaluate --session {d} --import result.json",
+        "  say what you measured, plan or conclude (answers to questions too):",
+        f"    socratic hook say --session {d} \"...\"        (- reads stdin)",
+        "  try to stop (the goal judged on candidate.cu's evaluation), or give up:",
+        f"    socratic hook stop --session {d}",
+        f"    socratic hook stop --session {d} --give-up \"why\"",
+        "  (in the workspace, --session may be left out)",
+    ]
