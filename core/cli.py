@@ -22,6 +22,20 @@ class Parser(argparse.ArgumentParser):
     """Bad arguments are one line naming the value (and exit code 2), like every other bad
     input; the usage is one `--help` away. Subparsers inherit the class."""
 
+    intermixed = False      # a verb whose positionals may follow its options (`hook say`)
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        # argparse hands out positionals in the first run of them: `hook say --session S
+        # TEXT` would leave TEXT over; the intermixed parse (which calls back here) does not
+        if self.intermixed and not self._intermixing:
+            self._intermixing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._intermixing = False
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 

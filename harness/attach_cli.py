@@ -60,6 +60,7 @@ def register(sub) -> None:
                    "result evaluated (default: the workspace's candidate.cu)")
     p.add_argument("--give-up", metavar="REASON", help="stop by hand: end the campaign "
                    "without the goal (campaign.end stalled), saying why")
+    p.intermixed = True  # `hook say --session DIR TEXT`
     p.set_defaults(handler=handle_hook)
 
 

@@ -46,7 +46,7 @@ def render_block(b: Block) -> Text:
         if b.get("error"):
             t.append(f"  error: {b.get('error')}", style="bold")
         waited = b.get("gpu_wait_s")
-        if b.duration is not None:
+        if b.duration is not None and b.get("source") != "import":  # timed elsewhere
             t.append(f"  ({fmt.duration(b.duration)}"
                      + (f", {fmt.duration(waited)} waiting for the GPU" if waited and waited >= 0.05
                         else "") + ")", style="dim")
