@@ -168,6 +168,10 @@ def handle_hook(args) -> int:
             return 0
         from socratic.harness.hooks import run_hook
 
+        if sys.stdin.isatty():  # a person typed it: no agent sends a payload
+            raise InputError(f"hook {args.event}: no JSON payload on stdin (an agent's hook "
+                             f"sends one); a campaign by hand: give --session DIR, or run it "
+                             f"in its workspace")
         raw = sys.stdin.read()
         try:
             payload = json.loads(raw) if raw.strip() else {}

@@ -499,3 +499,37 @@ def test_an_attached_agent_is_held_to_max_turns(tmp_path):
     out = run_hook("post-tool", payload, session_dir=a.session.dir)
     assert out["continue"] is False and "max_turns" in out["stopReason"]
     assert events(a.session.dir)[-1]["reason"] == "max_turns"
+
+
+def test_evaluating_here_by_hand_is_the_workspaces_evaluate(fresh):
+    """On a GPU node the workspace's ./evaluate records a local evaluation and prints what
+    surfaced (the fake evaluator here: every scenario 1.0x, then a failing build)."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, SOCRATIC_EVALUATOR=" ".join(FAKE_EVALUATOR))
+    ws = fresh / "workspace"
+    r = subprocess.run([str(ws / "evaluate")], cwd=ws, env=env, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert r.returncode == 0 and "evaluation #2" in r.stdout and "not met" in r.stdout, r.stderr
+    (ws / "candidate.cu").write_text("// build-error\n")
+    r = subprocess.run([str(ws / "evaluate")], cwd=ws, env=env, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert "build: FAILED" in r.stdout
+    assert [e["source"] for e in of(fresh, "eval.end")] == ["import", "agent", "agent"]
+    rc, out, _ = cli("hook", "say", "--session", str(fresh),
+                     "The build fails on a stray marker line; removing it.")
+    assert "trigger correctness_failure" in out
+
+
+def test_a_hook_typed_at_a_terminal_says_what_it_needs(tmp_path, monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", Tty())
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(["hook", "stop"])
+    assert rc == 1 and "no JSON payload on stdin" in err.getvalue()
