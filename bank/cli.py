@@ -254,8 +254,7 @@ def _stats(bank, args, as_json: bool) -> int:
     print(f"arch        {sum(arch.values())} "
           f"({', '.join(f'{k} {v}' for k, v in arch.items())})")
     print("provenance  " + ", ".join(f"{k} {v}" for k, v in stats["provenance"].items()))
-    print(f"traced      {stats['traced']} (confirmed in a recorded campaign: provenance "
-          "trace, or a trace as evidence)")
+    print(f"traced      {stats['traced']} (provenance trace, or a trace in its evidence)")
     print("by trigger")
     for name, n in stats["by_trigger"].items():
         print(f"  {name:<20}{n:>4}")
@@ -273,17 +272,17 @@ def _trace(bank, args, as_json: bool) -> int:
     min_gain = args.min_gain or DEFAULT_MIN_GAIN
     found = bank_traces([Path(p) for p in args.sessions], bank, against=args.against,
                         min_gain=min_gain, window=args.window)
+    best = found.best()
+    for a in best if args.write else ():
+        if not is_trace_ref(a.trace):
+            raise InputError(f"{a.path}: the session folder's name cannot name a trace "
+                             f"('{a.trace}': no spaces, '#' or '/'); rename the folder")
     for note in found.notes:
         print(f"socratic bank trace: {note}", file=sys.stderr)
     changes = []
     if args.write:
         from socratic.bank.record import record
 
-        best = found.best()
-        for a in best:
-            if not is_trace_ref(a.trace):
-                raise InputError(f"{a.path}: the session folder's name cannot name a trace "
-                                 f"('{a.trace}': no spaces, '#' or '/'); rename the folder")
         changes = record([(bank.get(a.id), a.trace, a.evidence) for a in best])
     if as_json:
         doc = found.to_dict()
@@ -322,10 +321,13 @@ def _trace_lines(found, changes, wrote: bool) -> list[str]:
         lines.append("? not in the loaded bank (pass --bank-dir for user entries)")
     if not best:
         lines.append(f"no entry was followed by a gain of {found.min_gain:g}x or more")
-    elif not wrote:
-        lines.append(f"* {len(best)} entr{'y' if len(best) == 1 else 'ies'} followed by a "
-                     f"gain of {found.min_gain:g}x or more; --write records "
-                     f"{'it' if len(best) == 1 else 'them'} in the bank")
+    else:
+        n = len(best)
+        lines.append(_wrap(f"* {n} entr{'y' if n == 1 else 'ies'} followed by a gain of "
+                           f"{found.min_gain:g}x or more" + (
+                               ": recorded in the bank" if wrote else
+                               f"; --write records {'it' if n == 1 else 'them'} in the bank"),
+                           "  ", first=""))
     for c in changes:
         what = {"trace": f"provenance trace, source {c.trace}",
                 "evidence": f"public, trace {c.trace} added as evidence",
