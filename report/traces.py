@@ -79,7 +79,8 @@ class Traces:
         of equals): the trace to record."""
         out: dict[str, Asking] = {}
         for a in self.askings:
-            if a.candidate and a.in_bank and (a.id not in out or a.gain > out[a.id].gain):
+            if a.candidate and a.in_bank and a.gain is not None and (
+                    a.id not in out or a.gain > (out[a.id].gain or 0.0)):
                 out[a.id] = a
         return list(out.values())
 

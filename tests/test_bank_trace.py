@@ -446,3 +446,33 @@ def test_bank_and_report_share_one_definition_of_json_and_bank_dir():
 
 def test_min_gain_help_names_the_default():
     assert f"({DEFAULT_MIN_GAIN:g})" in _option(["bank", "trace"], "--min-gain").help
+
+
+def test_largest_gain_over_sessions_and_fleet_folders(tmp_path):
+    fleet = tmp_path / "fleet"
+    for name, after in (("a", 1.10), ("b", 1.30), ("c", 1.20)):
+        log = Log()
+        log.evaluate(1, 1.00, 1.00)
+        ask(log, "user.gain")
+        log.evaluate(2, after, after)
+        log.write(fleet / name)
+    found = bank_traces([fleet], load_bank([user_bank(tmp_path)], shipped=False, user=False))
+    assert found.sessions == ["a", "b", "c"]
+    (best,) = found.best()
+    assert best.session == "b" and best.gain == pytest.approx(1.30)
+
+
+def test_bank_stats_sessions_trace_is_what_trace_would_record(tmp_path, capsys):
+    log = Log()
+    log.evaluate(1, 1.00, 1.00)
+    ask(log, "user.flat")
+    log.evaluate(2, 1.00, 1.00)
+    seq = ask(log, "user.gain")    # the gain follows this round, not user.flat's
+    log.evaluate(3, 1.50, 1.50)
+    folder = log.write(tmp_path / "s")
+    code, out, _ = cli(capsys, "stats", "--sessions", str(folder), "--json",
+                       "--bank-dir", str(user_bank(tmp_path)))
+    by_id = {e["id"]: e for e in json.loads(out)["entries"]}
+    assert code == 0 and by_id["user.gain"]["trace"] == f"s#{seq}"
+    assert by_id["user.flat"]["followed_by_progress"] == 1   # within 5 evaluations: progress
+    assert by_id["user.flat"]["trace"] is None               # but not a trace of its own
