@@ -249,6 +249,13 @@ def test_against_a_comparison_from_the_goal_or_the_option(tmp_path, capsys):
     assert a.against == "fa3" and a.gain == pytest.approx(1.2) and a.candidate
     (a,) = bank_traces([folder], bank, against="baseline").askings
     assert a.gain == pytest.approx(1.0) and not a.candidate
+    for e in log.events:                           # a goal against fa3 nobody timed:
+        if e["type"] == "eval.end":
+            e["summary"]["geomean_vs"] = {}
+    (a,) = bank_traces([log.write(tmp_path / "nofa")], bank).askings   # noted, no gain
+    assert a.gain is None and a.after is None
+    assert bank_traces([tmp_path / "nofa"], bank).notes == [
+        "nofa: no evaluation has a geomean against fa3 (its goal); use --against"]
     code, _, err = cli(capsys, "trace", str(folder), "--against", "fa4",
                        "--bank-dir", str(tmp_path / "bank"))
     assert code == 2 and err.count("\n") == 1 and "fa4" in err and "fa3" in err
