@@ -1,5 +1,7 @@
 """`socratic bank list|show ID|search TEXT|validate|stats [--bank-dir DIR] [--json]`;
-`socratic bank stats --sessions SESSION...`: the entries asked there and what followed.
+`socratic bank stats --sessions SESSION...`: the entries asked there and what followed;
+`socratic bank trace SESSION... [--write]`: the entries asked there that a measured gain
+followed, recorded as provenance `trace` with --write.
 
 Human output goes to stdout and fits 80 columns; `--json` prints one JSON document.
 `--bank-dir` and `--json` are accepted before or after the action.
@@ -9,31 +11,29 @@ from __future__ import annotations
 
 import argparse
 
+from socratic.cliargs import add_bank_dir, add_json, positive_int
+
 WIDTH = 80
-ACTIONS = ("list", "show", "search", "validate", "stats")
+ACTIONS = ("list", "show", "search", "validate", "stats", "trace")
 
 
 def _common(p: argparse.ArgumentParser, suffix: str, suppress: bool) -> None:
-    p.add_argument("--bank-dir", dest=f"bank_dirs{suffix}", action="append", metavar="DIR",
-                   default=argparse.SUPPRESS if suppress else None,
-                   help="also load the bank files in DIR (or the file DIR); repeatable")
-    p.add_argument("--json", dest=f"json{suffix}", action="store_true",
-                   default=argparse.SUPPRESS if suppress else False,
-                   help="print one JSON document on stdout")
+    add_bank_dir(p, dest=f"bank_dirs{suffix}", suppress=suppress)
+    add_json(p, dest=f"json{suffix}", suppress=suppress)
 
 
-def _positive_int(text: str) -> int:
+def _gain(text: str) -> float:
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"'{text}': expected a positive whole number")
+        value = 0.0
+    if not value > 1.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}': expected a ratio above 1 (1.02 = +2%)")
     return value
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bank", help="question bank: list, show, search, validate, stats",
+    p = sub.add_parser("bank", help="question bank: list, show, search, validate, stats, trace",
                        description="The question bank: shipped files, then the user config "
                        "directory ($SOCRATIC_BANK_DIR or ~/.config/socratic/bank), then "
                        "each --bank-dir.")
@@ -47,21 +47,40 @@ def register(sub) -> None:
         "validate": "load every bank file and check it",
         "stats": "counts by kind, group, arch, provenance and trigger; with --sessions, "
                  "the entries asked in those sessions and what followed",
+        "trace": "the entries asked in these sessions that a measured gain followed; "
+                 "--write records them as provenance trace",
     }
     for name in ACTIONS:
         a = actions.add_parser(name, help=helps[name], description=helps[name])
+        if name == "list":
+            a.add_argument("--provenance", metavar="P",
+                           help="only entries of provenance P (trace, public or new)")
         if name == "show":
             a.add_argument("id", metavar="ID")
         if name == "search":
             a.add_argument("text", nargs="+", metavar="TEXT")
-            a.add_argument("--limit", type=_positive_int, default=20, metavar="N",
+            a.add_argument("--limit", type=positive_int, default=20, metavar="N",
                            help="at most N results (20)")
         if name == "stats":
             a.add_argument("--sessions", nargs="+", metavar="SESSION",
                            help="session folders or folders of sessions: which entries were "
                            "asked there, and whether the best geomean or min went up after")
-            a.add_argument("--window", type=_positive_int, default=5, metavar="N",
+            a.add_argument("--window", type=positive_int, default=5, metavar="N",
                            help="with --sessions: progress within the next N evaluations (5)")
+        if name == "trace":
+            a.add_argument("sessions", nargs="+", metavar="SESSION",
+                           help="session folders or folders of sessions")
+            a.add_argument("--min-gain", type=_gain, metavar="X",
+                           help="a trace needs the best geomean after the question to be at "
+                           "least X times the best before (1.02)")
+            a.add_argument("--against", metavar="NAME",
+                           help="judge on the geomean against NAME (baseline, or a "
+                           "comparison such as fa3); default: each session's goal")
+            a.add_argument("--window", type=positive_int, default=5, metavar="N",
+                           help="at most N goal-set evaluations after a question, up to "
+                           "the next questions (5)")
+            a.add_argument("--write", action="store_true",
+                           help="record each trace in the bank file holding the entry")
         _common(a, "_after", suppress=True)
 
 
@@ -81,7 +100,7 @@ def _handler(args: argparse.Namespace) -> int:
 
     bank = load_bank([Path(d) for d in dirs])
     return {"list": _list, "show": _show, "search": _search, "validate": _validate,
-            "stats": _stats}[action](bank, args, as_json)
+            "stats": _stats, "trace": _trace}[action](bank, args, as_json)
 
 
 def _emit(doc) -> None:
@@ -107,17 +126,31 @@ def _tag(entry) -> str:
 
 
 def _brief(entry) -> str:
-    return f"  {entry.id}{_tag(entry)}\n{_wrap(entry.text, '      ')}"
+    out = f"  {entry.id}{_tag(entry)}\n{_wrap(entry.text, '      ')}"
+    if entry.trace:  # what confirmed it, where a reader can replay it
+        out += "\n" + _wrap(f"trace {entry.trace}" + (
+            f"; evidence {', '.join(entry.evidence)}" if entry.evidence else ""), " " * 8,
+            first="      ")
+    return out
 
 
 def _list(bank, args, as_json: bool) -> int:
-    from socratic.bank.model import by_group
+    from socratic.bank.model import PROVENANCES, BankError, by_group
 
+    entries = bank.entries
+    if args.provenance is not None:
+        if args.provenance not in PROVENANCES:
+            raise BankError(f"--provenance {args.provenance}: unknown provenance (one of: "
+                            f"{', '.join(PROVENANCES)})")
+        entries = [e for e in entries if e.provenance == args.provenance]
     if as_json:
-        _emit([e.to_dict() for e in bank.entries])
+        _emit([e.to_dict() for e in entries])
         return 0
-    blocks = [f"{group} ({len(entries)})\n" + "\n".join(_brief(e) for e in entries)
-              for group, entries in by_group(bank.entries).items()]
+    if not entries:
+        print(f"no entry of provenance {args.provenance}")
+        return 0
+    blocks = [f"{group} ({len(items)})\n" + "\n".join(_brief(e) for e in items)
+              for group, items in by_group(entries).items()]
     print("\n\n".join(blocks))
     return 0
 
@@ -156,6 +189,7 @@ def _show(bank, args, as_json: bool) -> int:
         ("arch", entry.arch or "any"),
         ("requires_comparison", "yes" if entry.requires_comparison else "no"),
         ("provenance", entry.provenance), ("source", entry.source or "-"),
+        ("evidence", ", ".join(entry.evidence) or "-"),
         ("file", f"{entry.file}:{entry.line}"),
     ]
     print(_wrap(entry.text, ""))
@@ -220,7 +254,85 @@ def _stats(bank, args, as_json: bool) -> int:
     print(f"arch        {sum(arch.values())} "
           f"({', '.join(f'{k} {v}' for k, v in arch.items())})")
     print("provenance  " + ", ".join(f"{k} {v}" for k, v in stats["provenance"].items()))
+    print(f"traced      {stats['traced']} (provenance trace, or a trace in its evidence)")
     print("by trigger")
     for name, n in stats["by_trigger"].items():
         print(f"  {name:<20}{n:>4}")
     return 0
+
+
+def _trace(bank, args, as_json: bool) -> int:
+    import sys
+    from pathlib import Path
+
+    from socratic.bank.model import is_trace_ref
+    from socratic.errors import InputError
+    from socratic.report import DEFAULT_MIN_GAIN, bank_traces
+
+    min_gain = args.min_gain or DEFAULT_MIN_GAIN
+    found = bank_traces([Path(p) for p in args.sessions], bank, against=args.against,
+                        min_gain=min_gain, window=args.window)
+    best = found.best()
+    for a in best if args.write else ():
+        if not is_trace_ref(a.trace):
+            raise InputError(f"{a.path}: the session folder's name cannot name a trace "
+                             f"('{a.trace}': no spaces, '#' or '/'); rename the folder")
+    for note in found.notes:
+        print(f"socratic bank trace: {note}", file=sys.stderr)
+    changes = []
+    if args.write:
+        from socratic.bank.record import record
+
+        changes = record([(bank.get(a.id), a.trace, a.evidence) for a in best])
+    if as_json:
+        doc = found.to_dict()
+        if args.write:
+            doc["changes"] = [vars(c) for c in changes]
+        _emit(doc)
+        return 0
+    print("\n".join(_trace_lines(found, changes, args.write)))
+    return 0
+
+
+def _trace_lines(found, changes, wrote: bool) -> list[str]:
+    def short(p) -> str:
+        return p.result.rsplit("/", 1)[-1] if p is not None and p.result else "-"
+
+    against = found.against or ", ".join(sorted({a.against for a in found.askings})) or \
+        "the goal's"
+    head = (f"{len(found.askings)} bank question(s) asked in {len(found.sessions)} "
+            f"session(s) ({found.free_text} free text). Gain: the best correct goal-set "
+            f"geomean (against {against}) after the question, up to the next questions and "
+            f"at most {found.window} evaluations, over the best before; a trace needs "
+            f"{found.min_gain:g}x.")
+    lines = [_wrap(head, ""), ""]
+    if not found.askings:
+        return lines + ["no bank question was asked in these sessions"]
+    lines.append(f"{'entry':<34} {'asked at':<12} {'evaluations':<22} gain")
+    for a in found.askings:
+        gain = f"{a.gain:.3f}x" if a.gain is not None else "-"
+        mark = " *" if a.candidate and a.in_bank else " ?" if not a.in_bank else ""
+        rest = f"{a.trace:<12} {short(a.before) + ' -> ' + short(a.after):<22} {gain}{mark}"
+        row = f"{a.id:<34} {rest}"
+        lines.append(row if len(row) <= WIDTH else f"{a.id}\n{'':<34} {rest}")
+    best = found.best()
+    lines.append("")
+    if any(not a.in_bank for a in found.askings):
+        lines.append("? not in the loaded bank (pass --bank-dir for user entries)")
+    if not best:
+        lines.append(f"no entry was followed by a gain of {found.min_gain:g}x or more")
+    else:
+        n = len(best)
+        lines.append(_wrap(f"* {n} entr{'y' if n == 1 else 'ies'} followed by a gain of "
+                           f"{found.min_gain:g}x or more" + (
+                               ": recorded in the bank" if wrote else
+                               f"; --write records {'it' if n == 1 else 'them'} in the bank"),
+                           "  ", first=""))
+    for c in changes:
+        what = {"trace": f"provenance trace, source {c.trace}",
+                "evidence": f"public, trace {c.trace} added as evidence",
+                "unchanged": f"unchanged (already traced to {c.trace})",
+                "kept": f"kept ({c.detail}; not {c.trace})"}[c.action]
+        lines.append(_wrap(f"{c.id}: {what}" + (f" in {c.file}" if c.action in (
+            "trace", "evidence") else ""), "    "))
+    return lines

@@ -17,17 +17,16 @@ from collections.abc import Iterable
 
 from socratic.bank.model import (
     ARCHS, GROUPS, KINDS, LEVELS, MAX_TEXT, MAX_WHY, PROVENANCES, TRIGGERS,
-    Bank, BankError, Entry,
+    Bank, BankError, Entry, is_session_file, is_trace_ref,
 )
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-TRACE_SOURCE_RE = re.compile(r"^[^\s#]+#\d+$")  # <session id>#<event seq>
 HEADER_RE = re.compile(r"^\s*\[\[\s*(?:entry|\"entry\"|'entry')\s*\]\]")
 TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 TOML_END_RE = re.compile(r"\s*\(at end of document\)\s*$")
 
 REQUIRED = ("id", "group", "text", "triggers", "level", "provenance", "why")
-OPTIONAL = ("source", "requires_comparison", "arch", "kind")
+OPTIONAL = ("source", "evidence", "requires_comparison", "arch", "kind")
 TOP_LEVEL = ("entry",)
 
 
@@ -163,6 +162,11 @@ def parse_file(path: Path) -> list[Entry]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise BankError(f"{shown}:{line}: not UTF-8 text") from None
+    return parse_text(text, shown)
+
+
+def parse_text(text: str, shown: str) -> list[Entry]:
+    """Parse and validate the text of a bank file shown to the user as `shown`."""
     doc = _loads(text, shown)
     lines = _Lines(text)
     for key in doc:
@@ -243,7 +247,7 @@ def _entry(item: Any, index: int, count: int, shown: str, lines: _Lines) -> Entr
     level = choice("level", LEVELS, "level")
     provenance = choice("provenance", PROVENANCES, "provenance")
     source = string("source", "")
-    if provenance == "trace" and not TRACE_SOURCE_RE.match(source):
+    if provenance == "trace" and not is_trace_ref(source):
         raise fail("provenance 'trace' needs source = \"<session id>#<event seq>\"",
                    "source" if "source" in item else "provenance")
     if provenance == "public" and not source:
@@ -251,6 +255,7 @@ def _entry(item: Any, index: int, count: int, shown: str, lines: _Lines) -> Entr
                    "provenance")
     if provenance == "new" and source:
         raise fail("provenance 'new' takes no source (use 'public' or 'trace')", "source")
+    evidence = _evidence(item, provenance, fail)
 
     requires = item.get("requires_comparison", False)
     if not isinstance(requires, bool):
@@ -271,4 +276,23 @@ def _entry(item: Any, index: int, count: int, shown: str, lines: _Lines) -> Entr
 
     return Entry(id=item["id"], group=group, text=text, triggers=tuple(triggers), level=level,
                  provenance=provenance, source=source, requires_comparison=requires,
-                 arch=arch, why=why, kind=kind, file=shown, line=head)
+                 arch=arch, why=why, kind=kind, file=shown, line=head, evidence=evidence)
+
+
+def _evidence(item: dict[str, Any], provenance: str, fail) -> tuple[str, ...]:
+    """`evidence`: what backs the entry, each a trace `<session id>#<event seq>` or a file
+    of a recorded session `<session id>/<path in it>` (`socratic bank trace --write`)."""
+    if "evidence" not in item:
+        return ()
+    value = item["evidence"]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise fail("field 'evidence' must be a non-empty list of strings", "evidence")
+    if provenance == "new":
+        raise fail("provenance 'new' takes no evidence (a trace makes it 'trace')", "evidence")
+    for v in value:
+        if not (is_trace_ref(v) or is_session_file(v)):
+            raise fail(f"evidence '{v}' is neither a trace \"<session id>#<event seq>\" nor "
+                       "a session file \"<session id>/<path>\"", "evidence")
+    if len(set(value)) != len(value):
+        raise fail("field 'evidence' lists an item twice", "evidence")
+    return tuple(value)

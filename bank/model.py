@@ -5,6 +5,7 @@ Kept free of heavy imports: `bank.cli` (and so `socratic --help`) imports this m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from collections.abc import Iterator
 
@@ -63,6 +64,18 @@ def by_group(entries) -> dict[str, list]:
 MAX_TEXT = 200
 MAX_WHY = 200
 
+TRACE_SOURCE_RE = re.compile(r"^[^\s#/]+#\d+$")  # <session id>#<event seq>
+# a file of a recorded session: <session id>/<path inside the session folder>
+SESSION_FILE_RE = re.compile(r"^[^\s#/]+(?:/[^\s#/]+)+$")
+
+
+def is_trace_ref(text: str) -> bool:
+    return bool(TRACE_SOURCE_RE.match(text))
+
+
+def is_session_file(text: str) -> bool:
+    return bool(SESSION_FILE_RE.match(text)) and ".." not in text.split("/")
+
 
 class BankError(InputError):
     """A bank file is malformed; the message names file:line and the entry id."""
@@ -83,12 +96,22 @@ class Entry:
     kind: str
     file: str
     line: int
+    evidence: tuple[str, ...] = ()   # traces and session files that back the entry
+
+    @property
+    def trace(self) -> str | None:
+        """The recorded campaign that confirmed the entry (`<session id>#<event seq>`): its
+        source when its provenance is trace, else a trace its evidence names."""
+        if self.provenance == "trace":
+            return self.source
+        return next((e for e in self.evidence if is_trace_ref(e)), None)
 
     def to_dict(self) -> dict:
         return {
             "id": self.id, "group": self.group, "kind": self.kind, "text": self.text,
             "triggers": list(self.triggers), "level": self.level,
             "provenance": self.provenance, "source": self.source,
+            "evidence": list(self.evidence), "trace": self.trace,
             "requires_comparison": self.requires_comparison, "arch": self.arch,
             "why": self.why, "file": self.file, "line": self.line,
         }
@@ -124,6 +147,7 @@ class Bank:
         provenance = {p: 0 for p in PROVENANCES}
         for e in self.entries:
             provenance[e.provenance] += 1
+        traced = sum(1 for e in self.entries if e.trace)
         by_trigger = {t: sum(1 for e in self.entries if t in e.triggers) for t in TRIGGERS}
         return {
             "core": len(core),
@@ -131,5 +155,6 @@ class Bank:
             "comparison": sum(1 for e in self.entries if e.kind == "comparison"),
             "arch": arch,
             "provenance": provenance,
+            "traced": traced,
             "by_trigger": by_trigger,
         }

@@ -2,9 +2,10 @@
 (`socratic bank stats --sessions ...`).
 
 An asking followed by progress (the best geomean or min went up by at least 1%, the
-harness's plateau threshold, within the window) is evidence for the entry: its `trace` is
-the source a bank entry with provenance "trace" names, `<session id>#<event seq>` (the
-session id is the session's folder name).
+harness's plateau threshold, within the window) counts for the entry. Its `trace` is what
+`socratic bank trace --write` would record for it (report/traces.py: the asking followed by
+the largest gain on the goal's geomean, at least DEFAULT_MIN_GAIN), `<session id>#<event
+seq>` (the session id is the session's folder name), or None.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, cast
 from socratic.report.compare import median
 from socratic.report.figures import DEFAULT_WINDOW
 from socratic.report.model import build_report
+from socratic.report.traces import traces_of
 
 
 PROGRESS = 0.01  # a relative gain this large is progress (TriggerConfig.plateau_min_gain)
@@ -26,6 +28,7 @@ def _progress(a: dict[str, Any]) -> bool:
 
 def bank_usage(paths: list[Path], bank: Any, window: int = DEFAULT_WINDOW) -> dict[str, Any]:
     report = build_report(paths, window=window, bank=bank)
+    traces = {a.id: a.trace for a in traces_of(report, bank).best()}
     askings: dict[str, list[dict[str, Any]]] = {}
     free_text = 0
     for r in report.sessions:
@@ -54,7 +57,7 @@ def bank_usage(paths: list[Path], bank: Any, window: int = DEFAULT_WINDOW) -> di
             "by_trigger": by_trigger, "followed_by_progress": len(progress),
             "median_geomean_gain": median([a["geomean_gain"] for a in asks]),
             "median_min_gain": median([a["min_gain"] for a in asks]),
-            "trace": progress[0]["trace"] if progress else None,
+            "trace": traces.get(bank_id),
             "askings": asks,
         })
     entries.sort(key=lambda e: (-int(cast(int, e["asked"])),

@@ -8,15 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
-def _window(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"'{text}': expected a positive whole number")
-    return value
+from socratic.cliargs import add_bank_dir, add_json, positive_int
 
 
 def register(sub) -> None:
@@ -29,16 +21,15 @@ def register(sub) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="SESSION",
                    help="a session folder, or a folder whose subfolders are sessions")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    add_json(out)
     out.add_argument("--md", action="store_true", help="print the full report as Markdown")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write one self-contained HTML file with plots "
                    "(needs the `report` extra: matplotlib)")
-    p.add_argument("--window", type=_window, default=5, metavar="N",
+    p.add_argument("--window", type=positive_int, default=5, metavar="N",
                    help="a question's gain: best geomean and min after the next N "
                    "evaluations of the goal set (default 5)")
-    p.add_argument("--bank-dir", dest="bank_dirs", action="append", type=Path, metavar="DIR",
-                   help="also load the bank files in DIR (for the groups of user entries)")
+    add_bank_dir(p)  # the groups of user entries
     p.set_defaults(handler=_handler)
 
 

@@ -11,6 +11,7 @@ What counts (the same rules as the harness):
   goal-set evaluation whose min speedup is at least the goal (goal against the baseline);
 - a question's gain: the best geomean and min before it, and after the next `window`
   goal-set evaluations that end after it (relative change; best values never go down).
+  `followed` and `best_on` are that rule, shared with `socratic bank trace`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from socratic.contracts import (AgentText, CampaignEnd, CampaignStart, EvalEnd, EvalResult,
                                 EvalScenario, EvalStart, EvalSummary, Question, StopHook,
@@ -64,6 +65,35 @@ class EvalPoint:
     tool_calls: int                 # tool calls before it ended
     best_geomean: float | None      # running best (correct goal-set evaluations) after it
     best_min: float | None
+    result: str = ""                # the saved result, relative to the session folder
+    geomean_vs: dict[str, float] = field(default_factory=dict)  # against each comparison
+
+
+def geomean_against(p: EvalPoint, against: str) -> float | None:
+    """An evaluation's geomean speedup against the baseline or a comparison (`fa3`...)."""
+    return p.geomean if against == "baseline" else p.geomean_vs.get(against)
+
+
+def best_on(points: list[EvalPoint], value: Callable[[EvalPoint], float | None]
+            ) -> EvalPoint | None:
+    """The correct goal-set evaluation with the highest `value` (the first of equals);
+    failing evaluations and other scenario sets never count."""
+    best = None
+    for p in points:
+        v = value(p)
+        if p.correct and p.goal_set and v is not None:
+            if best is None or v > cast(float, value(best)):
+                best = p
+    return best
+
+
+def followed(series: list[EvalPoint], evals_before: int, window: int,
+             until: int | None = None) -> tuple[list[EvalPoint], list[EvalPoint]]:
+    """What a question asked after the first `evals_before` evaluations is judged on: the
+    evaluations ended before it, and the next `window` goal-set evaluations ended after it
+    (among those before index `until`, when given)."""
+    after = [p for p in series[evals_before:until] if p.goal_set][:window]
+    return series[:evals_before], after
 
 
 @dataclass
@@ -263,9 +293,10 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
                 if (goal_at is None and against_baseline and goal_min is not None
                         and mn is not None and mn >= goal_min):
                     goal_at = (t, tool_calls, len(series) + 1)
+            vs = {k: v for k, v in (summary.geomean_vs or {}).items() if _num(v) is not None}
             series.append(EvalPoint(e.n, e.seq, t, e.set, on_goal, correct, geo, mn,
                                     e.candidate_sha or shas.get(e.n, ""), e.source,
-                                    tool_calls, best_geo, best_min))
+                                    tool_calls, best_geo, best_min, e.result, vs))
             results[e.n] = e.result
             if not correct:
                 failing = list(summary.failing or []) or [
@@ -336,11 +367,9 @@ def _gains(questions: list[_Asked], series: list[EvalPoint], total_calls: int,
     for i, q in enumerate(questions):
         e = q.event
         geo0, min0 = q.best
-        after = [p for p in series[q.evals:] if p.goal_set][:window]
-        geo1, min1 = geo0, min0
-        for p in after:
-            if p.correct:
-                geo1, min1 = _max(geo1, p.geomean), _max(min1, p.min)
+        _, after = followed(series, q.evals, window)
+        geo1 = _max(geo0, _value(best_on(after, _geomean), _geomean))
+        min1 = _max(min0, _value(best_on(after, _min), _min))
         nxt = questions[i + 1].calls if i + 1 < len(questions) else total_calls
         bank_id = e.bank_id or None
         group = (group_of(bank_id) or "unknown") if bank_id else "free_text"
@@ -352,6 +381,18 @@ def _gains(questions: list[_Asked], series: list[EvalPoint], total_calls: int,
             best_geomean_before=geo0, best_geomean_after=geo1, geomean_gain=_rel(geo1, geo0),
             best_min_before=min0, best_min_after=min1, min_gain=_rel(min1, min0)))
     return out
+
+
+def _geomean(p: EvalPoint) -> float | None:
+    return p.geomean
+
+
+def _min(p: EvalPoint) -> float | None:
+    return p.min
+
+
+def _value(p: EvalPoint | None, value: Callable[[EvalPoint], float | None]) -> float | None:
+    return value(p) if p is not None else None
 
 
 def _best(series: list[EvalPoint]) -> EvalPoint | None:

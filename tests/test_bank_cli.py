@@ -43,7 +43,8 @@ def test_stats_json_after_action():
     r = run("stats", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert set(doc) == {"core", "groups", "comparison", "arch", "provenance", "by_trigger"}
+    assert set(doc) == {"core", "groups", "comparison", "arch", "provenance", "traced",
+                        "by_trigger"}
     assert doc["core"] == 101 and len(doc["groups"]) == 10
     assert doc["comparison"] == 5
     assert sum(doc["arch"].values()) == 18 and set(doc["arch"]) == {"hopper", "blackwell"}
