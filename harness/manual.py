@@ -107,6 +107,9 @@ def step(session_dir: Path) -> Iterator[Step]:
                 ib.note("the engineer asks for an evaluation of the current candidate: "
                         "./evaluate here on a GPU node, or import one (--import)")
             camp.fire_start()
+            # questions already waiting (injected since the last step) were posed before
+            # this command: log them first, so the text that answers them follows them
+            camp.deliver()
         yield s
 
 

@@ -387,6 +387,8 @@ def test_inbox_questions_and_stop_reach_a_campaign_by_hand(fresh):
     assert rc == 0 and "question [human]:\n  What does r1-c4k spend its time on?" in out
     q = of(fresh, "question")[-1]
     assert q["source"] == "human" and q["text"] == "What does r1-c4k spend its time on?"
+    # injected before the say: logged before the text that answers it
+    assert q["seq"] < of(fresh, "agent.text")[-1]["seq"]
     rc, _, err = cli("inject", s, "--pause")
     assert rc == 2 and "nothing to pause" in err
     assert cli("inject", s, "--stop")[0] == 0
