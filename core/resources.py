@@ -39,3 +39,19 @@ def resolve_task_dir(arg: str) -> Path:
 
 def demo_session_dir() -> Path:
     return bundled_dir("socratic.sessions") / "demo"
+
+
+def bundled_sessions() -> list[str]:
+    """The recorded campaigns shipped with socratic (demo, fa3-h200, ...)."""
+    root = bundled_dir("socratic.sessions")
+    return sorted(p.name for p in root.iterdir() if (p / "events.jsonl").is_file())
+
+
+def resolve_session_dir(path: Path) -> Path:
+    """A session folder as given, or, when no such path exists, the bundled campaign of
+    that name (`socratic replay fa3-h200`); anything else is returned for the caller to
+    report."""
+    if path.exists() or "/" in str(path):
+        return path
+    bundled = bundled_dir("socratic.sessions") / str(path)
+    return bundled if (bundled / "events.jsonl").is_file() else path

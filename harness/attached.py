@@ -218,7 +218,7 @@ class Attached:
     def end(self, reason: str, **extra: Any) -> None:
         if self.state.ended is not None:
             return
-        best = self.evals.history.best()
+        best = self.evals.history.best(self.goal, self.goal_set)
         self.emit("campaign.end", reason=reason, evaluations=len(self.evals.history),
                   tool_calls=self.tool_calls, best=best.to_record() if best else None, **extra)
         self.log.sync()

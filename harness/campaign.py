@@ -402,7 +402,7 @@ class Campaign:
 
     def end(self, reason: str, **extra: Any) -> str:
         self.text.flush()
-        best = self.evals.history.best()
+        best = self.evals.history.best(self.goal, self.goal_set)
         self.end_event = self.emit(
             "campaign.end", reason=reason, evaluations=len(self.evals.history),
             tool_calls=self.counters.tool_calls, turns=self.counters.turns,

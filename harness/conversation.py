@@ -61,7 +61,7 @@ def handoff_seed(session: Session, task: Task, goal: Goal, goal_set: str | None,
                  history: History, asked: list[str], pending: list[dict[str, Any]]) -> str:
     """The first message of a fresh context: goal, best and current candidate, evaluation
     history, NOTES.md, the questions asked and what was about to be sent."""
-    best = history.best()
+    best = history.best(goal, goal_set)
     best_text = (f"evaluation #{best.n}, sha256 {best.sha[:12]}, saved as "
                  f"{session.candidates.name}/{best.sha[:16]}.cu (session dir), "
                  f"geomean {best.metric('geomean_speedup')}, min {best.metric('min_speedup')}"

@@ -4,7 +4,9 @@ agent sees."""
 
 from __future__ import annotations
 
+
 import json
+import math
 import os
 import signal
 import subprocess
@@ -339,13 +341,25 @@ class History:
                 return ev
         return None
 
-    def best(self) -> Evaluation | None:
-        """The best correct evaluation: highest min speedup, then geomean."""
-        good = [e for e in self.evals if e.all_correct]
+    def best(self, goal: Goal | None = None, goal_set: str | None = None) -> Evaluation | None:
+        """The best correct evaluation: highest min speedup, then geomean. With a goal,
+        on the goal's terms: its scenario set only, and speedups against what the goal is
+        judged against (a campaign against FA3 is best where it is closest to FA3, not
+        where it is furthest ahead of the baseline)."""
+        good = [e for e in self.evals if e.all_correct and (goal_set is None or e.set == goal_set)]
         if not good:
             return None
-        return max(good, key=lambda e: (e.metric("min_speedup") or 0.0,
-                                        e.metric("geomean_speedup") or 0.0))
+        if goal is None or goal.against == "baseline":
+            return max(good, key=lambda e: (e.metric("min_speedup") or 0.0,
+                                            e.metric("geomean_speedup") or 0.0))
+
+        def on_goal(e: Evaluation) -> tuple[float, float]:
+            sps = [row.speedup_against(goal.against) for row in e.scenarios]
+            if not sps or any(sp is None or sp <= 0 for sp in sps):
+                return (0.0, 0.0)
+            vals = [float(sp) for sp in sps if sp is not None]
+            return (min(vals), math.exp(sum(math.log(v) for v in vals) / len(vals)))
+        return max(good, key=on_goal)
 
     def __len__(self) -> int:
         return len(self.evals)

@@ -19,7 +19,8 @@ def register(sub) -> None:
         "and what followed each, churn, correctness failures, cost. Several sessions, or a "
         "folder of sessions (a fleet), are also compared side by side.")
     p.add_argument("paths", nargs="+", type=Path, metavar="SESSION",
-                   help="a session folder, or a folder whose subfolders are sessions")
+                   help="a session folder, a folder whose subfolders are sessions, or the "
+                   "name of a bundled campaign (demo, fa3-h200)")
     out = p.add_mutually_exclusive_group()
     add_json(out)
     out.add_argument("--md", action="store_true", help="print the full report as Markdown")
@@ -42,7 +43,10 @@ def _handler(args: argparse.Namespace) -> int:
 
     if args.html is not None and args.html.is_dir():
         raise InputError(f"--html {args.html}: is a folder; give a file name")
-    report = build_report(args.paths, window=args.window, bank_dirs=args.bank_dirs)
+    from socratic.resources import resolve_session_dir
+
+    paths = [resolve_session_dir(p) for p in args.paths]
+    report = build_report(paths, window=args.window, bank_dirs=args.bank_dirs)
     for note in report.notes:
         print(f"socratic report: {note}", file=sys.stderr)
     if args.html is not None:

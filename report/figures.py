@@ -67,11 +67,12 @@ class EvalPoint:
     best_min: float | None
     result: str = ""                # the saved result, relative to the session folder
     geomean_vs: dict[str, float] = field(default_factory=dict)  # against each comparison
+    baseline_geomean: float | None = None   # geomean/min above are on the goal's terms
 
 
 def geomean_against(p: EvalPoint, against: str) -> float | None:
     """An evaluation's geomean speedup against the baseline or a comparison (`fa3`...)."""
-    return p.geomean if against == "baseline" else p.geomean_vs.get(against)
+    return p.baseline_geomean if against == "baseline" else p.geomean_vs.get(against)
 
 
 def best_on(points: list[EvalPoint], value: Callable[[EvalPoint], float | None]
@@ -287,16 +288,20 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             summary = e.summary
             on_goal = goal_set is None or e.set is None or e.set == goal_set
             correct = summary.all_correct
-            geo, mn = _num(summary.geomean_speedup), _num(summary.min_speedup)
+            if against_baseline:
+                geo, mn = _num(summary.geomean_speedup), _num(summary.min_speedup)
+            else:   # the goal's terms: speedups against the comparison (FA3 ...)
+                geo, mn = _on_comparison(files, e, start.goal.against)
             if correct and on_goal:
                 best_geo, best_min = _max(best_geo, geo), _max(best_min, mn)
-                if (goal_at is None and against_baseline and goal_min is not None
+                if (goal_at is None and goal_min is not None
                         and mn is not None and mn >= goal_min):
                     goal_at = (t, tool_calls, len(series) + 1)
             vs = {k: v for k, v in (summary.geomean_vs or {}).items() if _num(v) is not None}
             series.append(EvalPoint(e.n, e.seq, t, e.set, on_goal, correct, geo, mn,
                                     e.candidate_sha or shas.get(e.n, ""), e.source,
-                                    tool_calls, best_geo, best_min, e.result, vs))
+                                    tool_calls, best_geo, best_min, e.result, vs,
+                                    _num(summary.geomean_speedup)))
             results[e.n] = e.result
             if not correct:
                 failing = list(summary.failing or []) or [
@@ -393,6 +398,17 @@ def _min(p: EvalPoint) -> float | None:
 
 def _value(p: EvalPoint | None, value: Callable[[EvalPoint], float | None]) -> float | None:
     return value(p) if p is not None else None
+
+
+def _on_comparison(files: SessionFiles, e: EvalEnd, against: str) -> tuple[float | None, float | None]:
+    """An evaluation's geomean and min speedup against a comparison (its time over the
+    candidate's), the figures a goal against FA3 is judged on; the per-scenario ratios come
+    from the saved result (the log's scenario events carry only the baseline's)."""
+    geo = _num((e.summary.geomean_vs or {}).get(against))
+    result = files.eval_result(e.result or "")
+    ratios = [r.speedup_against(against) for r in (result.scenarios if result else [])]
+    mn = min(ratios) if ratios and all(r is not None for r in ratios) else None  # type: ignore[type-var]
+    return geo, _num(mn)
 
 
 def _best(series: list[EvalPoint]) -> EvalPoint | None:

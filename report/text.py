@@ -9,6 +9,12 @@ from socratic.report.figures import QuestionGain, SessionReport
 from socratic.report.model import Report
 
 
+
+def vs_goal(r: SessionReport) -> str:
+    """' vs fa3' when the goal (and so the best figures) is against a comparison."""
+    against = (r.goal or {}).get("against") or "baseline"
+    return "" if against == "baseline" else f" vs {against}"
+
 def x(v: float | None) -> str:
     return f"{v:.3f}x" if v is not None else "-"
 
@@ -72,7 +78,7 @@ def summary_lines(r: SessionReport) -> list[str]:
         f"  {duration(r.duration_s)}, {r.turns} turns, {r.tool_calls} tool calls, "
         f"{r.evaluations} evaluations ({r.evaluations_correct} correct, "
         f"{r.evaluations_incorrect} incorrect)",
-        f"  best on {r.goal_set or 'the goal set'}: geomean {x(r.best_geomean)}, min "
+        f"  best on {r.goal_set or 'the goal set'}{vs_goal(r)}: geomean {x(r.best_geomean)}, min "
         f"{x(r.best_min)}" + (f" (best evaluation #{r.best_evaluation})"
                               if r.best_evaluation is not None else ""),
         f"  {goal_text(r)}",

@@ -48,8 +48,27 @@ def test_unique_ids_and_fields(bank):
         assert bank.get(e.id) is e
         assert e.why and e.level in LEVELS, e.id
         assert e.triggers and set(e.triggers) <= set(TRIGGERS), e.id
-        assert e.provenance in ("public", "new"), e.id  # no recorded campaigns yet
-        assert bool(e.source) == (e.provenance == "public"), e.id
+        assert e.provenance in ("public", "new", "trace"), e.id
+        assert bool(e.source) == (e.provenance != "new"), e.id
+
+
+def test_trace_entries_point_at_a_bundled_campaign(bank):
+    """Every trace names a session shipped in sessions/ and an event of it that is the
+    question itself; its evidence files are there."""
+    import json
+
+    from socratic.resources import bundled_dir
+
+    traced = [e for e in bank.entries if e.provenance == "trace"]
+    assert traced   # the H200 campaign (sessions/fa3-h200) taught the bank
+    sessions = bundled_dir("socratic.sessions")
+    for e in traced:
+        name, seq = e.source.split("#")
+        events = [json.loads(line) for line in (sessions / name / "events.jsonl").read_text().splitlines()]
+        asked = next(ev for ev in events if ev["seq"] == int(seq))
+        assert asked["type"] == "question" and asked.get("bank_id") == e.id, e.id
+        for rel in e.evidence:
+            assert (sessions / rel).is_file(), (e.id, rel)
 
 
 def test_text_is_one_short_question(bank):

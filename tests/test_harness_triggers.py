@@ -159,3 +159,24 @@ def test_history_best_and_cache():
     h.add(ev(5.0, correct=False, sha="z"))
     assert h.best() is b
     assert h.find("x", "bench") is a and h.find("x", "smoke") is None
+
+
+def test_history_best_on_the_goals_terms():
+    """Against FA3, the best evaluation is the one closest to FA3, on the goal's set: not
+    the one furthest ahead of the baseline (seen in the H200 campaign: campaign.end named an
+    evaluation at 0.83x FA3 as best while one at 0.87x existed)."""
+    def with_fa3(e: Evaluation, ratio: float) -> Evaluation:
+        for r in e.scenarios:
+            r.comparisons = {"fa3": Comparison(ms=1.0, speedup=ratio)}
+        return e
+    h = History()
+    ahead_of_baseline = with_fa3(ev(2.6, mn=1.65), 0.83)
+    closer_to_fa3 = with_fa3(ev(2.7, mn=1.62), 0.87)
+    smoke = with_fa3(ev(1.2), 1.5)
+    smoke.set = "smoke"
+    for e in (ahead_of_baseline, closer_to_fa3, smoke):
+        h.add(e)
+    assert h.best() is ahead_of_baseline           # no goal: against the baseline
+    assert h.best(Goal(1.0, "fa3"), "bench") is closer_to_fa3
+    assert h.best(Goal(1.0), "bench") is ahead_of_baseline
+    assert h.best(Goal(1.0, "fa3"), "full") is None

@@ -31,7 +31,8 @@ def register(sub) -> None:
                        "space plays, arrows step, [ ] jump between evaluations, { } between "
                        "questions, + - change speed.")
     p.add_argument("session_dir", type=Path, nargs="?", metavar="SESSION_DIR",
-                   help="a session directory (default: the bundled demo campaign)")
+                   help="a session directory, or the name of a bundled campaign: demo (the "
+                   "default, scripted) or fa3-h200 (the real H200 attention campaign)")
     p.add_argument("--speed", type=float, default=10.0,
                    help="playback speed, x1 to x1000 (default 10)")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
@@ -57,6 +58,10 @@ def _replay(args: argparse.Namespace) -> int:
         if not (session_dir / "events.jsonl").is_file():
             raise InputError(f"the bundled demo campaign is not installed ({session_dir}"
                              "/events.jsonl is missing); pass a SESSION_DIR")
+    else:
+        from socratic.resources import resolve_session_dir
+
+        session_dir = resolve_session_dir(session_dir)
     from socratic.tui.app import run_replay
 
     return run_replay(session_dir, speed=args.speed, no_mouse=args.no_mouse)

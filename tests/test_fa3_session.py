@@ -1,0 +1,101 @@
+"""The bundled real campaign (sessions/fa3-h200: the attention kernel on the H200, recorded
+by hand with `attach --agent manual` and imported evaluations) conforms to the contracts,
+is found by name, replays, and reports on the goal's terms (against FA3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from socratic.contracts import CampaignEnd, CampaignStart, EvalEnd, parse_eval, read_events
+from socratic.report.model import build_report
+from socratic.resources import bundled_sessions, resolve_session_dir
+from socratic.tui.app import SocraticApp
+from socratic.tui.state import fold
+
+from tests.test_tui_app import Clock
+
+SESSION = resolve_session_dir(Path("fa3-h200"))
+
+
+def test_found_by_name_and_listed():
+    assert (SESSION / "events.jsonl").is_file() and SESSION.name == "fa3-h200"
+    assert {"demo", "fa3-h200"} <= set(bundled_sessions())
+    assert resolve_session_dir(Path("no-such-campaign")) == Path("no-such-campaign")
+
+
+def test_every_event_and_evaluation_conforms():
+    parsed, _ = read_events(SESSION / "events.jsonl")
+    assert parsed.errors == [] and parsed.skipped == 0
+    assert isinstance(parsed.events[0], CampaignStart) and isinstance(parsed.events[-1], CampaignEnd)
+    files = sorted((SESSION / "evals").glob("*.json"))
+    ends = [e for e in parsed.events if isinstance(e, EvalEnd)]
+    assert len(files) == len(ends) == 43
+    for f in files:
+        parse_eval(json.loads(f.read_text()), str(f))
+    assert all(e.source == "import" for e in ends)   # timed on the H200, recorded here
+
+
+def _fa3_ratios(rel: str) -> list[float]:
+    doc = json.loads((SESSION / rel).read_text())
+    return [r["comparisons"]["fa3"]["speedup"] for r in doc["scenarios"]]
+
+
+def test_report_judges_the_best_against_fa3():
+    report = build_report([SESSION])
+    r = report.sessions[0]
+    assert r.goal == {"min_speedup": 1.0, "against": "fa3"} and not r.goal_met
+    assert r.evaluations == 43 and r.evaluations_incorrect == 1 and r.questions >= 20
+    best = next(p for p in r.series if p.n == r.best_evaluation)
+    ratios = _fa3_ratios(best.result)
+    # the best is the closest to FA3 in its worst scenario, not the furthest from the baseline
+    assert abs(r.best_min - min(ratios)) < 1e-9
+    for p in r.series:
+        if p.correct and p.goal_set:
+            assert min(_fa3_ratios(p.result)) <= r.best_min + 1e-9
+    assert 0.5 < r.best_min < 1.0 and 0.5 < r.best_geomean < 1.0
+
+
+async def test_replays_to_the_end():
+    events = [json.loads(line) for line in (SESSION / "events.jsonl").read_text().splitlines()]
+    final = fold(events)
+    assert final.status == "ended" and len(final.evals) == 43
+    app = SocraticApp(SESSION, "replay", clock=Clock(), autoplay=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        assert app.main.state.evals and app.main.state.evals[-1].n == 2
+
+
+BEST = Path(__file__).parent / "candidates" / "fa3_h200_best.cu"
+FIXED_TIMER = 13   # the first evaluation timed with the fixed comparison timer
+
+
+def test_the_shipped_best_kernel_is_the_one_measured():
+    """tests/candidates/fa3_h200_best.cu is byte for byte the candidate of the session's
+    best-geomean evaluation against FA3 (v7: 0.867x FA3 on the bench set). Evaluations 1-12
+    ran before the comparison timer kept host time out of FA3's measurement (commit
+    d152644): their FA3 ratios read high and are not compared."""
+    import hashlib
+
+    sha = hashlib.sha256(BEST.read_bytes()).hexdigest()
+    docs = {f.name: json.loads(f.read_text()) for f in (SESSION / "evals").glob("*.json")}
+    bench = {n: d for n, d in docs.items()
+             if d["set"] == "bench" and d["summary"]["all_correct"] and int(n[:4]) >= FIXED_TIMER}
+    top = max(bench.values(), key=lambda d: d["summary"]["geomean_vs"]["fa3"])
+    assert top["candidate"]["sha256"] == sha
+    assert top["summary"]["geomean_vs"]["fa3"] > 0.86
+    full = [d for d in docs.values() if d["set"] == "full" and d["candidate"]["sha256"] == sha]
+    assert full and full[0]["summary"]["n_correct"] == full[0]["summary"]["n"] == 210
+
+
+@pytest.mark.gpu
+def test_the_best_kernel_is_correct_on_every_full_scenario():
+    """On an H200: python -m pytest -m gpu tests/test_fa3_session.py -q"""
+    from tests.evalcli import socratic
+
+    res = socratic("eval", "flash_attn_fwd", "--candidate", str(BEST), "--scenarios", "full",
+                   "--no-timing", "--no-compare", "--json")
+    assert res.code == 0 and res.doc["summary"]["n_correct"] == 210, res.doc["summary"]
