@@ -82,11 +82,14 @@ class Plateau:
 
 class SuspiciousGain:
     """One evaluation improving geomean or min-speedup by `suspicious_step` over the previous
-    correct one, or a scenario at `suspicious_bound_fraction` of its bound (or below it)."""
+    correct one, a scenario reaching `suspicious_bound_fraction` of its bound for the first
+    time, or one below its bound (every time). A scenario that stays near its bound is not
+    news: in the H200 campaign it re-fired on every evaluation (18 of 23 questions)."""
 
     def __init__(self, cfg: TriggerConfig) -> None:
         self.cfg = cfg
         self.prev: Evaluation | None = None
+        self.near_bound: set[str] = set()   # scenarios already reported near their bound
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
         if not ev.all_correct:
@@ -102,9 +105,13 @@ class SuspiciousGain:
         near = []
         for row in ev.scenarios:
             bf = row.bound_fraction
-            if row.below_bound or (bf is not None and bf >= self.cfg.suspicious_bound_fraction):
-                near.append(f"{row.id} at {bf:.0%} of its bound" if bf is not None
+            if row.below_bound:   # faster than physics allows: news every time
+                near.append(f"{row.id} at {bf:.0%} of its bound (below it)" if bf is not None
                             else f"{row.id} below its bound")
+            elif bf is not None and bf >= self.cfg.suspicious_bound_fraction \
+                    and row.id not in self.near_bound:
+                self.near_bound.add(row.id)
+                near.append(f"{row.id} at {bf:.0%} of its bound")
         if near:
             reasons.append("; ".join(near[:4]) + (f" (+{len(near) - 4} more)" if len(near) > 4
                                                   else ""))

@@ -77,6 +77,18 @@ def test_suspicious_gain_near_bound():
     f = s.on_eval(ev(1.0, bound=0.95))
     assert f and "a at 95% of its bound" in f.reason
     assert s.on_eval(ev(1.0, bound=0.5)) is None
+    # staying near the bound is not news: reported once per scenario, not every evaluation
+    assert s.on_eval(ev(1.0, bound=0.96)) is None
+    assert s.on_eval(ev(1.0, bound=0.97)) is None
+
+
+def test_suspicious_gain_below_bound_fires_every_time():
+    s = SuspiciousGain(TriggerConfig(suspicious_bound_fraction=0.9))
+    for _ in range(2):
+        e = ev(1.0, bound=1.2)
+        e.scenarios[0].below_bound = True
+        f = s.on_eval(e)
+        assert f and "a at 120% of its bound (below it)" in f.reason
 
 
 def test_correctness_failure_needs_the_explanation():

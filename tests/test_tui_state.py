@@ -243,3 +243,13 @@ def test_api_errors_are_shortened_to_their_gist():
     assert short_error(raw) == "529 overloaded_error"
     assert short_error("APIConnectionError: Connection refused") == \
         "APIConnectionError: Connection refused"
+
+
+def test_a_problem_shows_in_the_transcript():
+    from socratic.tui.widgets.event_block import render_block
+
+    s = fold(stamped([start_event(["a"]),
+                      {"type": "problem", "where": "bank.suggest", "error": "BankError: bad file x.toml"}]))
+    (block,) = [b for b in s.blocks if b.kind == "problem"]
+    assert s.status == "running" and block.title == "bank.suggest"
+    assert "⚠ problem in bank.suggest: BankError: bad file x.toml" in render_block(block).plain

@@ -518,6 +518,11 @@ class CampaignState:
                                  detail=q.trigger or "",
                                  data=(("bank_id", bank_id),)))
 
+    def _problem(self, ev: c.Problem, seq: int, t: float) -> None:
+        """Something went wrong without ending the campaign (a bank lookup, say): shown in
+        the transcript, so a trigger without suggestions has its reason beside it."""
+        self.blocks.append(Block("problem", seq, t, title=ev.where, text=ev.error))
+
     def _stophook(self, ev: c.StopHook, seq: int, t: float) -> None:
         rows = tuple((f.scenario, f.correct, num(f.speedup), num(f.goal)) for f in ev.failing)
         self.blocks.append(Block("stophook", seq, t, ok=ev.met, data=(("failing", rows),)))
@@ -576,6 +581,7 @@ _HANDLERS: dict[type, Any] = {
     c.CampaignEnd: CampaignState._end,
     c.CampaignResume: CampaignState._resume,
     c.ApiRetry: CampaignState._api_retry,
+    c.Problem: CampaignState._problem,
 }
 
 # events that show the agent working again after a `wait`

@@ -1,5 +1,5 @@
 """One-line-ish transcript blocks: campaign start/end, evaluations, triggers, questions,
-stop-hook verdicts and control actions. Symbols and words carry the meaning; style
+stop-hook verdicts, problems and control actions. Symbols and words carry the meaning; style
 only emphasises it."""
 
 from __future__ import annotations
@@ -80,6 +80,10 @@ def render_block(b: Block) -> Text:
                 t.append(f"\n  · … {len(failing) - 6} more")
         if b.text:
             t.append(f"\n  {b.text}", style="dim")
+    elif b.kind == "problem":
+        t.append(f"⚠ problem in {b.title}", style="bold")
+        if b.text:
+            t.append(f": {b.text}")
     elif b.kind == "control":
         t.append(f"⏵ control: {b.title}", style="bold")
         if b.text:
