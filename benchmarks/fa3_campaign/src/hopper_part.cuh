@@ -41,16 +41,25 @@ typedef __nv_bfloat16 bf16;
 
 // keys per K/V tile and stages of the ring, per head dim and mask (causal keeps 128 keys at
 // d128: a wider tile wastes more of the diagonal)
+// NC: consumer warpgroups of 64 query rows each (the CTA's query tile is 64 * NC rows);
+// 3 at d64 is FA3's shape there (HOP_NC_64), 2 elsewhere
+#ifndef HOP_NC_64
+#define HOP_NC_64 2
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
-template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64; };
-template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = 2; };
-template <int W> struct Cfg<256, W> { static constexpr int BN = HOP_BN_256, STAGES = 2; };
+template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
+template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = 2, NC = 2; };
+template <int W> struct Cfg<256, W> { static constexpr int BN = HOP_BN_256, STAGES = 2, NC = 2; };
 
-constexpr int BM = 128;          // query rows per CTA: 64 per consumer warpgroup
-constexpr int THREADS = 384;
+constexpr int BM2 = 128;         // the d128 query tile (2 consumers), for the host's cost model
 
 template <int HD, int BN_WANTED> struct Layout {
   static constexpr int BN = Cfg<HD, BN_WANTED>::BN, STAGES = Cfg<HD, BN_WANTED>::STAGES;
+  static constexpr int NC = Cfg<HD, BN_WANTED>::NC, BM = 64 * NC, THREADS = 128 * (NC + 1);
+  // registers per thread after setmaxnreg: the producer keeps 24, the consumers share the
+  // rest of the 64K-register file (multiples of 8)
+  static constexpr int CONSUMER_REGS = NC == 2 ? 240 : 160;
+  static_assert(24 * 128 + CONSUMER_REGS * 128 * NC <= 65536, "register file");
   static constexpr int PANELS = HD / 64;
   static constexpr int Q_PANEL = BM * 128;            // bytes of one 64-column panel of Q
   static constexpr int KV_PANEL = BN * 128;
@@ -165,11 +174,11 @@ struct Args {
 };
 
 template <int HD, int BN_WANTED>
-__global__ void __launch_bounds__(THREADS, 1)
+__global__ void __launch_bounds__(Layout<HD, BN_WANTED>::THREADS, 1)
 attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o, const Args args) {
   using L = Layout<HD, BN_WANTED>;
-  constexpr int BN = L::BN, STAGES = L::STAGES;
+  constexpr int BN = L::BN, STAGES = L::STAGES, NC = L::NC, BM = L::BM;
   constexpr int S_REGS = BN / 2, O_REGS = HD / 2;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -188,8 +197,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(bar_k(s), 1);
       mbar_init(bar_v(s), 1);
-      mbar_init(bar_k_empty(s), 8);   // lane 0 of each consumer warp
-      mbar_init(bar_v_empty(s), 8);
+      mbar_init(bar_k_empty(s), 4 * NC);   // lane 0 of each consumer warp
+      mbar_init(bar_v_empty(s), 4 * NC);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -229,7 +238,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+  if constexpr (L::CONSUMER_REGS == 240) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+  else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
   const int c = warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
   const uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;
@@ -320,15 +330,15 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   // while the other's GEMMs occupy the tensor cores; consumer 0 goes first
   int turns_left = n_tiles + 1;   // issue points: QK(0), n-1 times QK(t)+PV(t-1), the last PV
   auto turn_begin = [&]() {
-    if (HOP_PINGPONG) named_sync(3 + c, 256);
+    if (HOP_PINGPONG) named_sync(8 + c, 256);
   };
   auto turn_end = [&]() {
     if (HOP_PINGPONG) {
       --turns_left;
-      if (c == 0 || turns_left > 0) named_arrive(3 + (1 - c), 256);
+      if (c != NC - 1 || turns_left > 0) named_arrive(8 + (c + 1) % NC, 256);
     }
   };
-  if (HOP_PINGPONG && c == 1 && n_tiles > 0) named_arrive(3, 256);
+  if (HOP_PINGPONG && c == NC - 1 && n_tiles > 0) named_arrive(8, 256);   // consumer 0 goes first
   auto release = [&](uint32_t bar) {
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
@@ -425,7 +435,7 @@ template <int HD, int BN_WANTED>
 int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   using L = Layout<HD, BN_WANTED>;
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
-  if (!encode(&tm_q, p.q, HD, p.batch, p.seqlen_q, p.heads_q, BM) ||
+  if (!encode(&tm_q, p.q, HD, p.batch, p.seqlen_q, p.heads_q, L::BM) ||
       !encode(&tm_k, p.k, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN) ||
       !encode(&tm_v, p.v, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN) ||
       !encode(&tm_o, p.o, HD, p.batch, p.seqlen_q, p.heads_q, 64))
@@ -438,10 +448,10 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   args.seqlen_k = p.seqlen_k;
   args.heads_q = p.heads_q;
   args.group = p.heads_q / p.heads_kv;
-  args.q_tiles = (p.seqlen_q + BM - 1) / BM;
+  args.q_tiles = (p.seqlen_q + L::BM - 1) / L::BM;
   args.causal = p.causal;
   args.scale_log2 = p.softmax_scale * 1.4426950408889634f;
-  attn_kernel<HD, BN_WANTED><<<dim3(args.q_tiles, p.heads_q, p.batch), THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
+  attn_kernel<HD, BN_WANTED><<<dim3(args.q_tiles, p.heads_q, p.batch), L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
   err = cudaGetLastError();
   return err == cudaSuccess ? 0 : (int)err;
 }
@@ -451,7 +461,7 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
 // best, 192 worst, as this predicts). Causal keeps 128 (wider tiles waste the diagonal).
 // Causal: the same sum over the query tiles, each with its own key range.
 inline int d128_key_tile(const AttnFwdParams& p) {
-  const int q_tiles = (p.seqlen_q + BM - 1) / BM, diag = p.seqlen_k - p.seqlen_q;
+  const int q_tiles = (p.seqlen_q + BM2 - 1) / BM2, diag = p.seqlen_k - p.seqlen_q;
   int best = 128;
   long best_cost = -1;
   for (int bn : {128, 176, 192}) {
@@ -460,7 +470,7 @@ inline int d128_key_tile(const AttnFwdParams& p) {
       tiles = (p.seqlen_k + bn - 1) / bn;
     } else {
       for (int q = 0; q < q_tiles; ++q) {
-        const int keys = min(p.seqlen_k, q * BM + BM + diag);
+        const int keys = min(p.seqlen_k, q * BM2 + BM2 + diag);
         if (keys > 0) tiles += (keys + bn - 1) / bn;
       }
     }
