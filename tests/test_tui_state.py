@@ -253,3 +253,19 @@ def test_a_problem_shows_in_the_transcript():
     (block,) = [b for b in s.blocks if b.kind == "problem"]
     assert s.status == "running" and block.title == "bank.suggest"
     assert "⚠ problem in bank.suggest: BankError: bad file x.toml" in render_block(block).plain
+
+
+def test_best_is_on_the_goals_terms():
+    """A campaign against FA3 shows its best geomean against FA3, on the goal's set: not the
+    best against the baseline (the H200 campaign read "best 2.70x" with a goal of 1.0x FA3)."""
+    from socratic.resources import resolve_session_dir
+    import json
+    from pathlib import Path
+
+    session = resolve_session_dir(Path("fa3-h200"))
+    events = [json.loads(line) for line in (session / "events.jsonl").read_text().splitlines()]
+    s = fold(events)
+    assert s.goal_against == "fa3"
+    best_fa3 = max(dict(e.comparisons)["fa3"] for e in s.evals
+                   if e.all_correct and e.set == "bench")
+    assert s.best_geomean == best_fa3 and s.best_geomean < 1.0

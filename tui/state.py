@@ -269,7 +269,14 @@ class CampaignState:
 
     @property
     def best_geomean(self) -> float | None:
-        vals = [e.geomean for e in self.evals if e.geomean is not None and e.all_correct]
+        """The best correct goal-set geomean on the goal's terms: against the baseline, or
+        against the comparison the goal names (FA3's time over the candidate's)."""
+        against = self.goal_against or "baseline"
+        vals = []
+        for e in self.goal_evals():
+            v = e.geomean if against == "baseline" else dict(e.comparisons).get(against)
+            if v is not None and e.all_correct:
+                vals.append(v)
         return max(vals) if vals else None
 
     def goal_evals(self) -> list[EvalPoint]:

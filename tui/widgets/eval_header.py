@@ -56,7 +56,8 @@ class EvalHeader(Static):
                 t.append(f"  vs {name} {fmt.speedup(val)}")
         best = state.best_geomean
         if best is not None:
-            t.append(f"  best {fmt.speedup(best)}", style="dim")
+            against = "" if state.goal_against in ("", "baseline") else f" vs {state.goal_against}"
+            t.append(f"  best{against} {fmt.speedup(best)}", style="dim")
         self._draw(t)
 
     def _draw(self, t: Text) -> None:
