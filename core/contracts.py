@@ -534,6 +534,9 @@ class EvalEnd(Event):
     seconds: float | None = None
     gpu_wait_s: float | None = None         # of those seconds, waiting for the GPU's turn
     imported: Imported | None = None        # source "import": the result file it came from
+    # per scenario, its speedup against each comparison timed ({id: {"fa3": 0.87, ...}}):
+    # the comparisons are timed after the candidate, so eval.scenario rows lack them
+    scenario_vs: dict[str, dict[str, float]] | None = None
 
 
 @dataclass(kw_only=True)

@@ -179,6 +179,9 @@ class Evaluations:
             extra["seconds"] = round(seconds, 3)
         if isinstance(waited, (int, float)):
             extra["gpu_wait_s"] = waited
+        vs = scenario_vs(result)
+        if vs:
+            extra["scenario_vs"] = vs
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
                   summary=ev.summary(), result=rel, **extra)
         return ev
@@ -191,3 +194,14 @@ class Evaluations:
         """The agent's `evaluate` tool: the goal set unless it names another."""
         set_name = inp.get("scenarios") if isinstance(inp.get("scenarios"), str) else None
         return self.table(self.run(set_name or self.goal_set))
+
+
+def scenario_vs(result: EvalResult | None) -> dict[str, dict[str, float]]:
+    """Each scenario's speedup against each comparison timed with it (for eval.end)."""
+    out: dict[str, dict[str, float]] = {}
+    for row in result.scenarios if result is not None else []:
+        vs = {name: float(comp.speedup) for name, comp in (row.comparisons or {}).items()
+              if comp is not None and comp.speedup is not None}
+        if vs:
+            out[row.id] = vs
+    return out

@@ -99,3 +99,33 @@ def test_the_best_kernel_is_correct_on_every_full_scenario():
     res = socratic("eval", "flash_attn_fwd", "--candidate", str(BEST), "--scenarios", "full",
                    "--no-timing", "--no-compare", "--json")
     assert res.code == 0 and res.doc["summary"]["n_correct"] == 210, res.doc["summary"]
+
+
+def test_an_imported_result_carries_each_scenarios_comparisons(tmp_path):
+    """eval.end logs each scenario's speedup against FA3, cuDNN, FA2 (timed after the
+    candidate, so eval.scenario rows lack them), and the TUI's table judges the goal on them."""
+    import contextlib
+    import io
+
+    from socratic.cli import main
+    from socratic.tui.state import fold
+
+    sess = tmp_path / "again"
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        assert main(["attach", "flash_attn_fwd", "--agent", "manual", "--session-dir", str(sess)]) == 0
+        src = SESSION / "evals" / "0036.json"
+        doc = json.loads(src.read_text())
+        cand = SESSION / "candidates" / f"{doc['candidate']['sha256'][:16]}.cu"
+        assert main(["hook", "evaluate", "--session", str(sess), "--import", str(src),
+                     "--candidate", str(cand)]) in (0, 1)
+    events = [json.loads(line) for line in (sess / "events.jsonl").read_text().splitlines()]
+    end = [e for e in events if e["type"] == "eval.end"][-1]
+    vs = end["scenario_vs"]
+    assert len(vs) == 26 and vs["d128-s16k-b1-h16-full"]["fa3"] == pytest.approx(
+        next(r for r in doc["scenarios"] if r["id"] == "d128-s16k-b1-h16-full")["comparisons"]["fa3"]["speedup"])
+    assert "cudnn" not in vs["d128-q512-k8k-b4-h32-causal-gqa4"]   # SDPA cannot run it
+    state = fold(events)
+    row = state.rows["d128-s16k-b1-h16-causal"]
+    assert row.goal_speedup("fa3") == pytest.approx(vs["d128-s16k-b1-h16-causal"]["fa3"])
+    assert len(state.missing_goal()) == 26    # every scenario below 1.0x FA3

@@ -481,6 +481,11 @@ class CampaignState:
             comparisons=comparisons, t=t, seq=seq, set=ev.set or self.table_set,
         )
         self.evals.append(point)
+        rows = self.sets.get(ev.set or self.table_set, self.rows)
+        for sid, vs in (ev.scenario_vs or {}).items():
+            row = rows.get(sid)
+            if row is not None and row.n == ev.n:   # the comparisons of this evaluation's rows
+                rows[sid] = replace(row, vs=tuple((k, num(v)) for k, v in vs.items()))
         self.eval_n = ev.n
         self.eval_running = False
         idx = self.eval_index.get(ev.n)
