@@ -20,13 +20,10 @@ no cache fields in `usage`.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from collections.abc import Callable
 
-Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+from socratic.harness.doubles.httpfake import Exchange, FakeServer, Step
 
 ERROR_TYPES = {
     400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
@@ -46,120 +43,41 @@ def estimate_tokens(body: dict[str, Any]) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
     """The scripted server. Use as a context manager or call start()/stop()."""
 
     def __init__(self, script: list[Step] | None = None, default: Step | None = None,
                  chunk: int = 24, model: str | None = None, cache_usage: bool = True,
                  port: int = 0) -> None:
-        self.port = port
-        self.script: list[Step] = list(script or [])
+        super().__init__(script, default or {"text": "Done.", "stop": "end_turn"}, port)
         self.cache_usage = cache_usage
-        self.default: Step = default or {"text": "Done.", "stop": "end_turn"}
         self.chunk = chunk
         self.model = model
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.lock = threading.Lock()
         self._n_tool = 0
         self._n_msg = 0
         self._cached_prefix = 0
-        self.server: ThreadingHTTPServer | None = None
-        self.thread: threading.Thread | None = None
 
-    # -- script -------------------------------------------------------------------
-    def add(self, *steps: Step) -> None:
-        with self.lock:
-            self.script.extend(steps)
+    def post(self, ex: Exchange, body: dict[str, Any]) -> None:
+        self.record(ex, body)
+        if not ex.path.startswith("/v1/messages"):
+            self._error(ex, 404, "unknown path")
+            return
+        step = self.next_step(body)
+        if step.get("delay"):
+            time.sleep(float(step["delay"]))
+        if "status" in step:
+            self._error(ex, int(step["status"]), step.get("message", "scripted error"),
+                        step.get("retry_after"))
+            return
+        ex.send_stream(self.render(body, step), {"cache-control": "no-cache"})
 
-    def _next_step(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            step = self.script.pop(0) if self.script else self.default
-        if callable(step):
-            step = step(body)
-        return dict(step)
-
-    # -- server -------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeAnthropic:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw or b"{}")
-                except json.JSONDecodeError:
-                    body = {}
-                with fake.lock:
-                    fake.requests.append(body)
-                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if not self.path.startswith("/v1/messages"):
-                    self._error(404, "unknown path")
-                    return
-                step = fake._next_step(body)
-                if step.get("delay"):
-                    time.sleep(float(step["delay"]))
-                if "status" in step:
-                    self._error(int(step["status"]), step.get("message", "scripted error"),
-                                step.get("retry_after"))
-                    return
-                self._stream(body, step)
-
-            def _error(self, status: int, message: str, retry_after: Any = None) -> None:
-                payload = json.dumps({"type": "error", "error": {
-                    "type": ERROR_TYPES.get(status, "api_error"), "message": message}}).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.send_header("x-should-retry", "false")
-                if retry_after is not None:
-                    self.send_header("retry-after", str(retry_after))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def _stream(self, body: dict[str, Any], step: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                try:
-                    for part in fake.render(body, step):
-                        self.wfile.write(part)
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    @staticmethod
+    def _error(ex: Exchange, status: int, message: str, retry_after: Any = None) -> None:
+        headers = {"x-should-retry": "false"}
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        ex.send_json({"type": "error", "error": {
+            "type": ERROR_TYPES.get(status, "api_error"), "message": message}}, status, headers)
 
     # -- protocol -----------------------------------------------------------------
     def content_of(self, step: dict[str, Any]) -> list[dict[str, Any]]:

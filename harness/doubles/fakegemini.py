@@ -7,39 +7,21 @@ the Messages API; a step is a dict or a callable(request_body) -> dict:
 
     {"text": "...", "tools": [("run_shell_command", {"command": "ls"}), ...]}
 
-Every streamed request body is recorded in `requests`. Other calls (token counts, the
-CLI's small side requests) get a plain answer and are not recorded.
+Every streamed request body is recorded in `requests` (its headers in `headers`). Other
+calls (token counts, the CLI's small side requests) get a plain answer and are not recorded.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from collections.abc import Callable
 
-Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+from socratic.harness.doubles.httpfake import Exchange, FakeServer, Step
 
 
-class FakeGemini:
+class FakeGemini(FakeServer):
     def __init__(self, script: list[Step] | None = None, default: Step | None = None) -> None:
-        self.script: list[Step] = list(script or [])
-        self.default: Step = default or {"text": "Done."}
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def _next(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            step = self.script.pop(0) if self.script else self.default
-        return dict(step(body) if callable(step) else step)
+        super().__init__(script, default or {"text": "Done."})
 
     @staticmethod
     def chunk(step: dict[str, Any], model: str) -> dict[str, Any]:
@@ -54,69 +36,20 @@ class FakeGemini:
                                   "totalTokenCount": 110},
                 "modelVersion": model}
 
-    def start(self) -> FakeGemini:
-        fake = self
+    def get(self, ex: Exchange) -> None:
+        ex.send_json({}, 404)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, obj: Any, status: int = 200) -> None:
-                raw = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_GET(self) -> None:  # noqa: N802
-                self._json({}, 404)
-
-            def do_POST(self) -> None:  # noqa: N802
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                if ":countTokens" in self.path:
-                    self._json({"totalTokens": 100})
-                    return
-                model = self.path.split("/models/")[-1].split(":")[0]
-                if ":streamGenerateContent" not in self.path:  # side requests: a bare answer
-                    self._json(fake.chunk({"text": "{}"}, model))
-                    return
-                with fake.lock:
-                    fake.requests.append(body)
-                data = fake.chunk(fake._next(body), model)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                try:
-                    self.wfile.write(f"data: {json.dumps(data)}\r\n\r\n".encode())
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None
-
-    def __enter__(self) -> FakeGemini:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def post(self, ex: Exchange, body: dict[str, Any]) -> None:
+        if ":countTokens" in ex.path:
+            ex.send_json({"totalTokens": 100})
+            return
+        model = ex.path.split("/models/")[-1].split(":")[0]
+        if ":streamGenerateContent" not in ex.path:  # side requests: a bare answer
+            ex.send_json(self.chunk({"text": "{}"}, model))
+            return
+        self.record(ex, body)
+        data = self.chunk(self.next_step(body), model)
+        ex.send_stream([f"data: {json.dumps(data)}\r\n\r\n".encode()])
 
 
 def contents_text(body: dict[str, Any]) -> str:

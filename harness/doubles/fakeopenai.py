@@ -7,44 +7,30 @@ Messages API. A step is a dict, or a callable(request_body) -> dict:
 
     {"text": "...", "tools": [("exec_command", {"cmd": "ls"}), ...]}
 
-Every request body is recorded in `requests`.
+Every request to /responses is recorded in `requests` (its headers in `headers`).
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from collections.abc import Callable
 
-Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+from socratic.harness.doubles.httpfake import Exchange, FakeServer, Step
 
 
 def _sse(data: dict[str, Any]) -> bytes:
     return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-class FakeResponses:
+class FakeResponses(FakeServer):
     def __init__(self, script: list[Step] | None = None, default: Step | None = None) -> None:
-        self.script: list[Step] = list(script or [])
-        self.default: Step = default or {"text": "Done."}
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
+        super().__init__(script, default or {"text": "Done."})
         self._n = 0
-        self.server: ThreadingHTTPServer | None = None
 
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def _next(self, body: dict[str, Any]) -> dict[str, Any]:
+    def next_step(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
-            step = self.script.pop(0) if self.script else self.default
-            self._n += 1
-        return dict(step(body) if callable(step) else step)
+            self._n += 1  # numbers the response and its items
+        return super().next_step(body)
 
     def items(self, step: dict[str, Any], n: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -81,63 +67,15 @@ class FakeResponses:
                       "output_tokens_details": {"reasoning_tokens": 0}}}}))
         return events
 
-    def start(self) -> FakeResponses:
-        fake = self
+    def get(self, ex: Exchange) -> None:  # model lists and the like: none here
+        ex.send_empty(404)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _empty(self, status: int) -> None:
-                self.send_response(status)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def do_GET(self) -> None:  # noqa: N802 - model lists and the like: none here
-                self._empty(404)
-
-            def do_POST(self) -> None:  # noqa: N802
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                if not self.path.rstrip("/").endswith("/responses"):
-                    self._empty(404)
-                    return
-                with fake.lock:
-                    fake.requests.append(body)
-                parts = fake.render(fake._next(body))
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                try:
-                    for p in parts:
-                        self.wfile.write(p)
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None
-
-    def __enter__(self) -> FakeResponses:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def post(self, ex: Exchange, body: dict[str, Any]) -> None:
+        if not ex.path.rstrip("/").endswith("/responses"):
+            ex.send_empty(404)
+            return
+        self.record(ex, body)
+        ex.send_stream(self.render(self.next_step(body)))
 
 
 def input_text(body: dict[str, Any]) -> str:
