@@ -10,8 +10,10 @@ import textwrap
 import time
 
 import pytest
+from socratic.ownership import LOCK_FILE
 from socratic.tui.app import SocraticApp
 
+from tests.test_ownership import hold
 from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
 
 pytestmark = pytest.mark.timeout(90)
@@ -139,3 +141,65 @@ async def test_watch_waits_for_events_file(tmp_path):
         app.main._poll_file()
         await pilot.pause()
         assert app.main.display_status() == "running"
+
+
+# -- liveness: a campaign whose process is gone (no campaign.end, session lock free) --------
+
+def status_text(app) -> str:
+    return str(app.main.query_one("#status").render())
+
+
+async def settle(app, pilot) -> None:
+    """Let the screen's lock probe (a worker) finish and its result land."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_no_writer_when_no_process_holds_the_session(tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events()[:7])   # no campaign.end
+    (tmp_path / LOCK_FILE).write_bytes(b"")          # held once, let go: its holder is gone
+    app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.main.display_status() == "no writer")
+        assert "NO WRITER" in status_text(app) and "no process holds the session" in status_text(app)
+        assert app.main.elapsed() == app.main.state.t         # its clock stopped with it
+        await pilot.press("p")                                 # nothing to pause
+        assert read_inbox(tmp_path) == []
+        # its campaign.end came late (written just before it let go): ENDED, not NO WRITER
+        write_events(tmp_path / "events.jsonl", tiny_events()[-1:], mode="a")
+        app.main._check_writer()
+        await settle(app, pilot)
+        assert app.main.display_status() == "ended" and "■ ENDED" in status_text(app)
+
+
+async def test_running_while_a_process_holds_the_session_then_no_writer(tmp_path):
+    write_events(tmp_path / "events.jsonl", tiny_events()[:7])
+    holder = hold(tmp_path)
+    try:
+        app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(app, pilot)
+            assert app.main.display_status() == "running" and "RUNNING" in status_text(app)
+            holder.kill()                                   # dies without a campaign.end
+            holder.wait(timeout=10)
+            # the periodic check finds it gone
+            assert await wait_for(pilot, lambda: "NO WRITER" in status_text(app))
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+
+
+@pytest.mark.parametrize("case", ["no lock file", "attached"])
+async def test_no_writer_needs_a_lock_file_and_a_campaign_of_socratic_run(tmp_path, case):
+    """Sessions from before the lock, and attached campaigns (written by short-lived hook
+    processes, nothing holds them between calls), stay running."""
+    events = tiny_events()[:7]
+    if case == "attached":
+        events[0]["agent"] = "claude"
+        (tmp_path / LOCK_FILE).write_bytes(b"")
+    write_events(tmp_path / "events.jsonl", events)
+    app = SocraticApp(tmp_path, "watch", watch_files=False, bank=FakeBank())
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.main._check_writer()
+        await settle(app, pilot)
+        assert app.main.display_status() == "running" and not app.main.writer_gone

@@ -207,6 +207,7 @@ class CampaignState:
     gpu: str = ""
     started: bool = False
     auto: bool | None = None
+    agent: str = ""           # an attached campaign's agent (no process holds its session)
     # run state
     status: str = "starting"  # starting|running|paused|waiting|stopping|ended
     end_reason: str = ""
@@ -373,6 +374,7 @@ class CampaignState:
         self.goal = num(ev.goal.min_speedup)
         self.goal_against = ev.goal.against or "baseline"
         self.gpu = ev.gpu.name if ev.gpu else ""
+        self.agent = ev.agent or ""
         if ev.auto_questions is not None:
             self.auto = ev.auto_questions
         self.goal_set = ev.scenarios.set or ""

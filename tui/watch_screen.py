@@ -1,9 +1,15 @@
 """Watch mode: tail a live session's events.jsonl and steer the campaign through its
 inbox.jsonl (questions and controls). The inbox is read too: every question in it that
-the harness has not logged yet is shown as pending, whoever wrote it."""
+the harness has not logged yet is shown as pending, whoever wrote it.
+
+Whether the campaign still runs is not in its log: a campaign killed before its
+`campaign.end` leaves a log that looks like a running one. Its process holds the session
+lock (socratic.ownership) for its life, so the screen checks that lock too and says
+NO WRITER when nobody holds it."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,8 +17,10 @@ from collections.abc import Callable
 
 from textual import work
 from textual.binding import Binding
+from textual.reactive import reactive
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
+from socratic.ownership import LOCK_FILE, live_owner
 from socratic.tui import format as fmt
 from socratic.tui.campaign_screen import CampaignScreen
 from socratic.tui.events_file import read_events
@@ -21,6 +29,7 @@ from socratic.tui.state import CampaignState
 from socratic.tui.widgets.scenario_table import ScenarioTable
 
 WAITING_AFTER_S = 120  # no event for this long while running → "waiting"
+WRITER_CHECK_S = 2.0   # how often the session lock is checked for a live campaign
 
 
 class EmptyBank:
@@ -40,6 +49,8 @@ class WatchScreen(CampaignScreen):
         Binding("x", "stop", "Stop"),
         Binding("a", "auto", "Auto"),
     ]
+    # the log has no campaign.end, yet no process holds the session: its campaign died
+    writer_gone: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, session_dir: Path, clock: Callable[[], float], *, poll: bool = False,
                  bank: Any = None, watch_files: bool = True) -> None:
@@ -69,6 +80,8 @@ class WatchScreen(CampaignScreen):
             # a slow safety net beside inotify (or beside polling): a cheap stat
             self._every(2.0, self._poll_file)
             self._every(2.0, self._poll_inbox)
+        self._check_writer()
+        self._every(WRITER_CHECK_S, self._check_writer)
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
@@ -94,6 +107,8 @@ class WatchScreen(CampaignScreen):
 
     def display_status(self) -> str:
         s = self.state
+        if self.writer_gone:
+            return "no writer"
         status = super().display_status()
         if status == "running" and self._last_event_wall is not None:
             if self.clock() - self._last_event_wall > WAITING_AFTER_S:
@@ -106,9 +121,43 @@ class WatchScreen(CampaignScreen):
         """Campaign time: it runs on between events, paused or not (the harness's clock
         does), so it never freezes and then jumps."""
         s = self.state
-        if s.status not in ("ended", "starting") and self._last_event_wall is not None:
+        if (s.status not in ("ended", "starting") and not self.writer_gone
+                and self._last_event_wall is not None):
             return s.t + max(0.0, self.clock() - self._last_event_wall)
         return s.t
+
+    def status_extra(self) -> list[str]:
+        return ["not running: no process holds the session"] if self.writer_gone else []
+
+    # ------------------------------------------------------------------ liveness
+
+    def _may_have_writer(self) -> bool:
+        """Only a started, unended campaign of `socratic run` holds its session for its
+        life: an attached one is written by short-lived hooks, nothing holds it between."""
+        s = self.state
+        return s.started and s.status != "ended" and not s.agent
+
+    def _check_writer(self) -> None:
+        if self._may_have_writer():
+            self._probe_writer()
+        else:
+            self.writer_gone = False
+
+    @work(exclusive=True, group="writer")
+    async def _probe_writer(self) -> None:
+        def nobody_holds() -> bool:  # a flock probe, in a thread: it may wait on the file
+            lock = self.session_dir / LOCK_FILE  # none: a session from before the lock
+            return lock.exists() and live_owner(self.session_dir) is None
+
+        gone = await asyncio.to_thread(nobody_holds)
+        if not self.is_attached:
+            return
+        if gone:  # a campaign writes its campaign.end before it lets go: read up to it first
+            self._poll_file()
+        self.writer_gone = gone and self._may_have_writer()
+
+    def watch_writer_gone(self) -> None:
+        self._refresh_status()
 
     # ------------------------------------------------------------------ tailing
 
@@ -203,8 +252,10 @@ class WatchScreen(CampaignScreen):
     # ------------------------------------------------------------------ actions
 
     def _ended(self) -> bool:
-        if self.state.status == "ended":
-            self.notify("the campaign has ended: nothing to control (socratic run --resume "
+        """The campaign cannot act on a control: it has ended, or its process is gone."""
+        if self.state.status == "ended" or self.writer_gone:
+            what = "has ended" if self.state.status == "ended" else "is not running"
+            self.notify(f"the campaign {what}: nothing to control (socratic run --resume "
                         "restarts it)", severity="warning", timeout=4)
             return True
         return False
@@ -269,8 +320,9 @@ class WatchScreen(CampaignScreen):
             # this question answers them (logged as `[human @ declared_done]`)
             command["trigger"] = "declared_done"
         note = f"question sent: {bank_id or text[:40]}"
-        if self.state.status == "ended":  # kept in the inbox; nothing reads it until then
-            note = ("the campaign has ended: the question is kept for `socratic run "
+        if self.state.status == "ended" or self.writer_gone:  # kept in the inbox until then
+            what = "has ended" if self.state.status == "ended" else "is not running"
+            note = (f"the campaign {what}: the question is kept for `socratic run "
                     "--resume`, which asks it")
         if self._send(command, note):
             self._sent.setdefault(text, self.clock())

@@ -15,7 +15,7 @@ from socratic.tui.state import CampaignState
 STATE_MARK = {
     "starting": "○ STARTING", "running": "● RUNNING", "paused": "‖ PAUSED",
     "waiting": "… WAITING", "stopping": "■ STOPPING", "ended": "■ ENDED",
-    "retrying": "↻ RETRYING",
+    "retrying": "↻ RETRYING", "no writer": "■ NO WRITER",
 }
 
 
