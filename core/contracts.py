@@ -22,6 +22,7 @@ Rules, the same for every record:
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -352,6 +353,16 @@ class EvalResult(Record):
     comparisons_unavailable: dict[str, str] | None = None
     gpu_lock: str | None = None             # the GPU's key (UUID, else index-N): see gpulock
     gpu_wait_s: float | None = None         # waited for the GPU's turn; never inside a time
+
+    def min_and_geomean(self, against: str) -> tuple[float | None, float | None]:
+        """The worst and the geometric mean of the scenarios' speedups against the baseline
+        or a comparison (`fa3`...): what a goal against it is judged on. (None, None) when a
+        scenario lacks that speedup (not correct, or the comparison did not run on it)."""
+        sps = [row.speedup_against(against) for row in self.scenarios]
+        vals = [float(sp) for sp in sps if sp is not None and sp > 0]
+        if not vals or len(vals) != len(sps):
+            return None, None
+        return min(vals), math.exp(sum(math.log(v) for v in vals) / len(vals))
 
 
 def parse_eval(data: Any, where: str = "evaluation result") -> EvalResult:

@@ -179,3 +179,11 @@ def live_owner(session_dir: Path) -> Owner | None:
 
 
 __all__ = ["LOCK_FILE", "Owner", "SessionBusy", "SessionOwner", "live_owner"]
+
+
+def session_held(session_dir: Path) -> bool | None:
+    """True while a live process holds the session, False when nobody does, None when the
+    session has no lock file (never started, or written by a version without one)."""
+    if not (Path(session_dir) / LOCK_FILE).exists():
+        return None
+    return live_owner(Path(session_dir)) is not None

@@ -7,15 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from socratic.ownership import LOCK_FILE, live_owner
+from socratic.ownership import session_held
 
-
-def session_held(session: Path) -> bool | None:
-    """True while a live process holds the session, False when nobody does, None when the
-    session has no lock file (never started, or written by a version without one)."""
-    if not (Path(session) / LOCK_FILE).exists():
-        return None
-    return live_owner(Path(session)) is not None
+__all__ = ["pid_alive", "session_held"]
 
 
 def pid_alive(pid: int) -> bool:

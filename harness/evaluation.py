@@ -4,9 +4,7 @@ agent sees."""
 
 from __future__ import annotations
 
-
 import json
-import math
 import os
 import signal
 import subprocess
@@ -354,11 +352,8 @@ class History:
                                             e.metric("geomean_speedup") or 0.0))
 
         def on_goal(e: Evaluation) -> tuple[float, float]:
-            sps = [row.speedup_against(goal.against) for row in e.scenarios]
-            if not sps or any(sp is None or sp <= 0 for sp in sps):
-                return (0.0, 0.0)
-            vals = [float(sp) for sp in sps if sp is not None]
-            return (min(vals), math.exp(sum(math.log(v) for v in vals) / len(vals)))
+            mn, geo = e.result.min_and_geomean(goal.against) if e.result else (None, None)
+            return mn or 0.0, geo or 0.0
         return max(good, key=on_goal)
 
     def __len__(self) -> int:

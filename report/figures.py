@@ -406,8 +406,7 @@ def _on_comparison(files: SessionFiles, e: EvalEnd, against: str) -> tuple[float
     from the saved result (the log's scenario events carry only the baseline's)."""
     geo = _num((e.summary.geomean_vs or {}).get(against))
     result = files.eval_result(e.result or "")
-    ratios = [r.speedup_against(against) for r in (result.scenarios if result else [])]
-    mn = min(ratios) if ratios and all(r is not None for r in ratios) else None  # type: ignore[type-var]
+    mn = result.min_and_geomean(against)[0] if result else None
     return geo, _num(mn)
 
 

@@ -195,3 +195,15 @@ def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
     parsed, _ = read_events(c.session.events)
     q = next(e for e in parsed.events if isinstance(e, Question))
     assert (q.text, q.bank_id, q.trigger) == ("Which bound?", None, None)
+
+
+def test_min_and_geomean_against_a_comparison():
+    from socratic.resources import resolve_session_dir
+
+    doc = json.loads((resolve_session_dir(Path("fa3-h200")) / "evals" / "0036.json").read_text())
+    result = parse_eval(doc)
+    ratios = [r["comparisons"]["fa3"]["speedup"] for r in doc["scenarios"]]
+    mn, geo = result.min_and_geomean("fa3")
+    assert mn == min(ratios) and geo == pytest.approx(doc["summary"]["geomean_vs"]["fa3"], rel=1e-6)
+    assert result.min_and_geomean("cudnn") == (None, None)   # SDPA cannot run one scenario
+    assert result.min_and_geomean("baseline")[0] == doc["summary"]["min_speedup"]

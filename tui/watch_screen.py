@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
-from socratic.ownership import LOCK_FILE, live_owner
+from socratic.ownership import session_held
 from socratic.tui import format as fmt
 from socratic.tui.campaign_screen import CampaignScreen
 from socratic.tui.events_file import read_events
@@ -146,8 +146,7 @@ class WatchScreen(CampaignScreen):
     @work(exclusive=True, group="writer")
     async def _probe_writer(self) -> None:
         def nobody_holds() -> bool:  # a flock probe, in a thread: it may wait on the file
-            lock = self.session_dir / LOCK_FILE  # none: a session from before the lock
-            return lock.exists() and live_owner(self.session_dir) is None
+            return session_held(self.session_dir) is False  # None: a session without a lock
 
         gone = await asyncio.to_thread(nobody_holds)
         if not self.is_attached:
