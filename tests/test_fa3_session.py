@@ -129,3 +129,15 @@ def test_an_imported_result_carries_each_scenarios_comparisons(tmp_path):
     row = state.rows["d128-s16k-b1-h16-causal"]
     assert row.goal_speedup("fa3") == pytest.approx(vs["d128-s16k-b1-h16-causal"]["fa3"])
     assert len(state.missing_goal()) == 26    # every scenario below 1.0x FA3
+
+
+def test_report_and_replay_take_the_bundled_name_on_the_command_line(capsys):
+    from socratic.cli import main
+
+    assert main(["report", "fa3-h200", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (r,) = doc["sessions"]
+    assert r["session"] == "fa3-h200" and r["evaluations"] == 43 and r["best_geomean"] < 1.0
+    code = main(["replay", "no-such-campaign"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "no-such-campaign" in err[0]
