@@ -82,9 +82,13 @@ questions = "auto"
                      "the campaign to end cleanly", p)
             assert [e for e in events(sess) if e["type"] == "campaign.end"][0]["reason"] == \
                 "interrupted"
-            # requeued: Slurm holds a requeued job 120 s; let it start at once
+            # requeued: Slurm holds a requeued job 120 s; let it start soon
             wait_for(lambda: "PENDING" in cluster.run("squeue", "--noheader", "--format=%T",
                                                       f"--jobs={job}"), 60, "the requeue", p)
+            # slurmd revoked the old run's credential with a one-second clock: a relaunch in
+            # the same second is refused as "Job credential revoked" (seen in CI), which is
+            # why Slurm itself holds requeued jobs; two seconds is enough for the test
+            time.sleep(2)
             cluster.run("scontrol", "update", f"jobid={job}", "StartTime=now")
             out, err = p.communicate(timeout=240)
         finally:
