@@ -41,6 +41,12 @@ typedef __nv_bfloat16 bf16;
 
 // keys per K/V tile and stages of the ring, per head dim and mask (causal keeps 128 keys at
 // d128: a wider tile wastes more of the diagonal)
+// wgmma descriptors built once per warpgroup and advanced by a 32-bit add (FA3 does so);
+// 0 rebuilds each from its address at every issue: ~80 uniform-datapath instructions per
+// key tile more than FA3's loop (sass_loops.py)
+#ifndef HOP_DESC_ONCE
+#define HOP_DESC_ONCE 0
+#endif
 // NC: consumer warpgroups of 64 query rows each (the CTA's query tile is 64 * NC rows);
 // 3 at d64 is FA3's shape there (HOP_NC_64), 2 elsewhere
 #ifndef HOP_NC_64
@@ -121,6 +127,14 @@ __device__ __forceinline__ void named_arrive(int id, int count) {
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
   return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
          (static_cast<uint64_t>(sbo >> 4) << 32) | (1ull << 62);
+}
+// the same as (lo, hi) words: lo holds the address field and the leading offset, so a byte
+// offset that is a multiple of 16 and stays inside shared memory is one add of offset >> 4
+__device__ __forceinline__ uint32_t desc_lo(uint32_t addr, uint32_t lbo) { return ((addr & 0x3FFFF) >> 4) | ((lbo >> 4) << 16); }
+__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t sbo) {
+  uint64_t d;
+  asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"((sbo >> 4) | (1u << 30)));
+  return d;
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -251,13 +265,17 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   for (int i = 0; i < O_REGS; ++i) o[i] = 0.f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
+  const uint32_t q_lo = desc_lo(q_smem, 16), k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
   auto issue_qk = [&](int s) {
     const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
-      wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
+      if constexpr (HOP_DESC_ONCE)
+        wgmma_ss<BN>(s_acc, desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
+      else
+        wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
     }
     wgmma_commit();
   };
@@ -266,7 +284,10 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
-      wgmma_rs<HD>(o, p_frag[kk], smem_desc(v_smem + kk * 2048, L::KV_PANEL, 1024));
+      if constexpr (HOP_DESC_ONCE)
+        wgmma_rs<HD>(o, p_frag[kk], desc_at(v_lo + s * (L::KV_BYTES >> 4) + kk * (2048 >> 4), 1024));
+      else
+        wgmma_rs<HD>(o, p_frag[kk], smem_desc(v_smem + kk * 2048, L::KV_PANEL, 1024));
     wgmma_commit();
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
