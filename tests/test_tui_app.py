@@ -1005,3 +1005,43 @@ async def test_table_cells_always_leave_a_gap(tmp_path):
             for row_key in table.rows:
                 cell = table.get_cell(row_key, key)
                 assert len(str(cell)) < width, (key, str(cell))
+
+
+async def test_a_goal_against_fa3_gets_its_own_column_and_sorts():
+    """The H200 campaign's goal is against FA3: each row shows its speedup against FA3 beside
+    the one against the baseline, and the worst-first sort is on FA3's terms."""
+    from pathlib import Path
+
+    from socratic.resources import resolve_session_dir
+    from socratic.tui.widgets.scenario_table import COLUMNS
+    app = replay_app(resolve_session_dir(Path("fa3-h200")))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("end")
+        # back to the last evaluation on the bench set (the campaign ends on full-set runs)
+        for _ in range(20):
+            if app.main.state.table_set == app.main.state.goal_set:
+                break
+            await pilot.press("left_square_bracket")
+        await pilot.pause()
+        table = app.query_one("#table")
+        labels = [c.label.plain for c in table.columns.values()]
+        assert labels[:4] == ["ok", "scenario", "speedup", "vs fa3"]
+        assert len(labels) == len(COLUMNS) + 1
+        # the full set's rows are correctness only (no times): "-"
+        rows = {s: r for s, r in app.main.state.rows.items() if r.goal_speedup("fa3") is not None}
+        assert len(rows) >= 26
+        for sid, row in app.main.state.rows.items():
+            cell = table.get_cell(sid, "goal").plain
+            want = "-" if sid not in rows else f"{row.goal_speedup('fa3'):.2f}×"
+            assert cell == want, (sid, cell)
+        table.focus()
+        while table.sort_mode != "best":
+            await pilot.press("s")
+        shown = [str(table.coordinate_to_cell_key((i, 0))[0].value) for i in range(len(rows))]
+        assert shown == sorted(rows, key=lambda s: -rows[s].goal_speedup("fa3"))
+        # the order against FA3 is not the order against the baseline: the sort is on the goal
+        assert shown != sorted(rows, key=lambda s: -rows[s].speedup)
+        # seeking back before campaign.start: no goal yet, the baseline's columns again
+        await pilot.press("home")
+        await pilot.pause()
+        assert [c.label.plain for c in table.columns.values()] == [c[1] for c in COLUMNS]

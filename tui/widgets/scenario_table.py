@@ -32,6 +32,9 @@ COLUMNS = (
     ("err", "err", 8, True), ("errx", "err×", 6, True), ("tf", "TF/s", 7, True),
     ("bnd", "bound", 6, True),
 )
+# under a goal against a comparison (FA3, say), each row's speedup against it, beside the
+# speedup against the baseline: the column the ok verdict and the sorts judge by
+GOAL_COLUMN = ("goal", 8, True)
 FIXED = 2  # ok and scenario stay on screen while the table scrolls sideways
 # "goal": rows missing the goal first (then scenario order), so they are on screen
 SORT_LABELS = {"goal": "misses first", "order": "scenario order", "worst": "worst first",
@@ -51,8 +54,18 @@ def verdict(row: ScenarioRow, goal: float | None,
     return ("✓ ok", "")
 
 
-def _numeric(row: ScenarioRow, col: str) -> float:
+def columns(against: str) -> tuple[tuple[str, str, int | None, bool], ...]:
+    """The table's columns for a goal judged against `against`."""
+    if against in ("", "baseline"):
+        return COLUMNS
+    key, width, right = GOAL_COLUMN
+    i = [c[0] for c in COLUMNS].index("spd") + 1
+    return (*COLUMNS[:i], (key, f"vs {against}", width, right), *COLUMNS[i:])
+
+
+def _numeric(row: ScenarioRow, col: str, against: str = "baseline") -> float:
     val = {
+        "goal": row.goal_speedup(against),
         "verdict": (0 if row.correct is False else 1 if row.speedup is None else 2),
         "err": row.err, "errx": row.err_ratio, "base": row.baseline_ms,
         "cand": row.candidate_ms, "spd": row.speedup, "best": row.best,
@@ -75,13 +88,27 @@ class ScenarioTable(DataTable):
         self._rows: dict[str, ScenarioRow] = {}
         self._goal: float | None = None
         self._against = "baseline"
+        self._columns = COLUMNS
         self._sort_col: str | None = None
         self._sort_reverse = False
 
     def on_mount(self) -> None:
-        for key, label, width, right in COLUMNS:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for key, label, width, right in self._columns:
             self.add_column(Text(label, justify="right" if right else "left"), key=key,
                             width=width)
+
+    def _set_against(self, against: str) -> None:
+        """A goal against another comparison (a replay seeking across campaign.start, say)
+        changes the columns: rebuild them, and the rows with them."""
+        wanted = columns(against)
+        if wanted != self._columns:
+            self._columns = wanted
+            self.clear(columns=True)
+            self._cells.clear()
+            self._add_columns()
 
     @property
     def needed_width(self) -> int:
@@ -102,7 +129,9 @@ class ScenarioTable(DataTable):
         cells = {
             "verdict": Text(v_text, style=v_style),
             "id": Text(row.id, style=id_style),  # speedup, right-aligned, makes the gap
-            "spd": Text(fmt.speedup(row.speedup), style=spd_style, justify="right"),
+            "spd": Text(fmt.speedup(row.speedup), style=dim if against not in ("", "baseline")
+                        else spd_style, justify="right"),
+            "goal": Text(fmt.speedup(row.goal_speedup(against)), style=spd_style, justify="right"),
             "best": Text(fmt.speedup(row.best), style="dim", justify="right"),
             "cand": Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),
             "base": Text(fmt.ms(row.baseline_ms), style=dim, justify="right"),
@@ -111,7 +140,7 @@ class ScenarioTable(DataTable):
             "tf": Text(fmt.fixed(row.tflops), style=dim, justify="right"),
             "bnd": Text(fmt.percent(row.bound_fraction), style=dim, justify="right"),
         }
-        return tuple(cells[key] for key, *_ in COLUMNS)
+        return tuple(cells[key] for key, *_ in self._columns)
 
     def show(self, state: CampaignState) -> int:
         """Bring the table up to `state`; returns the number of cells updated."""
@@ -120,7 +149,8 @@ class ScenarioTable(DataTable):
         self._rows = state.rows
         self._goal = state.goal
         self._against = state.goal_against
-        keys = [k for k, *_ in COLUMNS]
+        self._set_against(state.goal_against)
+        keys = [k for k, *_ in self._columns]
         for row in state.rows_in_order():
             cells = self._cells_for(row, state.goal, state.is_stale(row), state.goal_against)
             sig = tuple(c.plain + "|" + str(c.style) for c in cells)
@@ -161,7 +191,7 @@ class ScenarioTable(DataTable):
             if col == "id":
                 self.sort("id", key=lambda c: str(c), reverse=rev)
             else:
-                self.sort("id", key=lambda c: _numeric(rows[str(c)], col)
+                self.sort("id", key=lambda c: _numeric(rows[str(c)], col, self._against)
                           if str(c) in rows else -math.inf, reverse=rev)
             return
         if self.sort_mode == "goal":
@@ -177,7 +207,8 @@ class ScenarioTable(DataTable):
         elif self.sort_mode == "order":
             self.sort("id", key=lambda c: rows[str(c)].order if str(c) in rows else 0)
         else:
-            self.sort("id", key=lambda c: _numeric(rows[str(c)], "spd")
+            # worst/best on the goal's terms
+            self.sort("id", key=lambda c: _numeric(rows[str(c)], "goal", self._against)
                       if str(c) in rows else -math.inf, reverse=self.sort_mode == "best")
 
     def cycle_sort(self) -> None:
