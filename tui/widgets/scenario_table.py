@@ -88,7 +88,7 @@ class ScenarioTable(DataTable):
         self._rows: dict[str, ScenarioRow] = {}
         self._goal: float | None = None
         self._against = "baseline"
-        self._columns = COLUMNS
+        self._columns: tuple[tuple[str, str, int | None, bool], ...] = COLUMNS  # _set_against widens it
         self._sort_col: str | None = None
         self._sort_reverse = False
 
