@@ -324,6 +324,25 @@ async def test_tui_marks_the_retracted_evaluation_and_drops_its_figures(tmp_path
         assert "best vs fa3 0.80×" in str(app.query_one("#evalhead").render())
 
 
+async def test_tui_table_does_not_judge_on_retracted_figures(tmp_path, capsys):
+    """The table shows the latest evaluation's rows: retracted on the goal's terms (FA3),
+    they show no FA3 figure and are not judged; the baseline's speedup stands."""
+    s = written(tmp_path / "fa", fa3_log())
+    assert code_of(retract(capsys, s, 3, "--comparisons", "--why", "FA3 timer")) == 0
+    app = replay_app(s)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        table = app.query_one("#table")
+        assert [str(table.get_cell(sid, "verdict")) for sid in ("a", "b")] == ["↺ retr"] * 2
+        assert str(table.get_cell("a", "goal")) == "-" and str(table.get_cell("a", "spd")) == "1.00×"
+        assert app.main.state.missing_goal() == [] and app.main.state.best_geomean == 0.80
+        await pilot.press("left")
+        await pilot.pause()
+        assert str(table.get_cell("a", "verdict")) == "▼ slow"
+        assert str(table.get_cell("a", "goal")) == "0.60×"
+
+
 def test_fleet_rows_drop_a_retracted_best(tmp_path, capsys):
     from socratic.fleet.status import _Summary
 

@@ -126,12 +126,20 @@ class ScenarioRow:
     bound_fraction: float | None = None
     error: str | None = None       # evaluator's error text (build/launch failure)
     vs: tuple = ()                 # (comparison name, speedup against it), when logged
+    retracted: str | None = None   # its evaluation's eval.retract part (all | comparisons)
 
     def goal_speedup(self, against: str = "baseline") -> float | None:
-        """The speedup the goal is judged on: against the baseline or a comparison."""
+        """The speedup the goal is judged on: against the baseline or a comparison (None
+        when its evaluation was retracted on those terms)."""
+        if self.taken_back(against):
+            return None
         if against in ("", "baseline"):
             return self.speedup
         return dict(self.vs).get(against)
+
+    def taken_back(self, against: str = "baseline") -> bool:
+        """Its evaluation's figures against `against` were retracted (`socratic retract`)."""
+        return retracted_on(self.retracted, against or "baseline")
 
     @property
     def err_ratio(self) -> float | None:
@@ -147,6 +155,8 @@ class ScenarioRow:
             return None
         if self.correct is False:
             return False
+        if self.taken_back(against):
+            return None     # no figure to judge: retracted
         speedup = self.goal_speedup(against)
         if goal is None or speedup is None:
             return bool(self.correct)
@@ -521,6 +531,11 @@ class CampaignState:
         """Evaluations taken back later (`socratic retract`): their points (and transcript
         blocks) are marked, and what they were retracted on stops counting."""
         self.retractions.add(ev)
+        for rows in (*self.sets.values(), self.rows):   # rows is one of the sets' (or alone)
+            for sid, row in rows.items():
+                part = self.retractions.part(row.n) if row.n is not None else None
+                if part != row.retracted:
+                    rows[sid] = replace(row, retracted=part)
         for i, p in enumerate(self.evals):
             part = self.retractions.part(p.n)
             if part == p.retracted:
