@@ -55,3 +55,14 @@ def resolve_session_dir(path: Path) -> Path:
         return path
     bundled = bundled_dir("socratic.sessions") / str(path)
     return bundled if (bundled / "events.jsonl").is_file() else path
+
+
+def installed(path: Path) -> bool:
+    """Whether `path` lies inside the installed `socratic` package (a pip install; a
+    checkout installed in editable mode keeps its sessions/ outside it): the campaigns
+    bundled there are read, never written."""
+    try:
+        Path(path).resolve().relative_to(bundled_dir("socratic").resolve())
+    except ValueError:
+        return False
+    return True

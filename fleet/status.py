@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import retracted_on
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE
 from socratic.fleet.folder import Fleet, runner_alive
 
@@ -110,6 +111,7 @@ class _Summary:
     cost: float = 0.0
     gpu_waiting: bool = False
     gpu_wait_s: float = 0.0
+    correct: dict[int, tuple[float, float]] = field(default_factory=dict)  # n -> (min, geomean)
 
     def feed(self, e: dict[str, Any]) -> None:
         kind = e.get("type")
@@ -141,8 +143,16 @@ class _Summary:
             gm, mn = _num(s.get("geomean_speedup")), _num(s.get("min_speedup"))
             same_set = self.goal_set is None or e.get("set") in (None, self.goal_set)
             if s.get("all_correct") is True and same_set and gm is not None and mn is not None:
+                n = e.get("n")
+                if isinstance(n, int):
+                    self.correct[n] = (mn, gm)
                 if self.best is None or (mn, gm) > self.best:
                     self.best = (mn, gm)
+        elif kind == "eval.retract" and retracted_on(e.get("part"), "baseline"):
+            evals = e.get("evals")
+            for n in evals if isinstance(evals, list) else []:   # taken back: no best
+                self.correct.pop(n, None)
+            self.best = max(self.correct.values(), default=None)
         elif kind == "stophook":
             self.met = self.met or e.get("met") is True
         elif kind == "trigger":

@@ -180,7 +180,8 @@ class Attached:
             env=self.env, redact=self.redact, emit=self.emit, goal=self.goal,
             goal_set=self.goal_set, task_hashes=self.task_hashes, task_source=self.task_source,
             triggers=self.triggers)
-        self.evals.restore(rs.eval_ends, rs.eval_seq)  # replays the detectors, nothing fires
+        # replays the detectors, nothing fires
+        self.evals.restore(rs.eval_ends, rs.eval_seq, rs.retractions)
         d = self.triggers.detectors
         d.start.done = st.start_fired
         d.declared.last_at = st.declared_last_at

@@ -246,7 +246,7 @@ class Campaign:
             config.auto_questions = r.saved.auto_questions  # as last toggled
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=source, resumed=r)
-        c.evals.restore(r.eval_ends, r.eval_seq)
+        c.evals.restore(r.eval_ends, r.eval_seq, r.retractions)
         ctx, messages = session.load_messages()
         kept, c.pending = restart_messages(messages, r.results,
                                            lambda res: logged_output(session, res))

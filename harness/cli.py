@@ -1,5 +1,5 @@
-"""`socratic run` and `socratic inject`. Cheap to import: the campaign, the anthropic SDK
-and the bank are imported inside the handlers."""
+"""`socratic run` and `socratic inject` (and the verbs of attach_cli and retract). Cheap to
+import: the campaign, the anthropic SDK and the bank are imported inside the handlers."""
 
 from __future__ import annotations
 
@@ -56,9 +56,10 @@ def register(sub) -> None:
                    help="evaluate the current candidate now (shown to the agent)")
     p.set_defaults(handler=handle_inject)
 
-    from socratic.harness import attach_cli
+    from socratic.harness import attach_cli, retract
 
     attach_cli.register(sub)
+    retract.register(sub)
 
 
 def add_goal_options(p: argparse.ArgumentParser) -> None:
@@ -345,10 +346,11 @@ def handle_inject(args) -> int:
 
 def _end_reason(events: Path) -> str | None:
     """The reason of the log's last event when that is `campaign.end` (the campaign has
-    ended and nothing reads the inbox), else None. Reads only the file's tail."""
+    ended and nothing reads the inbox), else None; a later `eval.retract` (a note on past
+    evaluations) does not count. Reads only the file's tail."""
     import json
 
-    from socratic.contracts import CampaignEnd, parse_event
+    from socratic.contracts import CampaignEnd, EvalRetract, parse_event
 
     try:
         with open(events, "rb") as fh:
@@ -362,6 +364,6 @@ def _end_reason(events: Path) -> str | None:
             event = parse_event(json.loads(line))
         except ValueError:
             continue  # a torn last line, or a damaged event (ContractError is a ValueError)
-        if event is not None:
+        if event is not None and not isinstance(event, EvalRetract):
             return event.reason if isinstance(event, CampaignEnd) else None
     return None

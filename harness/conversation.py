@@ -67,7 +67,7 @@ def handoff_seed(session: Session, task: Task, goal: Goal, goal_set: str | None,
                  f"geomean {best.metric('geomean_speedup')}, min {best.metric('min_speedup')}"
                  if best else "none correct yet")
     cur = session.candidate.read_bytes() if session.candidate.exists() else b""
-    cur_ev = history.find(sha256_text(cur), goal_set)
+    cur_ev = history.find(sha256_text(cur), goal_set, goal.against)
     cur_text = (f"sha256 {sha256_text(cur)[:12]}, " + (
         f"last evaluated as #{cur_ev.n}" if cur_ev else "not evaluated in this form"))
     try:

@@ -21,6 +21,7 @@ from socratic.contracts import (
     ScenarioProgress,
     ScenarioResult,
     parse_eval,
+    retracted_on,
 )
 from socratic.harness.task import Goal
 
@@ -37,6 +38,7 @@ class Evaluation:
     seconds: float = 0.0
     stderr_tail: str = ""
     notes: list[str] = field(default_factory=list)  # harness notes shown with the table
+    retracted: str | None = None         # eval.retract's part (all | comparisons), if any
 
     @property
     def scenarios(self) -> list[ScenarioResult]:
@@ -60,6 +62,11 @@ class Evaluation:
     def failed_check(self) -> bool:
         """The candidate failed a check (build, ban, or a scenario's correctness)."""
         return not self.all_correct
+
+    def counts_on(self, against: str) -> bool:
+        """Its figures against `against` (baseline or a comparison) may be used: it is not
+        retracted on those terms."""
+        return not retracted_on(self.retracted, against)
 
     def metric(self, key: str) -> float | None:
         """`geomean_speedup` or `min_speedup` of the summary."""
@@ -333,9 +340,13 @@ class History:
     def add(self, ev: Evaluation) -> None:
         self.evals.append(ev)
 
-    def find(self, sha: str, set_name: str | None) -> Evaluation | None:
+    def find(self, sha: str, set_name: str | None,
+             against: str = "baseline") -> Evaluation | None:
+        """The latest evaluation of this source on this set, unless retracted on the terms of
+        `against` (the goal check then needs a fresh one)."""
         for ev in reversed(self.evals):
-            if ev.sha == sha and ev.set == set_name and ev.result is not None:
+            if ev.sha == sha and ev.set == set_name and ev.result is not None \
+                    and ev.counts_on(against):
                 return ev
         return None
 
@@ -343,16 +354,19 @@ class History:
         """The best correct evaluation: highest min speedup, then geomean. With a goal,
         on the goal's terms: its scenario set only, and speedups against what the goal is
         judged against (a campaign against FA3 is best where it is closest to FA3, not
-        where it is furthest ahead of the baseline)."""
-        good = [e for e in self.evals if e.all_correct and (goal_set is None or e.set == goal_set)]
+        where it is furthest ahead of the baseline). A retracted evaluation is not a best on
+        the terms it was retracted on."""
+        against = goal.against if goal is not None else "baseline"
+        good = [e for e in self.evals if e.all_correct and e.counts_on(against)
+                and (goal_set is None or e.set == goal_set)]
         if not good:
             return None
-        if goal is None or goal.against == "baseline":
+        if against == "baseline":
             return max(good, key=lambda e: (e.metric("min_speedup") or 0.0,
                                             e.metric("geomean_speedup") or 0.0))
 
         def on_goal(e: Evaluation) -> tuple[float, float]:
-            mn, geo = e.result.min_and_geomean(goal.against) if e.result else (None, None)
+            mn, geo = e.result.min_and_geomean(against) if e.result else (None, None)
             return mn or 0.0, geo or 0.0
         return max(good, key=on_goal)
 
@@ -365,6 +379,7 @@ class History:
             lines.append(f"{e.n:<4} {e.sha[:12]}  {e.set or 'default'!s:<9}  "
                          f"{'yes' if e.all_correct else 'no ':<7}  "
                          f"{_fmt(e.metric('geomean_speedup'), '.3f'):<7}  "
-                         f"{_fmt(e.metric('min_speedup'), '.3f')}")
+                         f"{_fmt(e.metric('min_speedup'), '.3f')}"
+                         + (f"  (retracted: {e.retracted})" if e.retracted else ""))
         return "\n".join(lines)
 

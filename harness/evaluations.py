@@ -15,6 +15,7 @@ from socratic.contracts import (
     ContractError,
     EvalEnd,
     EvalResult,
+    Retractions,
     ScenarioProgress,
     ScenarioResult,
     parse_eval,
@@ -63,11 +64,15 @@ class Evaluations:
         self.history = History()
         self.seq = 0  # the highest number given, a run cut short by a kill included
 
-    def restore(self, ends: list[EvalEnd], seq: int) -> None:
-        """A resumed campaign: the history from the log's eval.end events (and the
-        triggers' state from it); `seq` the highest eval.start number logged."""
+    def restore(self, ends: list[EvalEnd], seq: int,
+                retractions: Retractions | None = None) -> None:
+        """A resumed campaign: the history from the log's eval.end events, each marked with
+        what eval.retract took back (and the triggers' state from it); `seq` the highest
+        eval.start number logged."""
         for e in ends:
-            self.history.add(load_evaluation(self.session.dir, e))
+            ev = load_evaluation(self.session.dir, e)
+            ev.retracted = retractions.part(e.n) if retractions is not None else None
+            self.history.add(ev)
         self.seq = max(self.seq, seq)
         self.triggers.resume(self.history.evals)
 

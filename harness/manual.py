@@ -241,7 +241,8 @@ def _by_hand_only(s: Step, what: str) -> None:
 
 
 def _current(camp: Attached) -> Evaluation | None:
-    return camp.evals.history.find(camp.evals.candidate_sha(), camp.goal_set)
+    return camp.evals.history.find(camp.evals.candidate_sha(), camp.goal_set,
+                                   camp.goal.against)
 
 
 def stop(session_dir: Path) -> tuple[int, str]:
@@ -255,8 +256,11 @@ def stop(session_dir: Path) -> tuple[int, str]:
             return 0, f"socratic: the campaign has ended ({camp.state.ended})"
         if _current(camp) is None:
             sha = camp.evals.candidate_sha()
+            gone = any(e.sha == sha and e.set == camp.goal_set and e.retracted
+                       for e in camp.evals.history.evals)
             raise InputError(f"{camp.session.candidate}: no evaluation of it (sha256 "
-                             f"{sha[:16]}...) on the goal set {camp.goal_set!r} is recorded: "
+                             f"{sha[:16]}...) on the goal set {camp.goal_set!r} is recorded"
+                             f"{' that is not retracted' if gone else ''}: "
                              f"run ./evaluate on a GPU node or import one (`socratic hook "
                              f"evaluate --import RESULT.json`); nothing recorded")
         verdict = judge_stop(camp.evals)

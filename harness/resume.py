@@ -13,9 +13,11 @@ from typing import Any
 
 from socratic.contracts import (
     EvalEnd,
+    EvalRetract,
     EvalStart,
     Event,
     Question,
+    Retractions,
     ToolCall,
     ToolResult,
     Usage,
@@ -42,6 +44,7 @@ class ResumeState:
     counters: Counters = field(default_factory=Counters)
     eval_seq: int = 0                                              # highest eval.start n
     eval_ends: list[EvalEnd] = field(default_factory=list)        # in order
+    retractions: Retractions = field(default_factory=Retractions)  # eval.retract events
     results: dict[str, ToolResult] = field(default_factory=dict)  # by tool call id
     asked_ids: list[str] = field(default_factory=list)
     asked_texts: list[str] = field(default_factory=list)
@@ -69,6 +72,8 @@ def resume_state(events: Iterable[Event], state: Any) -> ResumeState:
             r.eval_seq = max(r.eval_seq, e.n)
         elif isinstance(e, EvalEnd):
             r.eval_ends.append(e)
+        elif isinstance(e, EvalRetract):
+            r.retractions.add(e)
     return r
 
 

@@ -26,7 +26,7 @@ def judge_stop(evals: Evaluations) -> Verdict:
     """The goal predicate on the current candidate's evaluation on the goal set (reused when
     this source was evaluated already, else a fresh one, which the triggers see as any
     other); logs `stophook`. Firing declared_done (`Triggers.on_stop`) is the caller's."""
-    ev = evals.history.find(evals.candidate_sha(), evals.goal_set)
+    ev = evals.history.find(evals.candidate_sha(), evals.goal_set, evals.goal.against)
     reused = ev is not None
     if ev is None:
         ev = evals.run(evals.goal_set, source="stophook")

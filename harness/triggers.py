@@ -58,7 +58,7 @@ class Plateau:
         self.since = 0
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
-        if ev.all_correct:
+        if ev.all_correct and ev.counts_on("baseline"):   # a retracted evaluation is no best
             mn, geo = ev.metric("min_speedup"), ev.metric("geomean_speedup")
             if self.best_min is None or self.best_geo is None:
                 self.best_min, self.best_geo, self.since = mn, geo, 0
@@ -92,7 +92,7 @@ class SuspiciousGain:
         self.near_bound: set[str] = set()   # scenarios already reported near their bound
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
-        if not ev.all_correct:
+        if not ev.all_correct or not ev.counts_on("baseline"):
             return None
         prev, self.prev = self.prev, ev
         reasons = []

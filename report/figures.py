@@ -11,7 +11,10 @@ What counts (the same rules as the harness):
   goal-set evaluation whose min speedup is at least the goal (goal against the baseline);
 - a question's gain: the best geomean and min before it, and after the next `window`
   goal-set evaluations that end after it (relative change; best values never go down).
-  `followed` and `best_on` are that rule, shared with `socratic bank trace`.
+  `followed` and `best_on` are that rule, shared with `socratic bank trace`;
+- an evaluation retracted (`eval.retract`, wherever it lies in the log) keeps its place and
+  its correctness, but the figures it was retracted on are not figures: null in its point
+  (all of them, or its comparisons'), so it is no best, reaches no goal and is no evidence.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from socratic.contracts import (AgentText, CampaignEnd, CampaignStart, EvalEnd, EvalResult,
-                                EvalScenario, EvalStart, EvalSummary, Question, StopHook,
-                                ToolCall, Trigger, Usage)
+                                EvalScenario, EvalStart, EvalSummary, Question, Retractions,
+                                StopHook, ToolCall, Trigger, Usage)
 from socratic.report.churn import Churn, churn
 from socratic.report.source import SessionFiles
 
@@ -68,6 +71,8 @@ class EvalPoint:
     result: str = ""                # the saved result, relative to the session folder
     geomean_vs: dict[str, float] = field(default_factory=dict)  # against each comparison
     baseline_geomean: float | None = None   # geomean/min above are on the goal's terms
+    retracted: str | None = None            # eval.retract's part (all | comparisons)
+    retracted_why: str | None = None
 
 
 def geomean_against(p: EvalPoint, against: str) -> float | None:
@@ -235,9 +240,15 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     events = files.events
     start = next(e for e in events if isinstance(e, CampaignStart))
     goal_min = _num(start.goal.min_speedup)
-    goal = {"min_speedup": goal_min, "against": start.goal.against}
-    against_baseline = start.goal.against == "baseline"
+    against = start.goal.against
+    goal = {"min_speedup": goal_min, "against": against}
+    against_baseline = against == "baseline"
     goal_set = start.scenarios.set
+    retracted = Retractions.of(events)
+
+    def stands(n: int | None) -> bool:
+        """Evaluation n's figures on the goal's terms are not retracted."""
+        return n is None or not retracted.hides(n, against)
 
     tool_calls = turns = 0
     cost = 0.0
@@ -288,20 +299,24 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             summary = e.summary
             on_goal = goal_set is None or e.set is None or e.set == goal_set
             correct = summary.all_correct
-            if against_baseline:
+            if not stands(e.n):
+                geo = mn = None
+            elif against_baseline:
                 geo, mn = _num(summary.geomean_speedup), _num(summary.min_speedup)
             else:   # the goal's terms: speedups against the comparison (FA3 ...)
-                geo, mn = _on_comparison(files, e, start.goal.against)
+                geo, mn = _on_comparison(files, e, against)
             if correct and on_goal:
                 best_geo, best_min = _max(best_geo, geo), _max(best_min, mn)
                 if (goal_at is None and goal_min is not None
                         and mn is not None and mn >= goal_min):
                     goal_at = (t, tool_calls, len(series) + 1)
-            vs = {k: v for k, v in (summary.geomean_vs or {}).items() if _num(v) is not None}
+            vs = {k: v for k, v in (summary.geomean_vs or {}).items()
+                  if _num(v) is not None and not retracted.hides(e.n, k)}
+            base = None if retracted.hides(e.n, "baseline") else _num(summary.geomean_speedup)
             series.append(EvalPoint(e.n, e.seq, t, e.set, on_goal, correct, geo, mn,
                                     e.candidate_sha or shas.get(e.n, ""), e.source,
-                                    tool_calls, best_geo, best_min, e.result, vs,
-                                    _num(summary.geomean_speedup)))
+                                    tool_calls, best_geo, best_min, e.result, vs, base,
+                                    retracted.part(e.n), retracted.why(e.n)))
             results[e.n] = e.result
             if not correct:
                 failing = list(summary.failing or []) or [
@@ -313,7 +328,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             questions.append(_Asked(e, len(series), tool_calls, (best_geo, best_min)))
         elif isinstance(e, Trigger):
             triggers[e.kind] = triggers.get(e.kind, 0) + 1
-        elif isinstance(e, StopHook) and e.met and goal_at is None:
+        elif isinstance(e, StopHook) and e.met and goal_at is None and stands(e.n):
             goal_at = (t, tool_calls, len(series))
         elif isinstance(e, CampaignEnd):
             end = e
@@ -328,7 +343,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         by_trigger[key] = by_trigger.get(key, 0) + 1
         by_group[g.group] = by_group.get(g.group, 0) + 1
 
-    best = _best(series)
+    best = _best([p for p in series if stands(p.n)])
     best_rows = rows.get(best.n, []) if best else []
     if best and not best_rows:
         best_rows = _rows_from_result(files.eval_result(results.get(best.n, "")))
@@ -352,7 +367,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         goal=goal, goal_set=goal_set,
         best_geomean=best_geo, best_min=best_min,
         best_evaluation=best.n if best else None, best_scenarios=best_rows,
-        goal_met=goal_at is not None or bool(end and end.reason == "goal_met"),
+        goal_met=goal_at is not None or bool(end and end.reason == "goal_met" and stands(end.n)),
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,
         evaluations_to_goal=goal_at[2] if goal_at else None,

@@ -14,11 +14,12 @@ import io
 import re
 from typing import Any
 
+from socratic.contracts import retracted_on
 from socratic.errors import InputError
 from socratic.report.figures import SessionReport
 from socratic.report.model import Report
-from socratic.report.text import (GROUP_HEAD, QUESTION_HEAD, figure_rows, group_rows,
-                                  one_line, pct, question_rows, x)
+from socratic.report.text import (EVAL_HEAD, GROUP_HEAD, QUESTION_HEAD, eval_rows, figure_rows,
+                                  group_rows, one_line, pct, question_rows, retraction_lines)
 
 GEO, MIN, BAD, AUTO, HUMAN, GOAL = "#1f6fb4", "#e07b00", "#c0392b", "#6c3fb3", "#2e8b57", "#555555"
 NUMERIC = re.compile(r"^[+-]?\$?[\d,.]+(x|%| s| min \d+ s| h \d+ min)?$")
@@ -61,7 +62,9 @@ def progress_plot(Figure: Any, r: SessionReport) -> str:
     pts = [p for p in r.series if p.goal_set]
     fig = Figure(figsize=(10, 4.2))
     ax = fig.subplots()
-    good = [p for p in pts if p.correct]
+    against = r.goal.get("against") or "baseline"
+    gone = [p for p in pts if retracted_on(p.retracted, against)]   # no figures on its terms
+    good = [p for p in pts if p.correct and not retracted_on(p.retracted, against)]
     ax.plot([p.n for p in good], [p.geomean for p in good], "o-", color=GEO, ms=4,
             label="geomean speedup")
     ax.plot([p.n for p in good], [p.min for p in good], "s-", color=MIN, ms=4,
@@ -80,6 +83,9 @@ def progress_plot(Figure: Any, r: SessionReport) -> str:
     if bad:
         ax.plot([p.n for p in bad], [low] * len(bad), "x", color=BAD, ms=8, mew=2,
                 label="incorrect evaluation")
+    if gone:
+        ax.plot([p.n for p in gone], [low] * len(gone), "o", color=GOAL, mfc="none", ms=6,
+                label="retracted evaluation")
     n_of = {i: p.n for i, p in enumerate(r.series)}
     label = len(r.question_gains) <= MAX_LABELS
     at_x: dict[float, int] = {}
@@ -191,10 +197,8 @@ def render(report: Report) -> str:
                     f"deleted earlier ({c.deleted} deleted, {c.candidates} candidates"
                     + (f", {c.missing} evaluations without a kept candidate" if c.missing
                        else "") + ").</p>")
-        body.append("<h3>Evaluations</h3>" + _table(
-            ["#", "set", "correct", "geomean", "min", "best geomean", "best min", "tool calls"],
-            [[p.n, p.set or "-", "yes" if p.correct else "no", x(p.geomean), x(p.min),
-              x(p.best_geomean), x(p.best_min), p.tool_calls] for p in r.series]))
+        body.append("<h3>Evaluations</h3>" + _table(EVAL_HEAD, eval_rows(r)))
+        body += [f"<p>{e(line)}</p>" for line in retraction_lines(r)]
     if report.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f'<li class="note">{e(n)}</li>'
                                                    for n in report.notes) + "</ul>")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from socratic.contracts import number_runs
 from socratic.report.compare import MEDIANS
 from socratic.report.figures import QuestionGain, SessionReport
 from socratic.report.model import Report
@@ -64,6 +65,17 @@ def goal_text(r: SessionReport, word: str = "goal ") -> str:
             f"calls, {r.evaluations_to_goal} evaluations")
 
 
+def retraction_lines(r: SessionReport) -> list[str]:
+    """Each retraction (`socratic retract`): which evaluations, on what terms, and why."""
+    taken: dict[tuple[str, str], list[int]] = {}
+    for p in r.series:
+        if p.retracted:
+            taken.setdefault((p.retracted, p.retracted_why or ""), []).append(p.n)
+    return [f"evaluation(s) {number_runs(ns)} retracted"
+            + (" (comparisons only)" if part == "comparisons" else "") + f": {why}"
+            for (part, why), ns in taken.items()]
+
+
 def question_label(g: QuestionGain) -> str:
     return g.bank_id or f'"{one_line(g.text, 50)}"'
 
@@ -81,6 +93,7 @@ def summary_lines(r: SessionReport) -> list[str]:
         f"  best on {r.goal_set or 'the goal set'}{vs_goal(r)}: geomean {x(r.best_geomean)}, min "
         f"{x(r.best_min)}" + (f" (best evaluation #{r.best_evaluation})"
                               if r.best_evaluation is not None else ""),
+        *[f"  {line}" for line in retraction_lines(r)],
         f"  {goal_text(r)}",
         f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "
         f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, cache write "
@@ -201,6 +214,14 @@ def question_rows(r: SessionReport) -> list[list[str]]:
 
 QUESTION_HEAD = ["event", "source", "trigger", "bank id", "question", "best geomean",
                  "gain", "best min", "gain", "tool calls after"]
+EVAL_HEAD = ["#", "set", "correct", "geomean", "min", "best geomean", "best min", "tool calls",
+             "retracted"]
+
+
+def eval_rows(r: SessionReport) -> list[list[Any]]:
+    return [[p.n, p.set or "-", "yes" if p.correct else "no", x(p.geomean), x(p.min),
+             x(p.best_geomean), x(p.best_min), p.tool_calls, p.retracted or ""]
+            for p in r.series]
 
 
 def markdown(report: Report) -> str:
@@ -218,10 +239,10 @@ def markdown(report: Report) -> str:
             out += [f"- evaluation #{f.n} ({f.set or 'default'}): {f.what}"]
             said = " ".join((f.explanation or "(no words before the next evaluation)").split())
             out += [f"  > {said}", ""]
-        out += ["### Evaluations", "", md_table(
-            ["#", "set", "correct", "geomean", "min", "best geomean", "best min", "tool calls"],
-            [[p.n, p.set or "-", "yes" if p.correct else "no", x(p.geomean), x(p.min),
-              x(p.best_geomean), x(p.best_min), p.tool_calls] for p in r.series]), ""]
+        out += ["### Evaluations", "", md_table(EVAL_HEAD, eval_rows(r)), ""]
+        taken = retraction_lines(r)
+        if taken:
+            out += [f"- {line}" for line in taken] + [""]
         if r.best_scenarios:
             out += [f"### Best evaluation #{r.best_evaluation}: speedup per scenario", "",
                     md_table(["scenario", "correct", "speedup"],

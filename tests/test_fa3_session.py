@@ -1,6 +1,7 @@
 """The bundled real campaign (sessions/fa3-h200: the attention kernel on the H200, recorded
 by hand with `attach --agent manual` and imported evaluations) conforms to the contracts,
-is found by name, replays, and reports on the goal's terms (against FA3)."""
+is found by name, replays, and reports on the goal's terms (against FA3), without the
+comparisons of its evaluations 1-12 (retracted: timed before the comparison-timer fix)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from socratic.contracts import CampaignEnd, CampaignStart, EvalEnd, parse_eval, read_events
+from socratic.contracts import (CampaignEnd, CampaignStart, EvalEnd, EvalRetract, parse_eval,
+                                read_events)
 from socratic.report.model import build_report
 from socratic.resources import bundled_sessions, resolve_session_dir
 from socratic.tui.app import SocraticApp
@@ -29,7 +31,11 @@ def test_found_by_name_and_listed():
 def test_every_event_and_evaluation_conforms():
     parsed, _ = read_events(SESSION / "events.jsonl")
     assert parsed.errors == [] and parsed.skipped == 0
-    assert isinstance(parsed.events[0], CampaignStart) and isinstance(parsed.events[-1], CampaignEnd)
+    assert isinstance(parsed.events[0], CampaignStart) and isinstance(parsed.events[-2], CampaignEnd)
+    # appended after the end: the comparisons timed before the fix (d152644) taken back
+    retract = parsed.events[-1]
+    assert isinstance(retract, EvalRetract) and retract.part == "comparisons"
+    assert retract.evals == list(range(1, FIXED_TIMER)) and "d152644" in retract.why
     files = sorted((SESSION / "evals").glob("*.json"))
     ends = [e for e in parsed.events if isinstance(e, EvalEnd)]
     assert len(files) == len(ends) == 43
@@ -53,9 +59,33 @@ def test_report_judges_the_best_against_fa3():
     # the best is the closest to FA3 in its worst scenario, not the furthest from the baseline
     assert abs(r.best_min - min(ratios)) < 1e-9
     for p in r.series:
-        if p.correct and p.goal_set:
+        if p.correct and p.goal_set and not p.retracted:
             assert min(_fa3_ratios(p.result)) <= r.best_min + 1e-9
     assert 0.5 < r.best_min < 1.0 and 0.5 < r.best_geomean < 1.0
+
+
+def test_the_retracted_comparisons_count_nowhere_the_baseline_still_does():
+    """Evaluation 10 read 0.870x FA3 on the old timer; the honest best is evaluation 36's
+    0.867x (v7). Against the baseline the early evaluations stand."""
+    from socratic.report.text import summary_lines
+
+    (r,) = build_report([SESSION]).sessions
+    assert round(r.best_geomean, 3) == 0.867
+    best_geo = max((p for p in r.series if p.goal_set and p.geomean is not None),
+                   key=lambda p: p.geomean)
+    assert best_geo.n == 36 and abs(best_geo.geomean - r.best_geomean) < 1e-12
+    early = [p for p in r.series if p.n < FIXED_TIMER]
+    assert all(p.retracted == "comparisons" and p.geomean is None and p.geomean_vs == {}
+               for p in early)
+    ten = early[9]
+    assert ten.n == 10 and ten.baseline_geomean == pytest.approx(2.504, abs=1e-3)
+    lines = summary_lines(r)
+    assert "geomean 0.867x" in lines[2] and "0.870" not in "\n".join(lines)
+    assert lines[3].startswith("  evaluation(s) 1-12 retracted (comparisons only): timed before")
+    # the TUI's best agrees; a reader of the log up to the campaign's end still read 0.870x
+    events = [json.loads(line) for line in (SESSION / "events.jsonl").read_text().splitlines()]
+    assert round(fold(events).best_geomean, 3) == 0.867
+    assert round(fold(events[:-1]).best_geomean, 3) == 0.870
 
 
 async def test_replays_to_the_end():
@@ -77,7 +107,7 @@ def test_the_shipped_best_kernel_is_the_one_measured():
     """tests/candidates/fa3_h200_best.cu is byte for byte the candidate of the session's
     best-geomean evaluation against FA3 (v7: 0.867x FA3 on the bench set). Evaluations 1-12
     ran before the comparison timer kept host time out of FA3's measurement (commit
-    d152644): their FA3 ratios read high and are not compared."""
+    d152644): their FA3 ratios read high, are retracted in the log, and are not compared."""
     import hashlib
 
     sha = hashlib.sha256(BEST.read_bytes()).hexdigest()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from socratic import contracts as c
-from socratic.contracts import ContractError, Event, parse_event
+from socratic.contracts import ContractError, Event, Retractions, parse_event, retracted_on
 from socratic.tui.tool_summary import summarize_output
 
 CHECKPOINT_EVERY = 256
@@ -56,7 +56,7 @@ def _clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
 @dataclass(frozen=True)
 class Block:
     """One transcript block. `kind` is one of: start, text, tool, eval, trigger, question,
-    stophook, control, end. Fields not used by a kind stay at their defaults."""
+    stophook, control, problem, retract, end. Fields not used by a kind stay at their defaults."""
 
     kind: str
     seq: int = 0          # seq of the event that opened the block
@@ -126,12 +126,20 @@ class ScenarioRow:
     bound_fraction: float | None = None
     error: str | None = None       # evaluator's error text (build/launch failure)
     vs: tuple = ()                 # (comparison name, speedup against it), when logged
+    retracted: str | None = None   # its evaluation's eval.retract part (all | comparisons)
 
     def goal_speedup(self, against: str = "baseline") -> float | None:
-        """The speedup the goal is judged on: against the baseline or a comparison."""
+        """The speedup the goal is judged on: against the baseline or a comparison (None
+        when its evaluation was retracted on those terms)."""
+        if self.taken_back(against):
+            return None
         if against in ("", "baseline"):
             return self.speedup
         return dict(self.vs).get(against)
+
+    def taken_back(self, against: str = "baseline") -> bool:
+        """Its evaluation's figures against `against` were retracted (`socratic retract`)."""
+        return retracted_on(self.retracted, against or "baseline")
 
     @property
     def err_ratio(self) -> float | None:
@@ -147,6 +155,8 @@ class ScenarioRow:
             return None
         if self.correct is False:
             return False
+        if self.taken_back(against):
+            return None     # no figure to judge: retracted
         speedup = self.goal_speedup(against)
         if goal is None or speedup is None:
             return bool(self.correct)
@@ -164,6 +174,11 @@ class EvalPoint:
     t: float = 0.0
     seq: int = 0
     set: str = ""
+    retracted: str | None = None  # eval.retract's part (all | comparisons)
+
+    def shows(self, against: str = "baseline") -> bool:
+        """Its figures against `against` (baseline, or a comparison) stand: not retracted."""
+        return not retracted_on(self.retracted, against)
 
 
 @dataclass(frozen=True)
@@ -246,6 +261,7 @@ class CampaignState:
     blocks: list[Block] = field(default_factory=list)
     tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
     eval_index: dict[int, int] = field(default_factory=dict)  # eval n -> block index
+    retractions: Retractions = field(default_factory=Retractions)
     _text_open: bool = False
 
     # ----------------------------------------------------------------- copying
@@ -264,6 +280,7 @@ class CampaignState:
             blocks=list(self.blocks),
             tool_index=dict(self.tool_index),
             eval_index=dict(self.eval_index),
+            retractions=self.retractions.copy(),
         )
 
     # ----------------------------------------------------------------- derived
@@ -276,7 +293,7 @@ class CampaignState:
         vals = []
         for e in self.goal_evals():
             v = e.geomean if against == "baseline" else dict(e.comparisons).get(against)
-            if v is not None and e.all_correct:
+            if v is not None and e.all_correct and e.shows(against):
                 vals.append(v)
         return max(vals) if vals else None
 
@@ -481,6 +498,7 @@ class CampaignState:
             n=ev.n, geomean=num(summary.geomean_speedup), min=num(summary.min_speedup),
             all_correct=summary.all_correct, worst=summary.worst_scenario or None,
             comparisons=comparisons, t=t, seq=seq, set=ev.set or self.table_set,
+            retracted=self.retractions.part(ev.n),
         )
         self.evals.append(point)
         rows = self.sets.get(ev.set or self.table_set, self.rows)
@@ -508,6 +526,28 @@ class CampaignState:
             self.eval_index[ev.n] = len(self.blocks)
             self.blocks.append(Block("eval", seq, t, title=f"#{ev.n}", ok=point.all_correct,
                                      done=True, data=data))
+
+    def _retract(self, ev: c.EvalRetract, seq: int, t: float) -> None:
+        """Evaluations taken back later (`socratic retract`): their points (and transcript
+        blocks) are marked, and what they were retracted on stops counting."""
+        self.retractions.add(ev)
+        for rows in (*self.sets.values(), self.rows):   # rows is one of the sets' (or alone)
+            for sid, row in rows.items():
+                part = self.retractions.part(row.n) if row.n is not None else None
+                if part != row.retracted:
+                    rows[sid] = replace(row, retracted=part)
+        for i, p in enumerate(self.evals):
+            part = self.retractions.part(p.n)
+            if part == p.retracted:
+                continue
+            self.evals[i] = point = replace(p, retracted=part)
+            idx = self.eval_index.get(p.n)
+            if idx is not None and idx < len(self.blocks) and self.blocks[idx].kind == "eval":
+                b = self.blocks[idx]
+                self.blocks[idx] = replace(b, data=tuple(
+                    (k, point if k == "point" else v) for k, v in b.data))
+        self.blocks.append(Block("retract", seq, t, title=ev.part, text=ev.why,
+                                 data=(("evals", tuple(ev.evals)),)))
 
     def _eval_wait(self, ev: c.EvalWait, seq: int, t: float) -> None:
         """The running evaluation waits for its GPU turn (another evaluation has the GPU)."""
@@ -587,6 +627,7 @@ _HANDLERS: dict[type, Any] = {
     c.EvalScenario: CampaignState._eval_scenario,
     c.EvalEnd: CampaignState._eval_end,
     c.EvalWait: CampaignState._eval_wait,
+    c.EvalRetract: CampaignState._retract,
     c.Trigger: CampaignState._trigger,
     c.Question: CampaignState._question,
     c.StopHook: CampaignState._stophook,

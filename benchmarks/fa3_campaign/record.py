@@ -51,3 +51,11 @@ for i, st in enumerate(steps[start:stop], start):
         print((out.stdout + out.stderr).strip())
     elif kind.startswith("say"):
         say(body.strip())
+    elif kind.startswith("retract"):   # later: evaluations taken back (first line: their numbers)
+        ns, _, why = body.strip().partition("\n")
+        part = ["--comparisons"] if "comparisons" in kind else []
+        out = subprocess.run(["socratic", "retract", S, *ns.split(), *part, "--why", why.strip()],
+                             capture_output=True, text=True)
+        print((out.stdout + out.stderr).strip())
+        if out.returncode != 0:
+            sys.exit(1)

@@ -38,13 +38,16 @@ class EvalHeader(Static):
                 t.append("  ✗ INCORRECT", style="bold reverse")
             elif last.all_correct:
                 t.append("  ✓ correct")
-            t.append("  geomean ")
-            t.append(fmt.speedup(last.geomean), style="bold")
-            t.append("  min ")
-            below = goal is not None and last.min is not None and last.min < goal
-            t.append(fmt.speedup(last.min), style="bold underline" if below else "bold")
-            if below:
-                t.append(" ▼")
+            if last.shows():
+                t.append("  geomean ")
+                t.append(fmt.speedup(last.geomean), style="bold")
+                t.append("  min ")
+                below = goal is not None and last.min is not None and last.min < goal
+                t.append(fmt.speedup(last.min), style="bold underline" if below else "bold")
+                if below:
+                    t.append(" ▼")
+            if last.retracted:
+                t.append(f"  ↺ retracted ({last.retracted})", style="bold")
         if goal is not None:
             against = "" if state.goal_against in ("", "baseline") else f" vs {state.goal_against}"
             t.append(f"  goal ≥{goal:.2f}×{against}")
@@ -53,7 +56,8 @@ class EvalHeader(Static):
                 t.append(f" ({len(missing)} miss)", style="bold")
         if last is not None:
             for name, val in last.comparisons:
-                t.append(f"  vs {name} {fmt.speedup(val)}")
+                if last.shows(name):
+                    t.append(f"  vs {name} {fmt.speedup(val)}")
         best = state.best_geomean
         if best is not None:
             against = "" if state.goal_against in ("", "baseline") else f" vs {state.goal_against}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from socratic.contracts import number_runs
 from socratic.tui import format as fmt
 from socratic.tui.state import Block, EvalPoint
 
@@ -38,11 +39,15 @@ def render_block(b: Block) -> Text:
                 t.append("  ✗ INCORRECT", style="bold reverse")
             elif point.all_correct:
                 t.append("  ✓ correct")
-            t.append(f"  geomean {fmt.speedup(point.geomean)}  min {fmt.speedup(point.min)}")
-            if point.worst:
-                t.append(f"  worst {point.worst}", style="dim")
+            if point.shows():
+                t.append(f"  geomean {fmt.speedup(point.geomean)}  min {fmt.speedup(point.min)}")
+                if point.worst:
+                    t.append(f"  worst {point.worst}", style="dim")
             for name, val in point.comparisons:
-                t.append(f"  vs {name} {fmt.speedup(val)}", style="dim")
+                if point.shows(name):
+                    t.append(f"  vs {name} {fmt.speedup(val)}", style="dim")
+            if point.retracted:
+                t.append(f"  ↺ retracted ({point.retracted})", style="bold")
         if b.get("error"):
             t.append(f"  error: {b.get('error')}", style="bold")
         waited = b.get("gpu_wait_s")
@@ -80,6 +85,12 @@ def render_block(b: Block) -> Text:
                 t.append(f"\n  · … {len(failing) - 6} more")
         if b.text:
             t.append(f"\n  {b.text}", style="dim")
+    elif b.kind == "retract":
+        what = "the comparisons of " if b.title == "comparisons" else ""
+        t.append(f"↺ retracted {what}evaluation(s) {number_runs(b.get('evals') or ())}",
+                 style="bold")
+        if b.text:
+            t.append(f": {b.text}")
     elif b.kind == "problem":
         t.append(f"⚠ problem in {b.title}", style="bold")
         if b.text:

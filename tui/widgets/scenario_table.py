@@ -49,6 +49,8 @@ def verdict(row: ScenarioRow, goal: float | None,
         return ("·", "dim")
     if row.correct is False or (row.correct is None and row.error):
         return ("✗ FAIL", "bold reverse")
+    if row.taken_back(against):
+        return ("↺ retr", "dim")     # its evaluation was retracted on the goal's terms
     if row.meets(goal, against) is False:
         return ("▼ slow", "bold underline")
     return ("✓ ok", "")
@@ -123,14 +125,15 @@ class ScenarioTable(DataTable):
                    against: str = "baseline") -> tuple[Text, ...]:
         v_text, v_style = verdict(row, goal, against)
         dim = "dim" if stale else ""
-        missing = v_style != "" and v_text != "·"
+        missing = v_style not in ("", "dim")   # not "·" (no result yet) nor "↺ retr"
         id_style = "bold" if missing else dim
         spd_style = "bold" if missing else dim
         cells = {
             "verdict": Text(v_text, style=v_style),
             "id": Text(row.id, style=id_style),  # speedup, right-aligned, makes the gap
-            "spd": Text(fmt.speedup(row.speedup), style=dim if against not in ("", "baseline")
-                        else spd_style, justify="right"),
+            "spd": Text(fmt.speedup(row.goal_speedup("baseline")),
+                        style=dim if against not in ("", "baseline") else spd_style,
+                        justify="right"),
             "goal": Text(fmt.speedup(row.goal_speedup(against)), style=spd_style, justify="right"),
             "best": Text(fmt.speedup(row.best), style="dim", justify="right"),
             "cand": Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),

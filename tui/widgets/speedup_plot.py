@@ -1,7 +1,7 @@
 """A two-line plot of geomean and min speedup per evaluation of the goal set, oldest on
 the left (block characters). Each row ends with the last value and a legend of the scale:
 `█=1.25×` (the top of the scale, on the geo row) and `▁=0.99×` (its bottom, min row);
-`✗` marks an incorrect evaluation."""
+`✗` marks an incorrect evaluation; a retracted one (all its figures) is a gap."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ class SpeedupPlot(Static):
 
     def _draw(self) -> None:
         width = max(10, self.size.width or 60)
-        key = (len(self._evals), self._evals[-1] if self._evals else None, self._goal, width)
+        key = (len(self._evals), self._evals[-1] if self._evals else None, self._goal, width,
+               tuple(p.n for p in self._evals if p.retracted))   # a retraction redraws
         if key == self._key:
             return
         self._key = key
@@ -56,8 +57,8 @@ class SpeedupPlot(Static):
         tail_w = 18  # " 1.25×  █=1.25×", room for 12.34×
         n = max(1, width - label_w - tail_w)
         pts = self._evals[-n:]
-        geo = [p.geomean for p in pts]
-        mins = [p.min for p in pts]
+        geo = [p.geomean if p.shows() else None for p in pts]
+        mins = [p.min if p.shows() else None for p in pts]
         fails = [p.all_correct is False for p in pts]
         vals = [v for v in geo + mins if v is not None]
         if self._goal is not None:
