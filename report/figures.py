@@ -257,6 +257,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     rows: dict[int, list[dict[str, Any]]] = {}
     series: list[EvalPoint] = []
     results: dict[int, str] = {}
+    scenario_vs: dict[int, dict[str, dict[str, float]]] = {}   # eval.end's, by evaluation
     questions: list[_Asked] = []
     triggers: dict[str, int] = {}
     failures: list[Failure] = []
@@ -318,6 +319,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
                                     tool_calls, best_geo, best_min, e.result, vs, base,
                                     retracted.part(e.n), retracted.why(e.n)))
             results[e.n] = e.result
+            scenario_vs[e.n] = e.scenario_vs or {}
             if not correct:
                 failing = list(summary.failing or []) or [
                     str(r["scenario"]) for r in rows.get(e.n, []) if not r["correct"]]
@@ -347,6 +349,16 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     best_rows = rows.get(best.n, []) if best else []
     if best and not best_rows:
         best_rows = _rows_from_result(files.eval_result(results.get(best.n, "")))
+    elif best:   # the log's rows carry the baseline's speedup; eval.end the comparisons'
+        logged = scenario_vs.get(best.n) or {}
+        if not logged:   # logs before scenario_vs: the saved result has them
+            logged = {r["scenario"]: r["vs"]
+                      for r in _rows_from_result(files.eval_result(results.get(best.n, "")))}
+        best_rows = [{**r, "vs": {k: _num(v) for k, v in logged.get(r["scenario"], {}).items()
+                                  if _num(v) is not None}} for r in best_rows]
+    if best:
+        best_rows = [{**r, "vs": {k: v for k, v in r.get("vs", {}).items()
+                                  if not retracted.hides(best.n, k)}} for r in best_rows]
 
     sources: dict[str, str | None] = {}
     for p in series:
@@ -433,5 +445,7 @@ def _best(series: list[EvalPoint]) -> EvalPoint | None:
 
 
 def _rows_from_result(result: EvalResult | None) -> list[dict[str, Any]]:
-    return [{"scenario": r.id, "correct": r.correct, "speedup": _num(r.speedup)}
+    return [{"scenario": r.id, "correct": r.correct, "speedup": _num(r.speedup),
+             "vs": {k: sp for k in (r.comparisons or {})
+                    if (sp := _num(r.speedup_against(k))) is not None}}
             for r in (result.scenarios if result else [])]

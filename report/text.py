@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from socratic.contracts import number_runs
@@ -245,9 +246,29 @@ def markdown(report: Report) -> str:
             out += [f"- {line}" for line in taken] + [""]
         if r.best_scenarios:
             out += [f"### Best evaluation #{r.best_evaluation}: speedup per scenario", "",
-                    md_table(["scenario", "correct", "speedup"],
-                             [[s["scenario"], "yes" if s["correct"] else "no", x(s["speedup"])]
-                              for s in r.best_scenarios]), ""]
+                    *_best_scenarios_table(r.best_scenarios), ""]
     if report.notes:
         out += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
     return "\n".join(out)
+
+
+def _best_scenarios_table(rows: list[dict]) -> list[str]:
+    """Speedup against the baseline and against each comparison timed in the same run, a
+    row per scenario and their geomeans; a comparison that did not run a scenario (torch
+    SDPA and a bottom-right causal mask, say) is '-' there and left out of its geomean."""
+    names = list(dict.fromkeys(k for s in rows for k in s.get("vs", {})))
+    table = [[s["scenario"], "yes" if s["correct"] else "no", x(s["speedup"]),
+              *[x(s.get("vs", {}).get(k)) for k in names]] for s in rows]
+    if names:
+        table.append(["**geomean**", "", x(_geomean([s["speedup"] for s in rows])),
+                      *[x(_geomean([s.get("vs", {}).get(k) for s in rows])) for k in names]])
+    lines = [md_table(["scenario", "correct", "speedup", *[f"vs {k}" for k in names]], table)]
+    if any(s.get("vs", {}).get(k) is None for s in rows for k in names):
+        lines += ["", "(-: the comparison did not run that scenario; its geomean is over the "
+                  "scenarios it ran)"]
+    return lines
+
+
+def _geomean(values: list) -> float | None:
+    vals = [float(v) for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None

@@ -6,6 +6,7 @@ comparisons of its evaluations 1-12 (retracted: timed before the comparison-time
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,30 @@ def test_report_judges_the_best_against_fa3():
         if p.correct and p.goal_set and not p.retracted:
             assert min(_fa3_ratios(p.result)) <= r.best_min + 1e-9
     assert 0.5 < r.best_min < 1.0 and 0.5 < r.best_geomean < 1.0
+
+
+def test_the_best_evaluations_scenarios_against_each_comparison():
+    """The per-scenario table of the note (FA3, cuDNN and FA2, same run) comes out of the
+    report: each row's ratios are the saved result's, and the Markdown has their geomeans."""
+    from socratic.contracts import read_eval
+    from socratic.report.text import markdown
+    report = build_report([SESSION])
+    (r,) = report.sessions
+    best = next(p for p in r.series if p.n == r.best_evaluation)
+    result = {row.id: row for row in read_eval(SESSION / best.result).scenarios}
+    assert len(r.best_scenarios) == 26
+    for row in r.best_scenarios:
+        saved = result[row["scenario"]]
+        want = {k: saved.speedup_against(k) for k in (saved.comparisons or {})
+                if saved.speedup_against(k) is not None}
+        assert row["vs"] == pytest.approx(want) and "fa3" in row["vs"], row["scenario"]
+    # torch SDPA does not run a bottom-right causal mask with seqlen_q != seqlen_k
+    assert set(next(s for s in r.best_scenarios if "q512-k8k" in s["scenario"])["vs"]) == {"fa3"}
+    md = markdown(report)
+    assert "| scenario | correct | speedup | vs fa3 | vs cudnn | vs fa2 |" in md
+    fa3 = [row["vs"]["fa3"] for row in r.best_scenarios]
+    geo = math.exp(sum(map(math.log, fa3)) / len(fa3))
+    assert "| **geomean** |  | " in md and f"{geo:.3f}x" in md.split("| **geomean** |")[1]
 
 
 def test_the_retracted_comparisons_count_nowhere_the_baseline_still_does():
