@@ -102,7 +102,7 @@ def progress_plot(Figure: Any, r: SessionReport) -> str:
             ax.text(at, 0.99, (g.bank_id or "free text") + " ", rotation=90, fontsize=7,
                     color=colour, va="top", ha="right", transform=ax.get_xaxis_transform())
     ax.set_xlabel("evaluation")
-    ax.set_ylabel("speedup vs baseline (x)")
+    ax.set_ylabel(f"speedup vs {against} (x)")   # the series is on the goal's terms
     ax.set_title(f"{r.session}: {r.task or '?'} on {r.goal_set or 'the goal set'}", fontsize=11)
     ax.grid(alpha=.3)
     if pts or r.question_gains:
@@ -111,16 +111,21 @@ def progress_plot(Figure: Any, r: SessionReport) -> str:
 
 
 def scenario_plot(Figure: Any, r: SessionReport) -> str:
-    """The best evaluation's speedup per scenario: a dot per scenario on a line from the
-    baseline (1x), the goal marked; an incorrect scenario is a red cross at 1x."""
+    """The best evaluation's speedup per scenario on the goal's terms (against the baseline,
+    or FA3...): a dot per scenario on a line from 1x, the goal marked; an incorrect scenario
+    is a red cross at 1x."""
     rows = r.best_scenarios
+    against = r.goal.get("against") or "baseline"
     fig = Figure(figsize=(8, 1.2 + 0.24 * len(rows)))
     ax = fig.subplots()
     ys = list(range(len(rows)))[::-1]
     for y, s in zip(ys, rows, strict=False):
-        v = s["speedup"]
-        if not s["correct"] or v is None:
+        v = s["speedup"] if against == "baseline" else s.get("vs", {}).get(against)
+        if not s["correct"]:
             ax.plot([1.0], [y], "x", color=BAD, ms=7, mew=2)
+            continue
+        if v is None:   # correct, but not timed on these terms
+            ax.text(1.0, y, "  not timed", va="center", fontsize=7, color="#999")
             continue
         ax.hlines(y, 1.0, v, color=GEO, lw=2, alpha=.5)
         ax.plot([v], [y], "o", color=GEO, ms=5)
@@ -132,7 +137,7 @@ def scenario_plot(Figure: Any, r: SessionReport) -> str:
         ax.axvline(want, color=GOAL, lw=1, ls=":", label=f"goal {want}x")
         ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(1.01, 0.0))
     ax.margins(x=0.12)
-    ax.set_xlabel("speedup vs baseline (x)")
+    ax.set_xlabel(f"speedup vs {against} (x)")
     ax.set_title(f"best evaluation #{r.best_evaluation}: speedup per scenario", fontsize=11)
     ax.grid(axis="x", alpha=.3)
     return _svg(fig)

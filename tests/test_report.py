@@ -15,7 +15,7 @@ import pytest
 
 from socratic.report import build_report
 from socratic.report.churn import churn
-from socratic.resources import demo_session_dir
+from socratic.resources import demo_session_dir, resolve_session_dir
 from tests.test_tui_support import make_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,6 +95,24 @@ def test_demo_html_is_self_contained(tmp_path):
     assert "<script" not in page and "http://" not in page.replace(
         "http://www.w3.org", "") and "https://" not in page
     assert "<link" not in page
+
+
+def test_html_plots_a_goal_against_fa3_on_fa3s_terms(tmp_path):
+    """The bundled H200 campaign's goal is 1.0x FA3: both plots are against FA3 (the
+    per-scenario dots at the FA3 ratios, not at the baseline's 2-3x beyond a 1.0x line)."""
+    import base64
+    import re
+    out = tmp_path / "r.html"
+    r = run("report", "fa3-h200", "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    svgs = [base64.b64decode(m).decode() for m in
+            re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', out.read_text())]
+    assert len(svgs) == 2
+    assert all("speedup vs fa3" in s and "speedup vs baseline" not in s for s in svgs)
+    (rep,) = build_report([resolve_session_dir(Path("fa3-h200"))]).sessions
+    labels = [f"{row['vs']['fa3']:.3f}" for row in rep.best_scenarios]
+    assert all(label in svgs[1] for label in labels)
+    assert f"{rep.best_scenarios[0]['speedup']:.3f}" not in svgs[1]
 
 
 def _browser() -> str | None:
