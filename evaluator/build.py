@@ -154,7 +154,9 @@ def _run_build(command: str, work: Path) -> tuple[str, bool]:
     if argv and argv[0] == "nvcc":
         argv[0] = find_nvcc()
     try:
-        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        # errors="replace": nvcc echoes source lines, and a candidate need not be UTF-8
+        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, errors="replace",
+                              timeout=BUILD_TIMEOUT_S)
         return proc.stdout + proc.stderr, proc.returncode == 0 and (work / "lib.so").is_file()
     except subprocess.TimeoutExpired:
         return f"build timed out after {BUILD_TIMEOUT_S} s", False

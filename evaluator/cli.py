@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -50,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.seeds is not None and args.seeds < 1:
         raise InputError(f"--seeds must be at least 1 (got {args.seeds})")
-    if args.timeout <= 0:
-        raise InputError(f"--timeout must be positive (got {args.timeout})")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise InputError(f"--timeout must be a positive number of seconds (got {args.timeout})")
+    if args.scenarios is not None and not args.scenarios.strip():
+        raise InputError("--scenarios: empty (give a set name or scenario ids; --list shows them)")
 
     def progress(row: ScenarioResult, index: int, total: int) -> None:
         if args.json:

@@ -110,6 +110,8 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     """One evaluation, built through the `socratic.eval/1` types (socratic.contracts)."""
     task = load_task(opts.task_dir)
     candidate = Path(opts.candidate) if opts.candidate else task.baseline
+    if candidate.is_dir():
+        raise InputError(f"{candidate}: is a folder, not a candidate file (give the .cu file)")
     if not candidate.is_file():
         raise InputError(f"{candidate}: no such candidate file")
     label, scenarios = task.select(opts.scenarios)

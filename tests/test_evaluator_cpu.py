@@ -91,6 +91,12 @@ def test_bad_task_files_get_one_clear_line(tmp_path, mutate, expected):
     (["eval", "rmsnorm", "--candidate", "missing.cu", "--check-only"], "missing.cu: no such candidate file"),
     (["eval", "rmsnorm", "--scenarios", "r1-c4k,nope", "--check-only"], "unknown scenario or set 'nope'"),
     (["eval", "rmsnorm", "--seeds", "0"], "--seeds must be at least 1"),
+    (["eval", "rmsnorm", "--timeout", "nan", "--check-only"], "--timeout must be a positive number"),
+    (["eval", "rmsnorm", "--timeout", "inf", "--check-only"], "--timeout must be a positive number"),
+    (["eval", "rmsnorm", "--scenarios", "", "--check-only"], "--scenarios: empty"),
+    (["eval", "rmsnorm", "--scenarios", " ", "--check-only"], "--scenarios: empty"),
+    (["eval", "rmsnorm", "--candidate", "tests/candidates", "--check-only"],
+     "tests/candidates: is a folder, not a candidate file"),
 ])
 def test_bad_input_paths_exit_2_with_one_line(args, expected):
     res = socratic(*args)
@@ -134,6 +140,17 @@ def test_build_failure_is_a_failed_check_with_the_log(cache, tmp_path):
     res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only", "--json")
     assert res.code == 1
     assert not res.doc["build"]["ok"] and "error" in res.doc["build"]["log"]
+
+
+@needs_nvcc
+def test_a_candidate_that_is_not_text_fails_its_build_in_one_line(cache, tmp_path):
+    # nvcc echoes the offending source line: bytes that are not UTF-8 must not crash the
+    # evaluator (it was a UnicodeDecodeError traceback)
+    src = tmp_path / "binary blob.cu"
+    src.write_bytes(bytes(range(256)) * 8)
+    res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only")
+    assert res.code == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "build FAILED" in res.stdout and res.stdout.splitlines()[-1] == "FAIL"
 
 
 @needs_nvcc
