@@ -32,6 +32,11 @@ DTYPES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 ROLES = ("input", "output", "workspace")
 INITS = ("normal", "uniform", "zeros")
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # a task name names session directories
+# every top-level key some part reads: a misspelt one (`[goals]`) would silently fall back
+# to a default (a goal of 1.0 that the unchanged baseline meets), so it is an error
+TOP_KEYS = ("name", "description", "entry", "baseline", "default_set", "seeds", "id", "build",
+            "reference", "params", "buffers", "defaults", "derived", "metrics", "goal", "sets",
+            "comparisons", "banned", "bans")
 
 
 class TaskError(InputError):
@@ -209,6 +214,19 @@ class _Loader:
             raise self.fail(f"`{ctx}{key}` has the wrong type ({type(value).__name__})", ctx + key)
         return value
 
+    def number(self, table: dict, key: str, default: float, ctx: str = "", *,
+               low: float = -math.inf, whole: bool = False, owner: str = "") -> float:
+        """An optional number (a whole one with `whole`) of at least `low`; `owner` names
+        what holds it in the message (`buffer 'y': `floor` ...`)."""
+        value: Any = table.get(key, default)
+        typed = isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
+        if not typed or not math.isfinite(value) or value < low:
+            kind = "a whole number" if whole else "a number"
+            bound = "" if low == -math.inf else f" >= {low:g}"
+            what = f"{owner}: `{key}`" if owner else f"`{ctx}{key}`"
+            raise self.fail(f"{what} must be {kind}{bound} (got {value!r})", ctx + key)
+        return value
+
     def text_key(self, table: dict, key: str, ctx: str = "") -> str:
         value = self.need(table, key, str, ctx)
         if not value:
@@ -249,7 +267,7 @@ def load_task(task_dir: Path | str) -> Task:
         entry=ld.need(ref, "entry", str, "reference."),
         units=ld.need(ref, "units", (str, int), "reference."),
         unit_flops=ref.get("unit_flops", 1),
-        max_flops=float(ref.get("max_flops", 4e11)),
+        max_flops=float(ld.number(ref, "max_flops", 4e11, "reference.", low=1)),
     )
     if not reference.source.is_file():
         raise ld.fail(f"reference source {reference.source.name!r} not found", "reference.source")
@@ -268,6 +286,10 @@ def load_task(task_dir: Path | str) -> Task:
     derived = d.get("derived", {})
     defaults = d.get("defaults", {})
     id_template = d.get("id", None)
+    if id_template is not None and not isinstance(id_template, str):
+        raise ld.fail(f"`id` must be a template string such as \"r{{rows}}\" (got {id_template!r})",
+                      "id")
+    seeds = int(ld.number(d, "seeds", 3, low=1, whole=True))
 
     sets_table = ld.need(d, "sets", dict, "")
     sets: dict[str, list[Scenario]] = {}
@@ -290,9 +312,16 @@ def load_task(task_dir: Path | str) -> Task:
         name=name, dir=task_dir, path=path, entry=entry, baseline=baseline,
         build_command=command, reference=reference, fields=fields, buffers=buffers,
         metrics=metrics, goal=goal, sets=sets, default_set=default_set,
-        seeds=int(d.get("seeds", 3)), comparisons=d.get("comparisons", {}), data=d,
+        seeds=seeds, comparisons=d.get("comparisons", {}), data=d,
     )
     _check_expressions(ld, task)
+    for key in d:  # last: a known key's own problem is the better message
+        if key not in TOP_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(key, TOP_KEYS, n=1)
+            hint = f"did you mean `{close[0]}`?" if close else f"known: {', '.join(TOP_KEYS)}"
+            raise ld.fail(f"unknown key `{key}` ({hint})", key)
     return task
 
 
@@ -344,8 +373,10 @@ def _buffer(ld: _Loader, b: Any, i: int) -> BufferSpec:
         raise ld.fail(f"output buffer {name!r} needs per_unit (elements per reference unit)", where)
     return BufferSpec(
         name=name, role=role, dtype=dtype, shape=tuple(b.get("shape", ())), bytes=b.get("bytes"),
-        init=init, mean=float(b.get("mean", 0.0)), std=float(b.get("std", 1.0)),
-        per_unit=b.get("per_unit"), floor=float(b.get("floor", 1e-3)),
+        init=init, mean=float(ld.number(b, "mean", 0.0, f"{where}.", owner=f"buffer {name!r}")),
+        std=float(ld.number(b, "std", 1.0, f"{where}.", low=0, owner=f"buffer {name!r}")),
+        per_unit=b.get("per_unit"),
+        floor=float(ld.number(b, "floor", 1e-3, f"{where}.", low=0, owner=f"buffer {name!r}")),
     )
 
 
@@ -442,7 +473,12 @@ def _check_expressions(ld: _Loader, task: Task) -> None:
                   if f.value is not None]
         for label, key, expr in exprs:
             try:
-                evaluate(expr, sc.values)
+                value = evaluate(expr, sc.values)
             except (ExprError, TypeError, ValueError) as exc:
                 raise ld.fail(f"{label}: {exc} (scenario {sc.id})", key,
                               str(expr) if isinstance(expr, str) else None) from None
+            # a size below zero would reach the GPU worker as an allocation error
+            if " shape" in label or " bytes" in label:
+                if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                    raise ld.fail(f"{label}: {expr!r} is {value!r}, not a size (scenario "
+                                  f"{sc.id})", key, str(expr) if isinstance(expr, str) else None)

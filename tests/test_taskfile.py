@@ -78,6 +78,20 @@ def test_a_bad_default_set_stops_a_campaign_before_its_session(tmp_path):
      "set 'smoke' is empty", "[sets.smoke]"),
     ('entry = "tiny_fwd_ref"', "", "missing required key `reference.entry`", "[reference]"),
     ('name = "tiny"', "name = true", "`name` has the wrong type (bool)", "name"),
+    # a misspelt table fell back to its default (goal 1.0: met by the unchanged baseline)
+    ("[goal]", "[goals]", "unknown key `goals` (did you mean `goal`?)", "[goals]"),
+    # wrong types were tracebacks; a negative size reached the GPU worker
+    ('default_set = "bench"', 'default_set = "bench"\nseeds = "three"',
+     "`seeds` must be a whole number >= 1 (got 'three')", "seeds"),
+    ('default_set = "bench"', 'default_set = "bench"\nseeds = 0',
+     "`seeds` must be a whole number >= 1 (got 0)", "seeds"),
+    ('default_set = "bench"', 'default_set = "bench"\nid = 5', "`id` must be a template string",
+     "id"),
+    ('units = "n"', 'units = "n"\nmax_flops = "big"',
+     "`reference.max_flops` must be a number >= 1 (got 'big')", "max_flops"),
+    ("per_unit = 1", 'per_unit = 1\nfloor = "x"', "buffer 'y': `floor` must be a number >= 0",
+     "floor"),
+    ("n = 4", "n = -4", "buffer y shape: 'n' is -4, not a size (scenario a)", "shape"),
 ])
 def test_errors_name_the_line_of_their_key(tmp_path, old, new, message, where):
     task = make_task(tmp_path)
