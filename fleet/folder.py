@@ -86,15 +86,43 @@ class Fleet:
             raise InputError(f"{path}: not a fleet folder (no {MANIFEST})") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"{file}: cannot read the fleet's manifest ({exc})") from None
+        why = _manifest_problem(d)
+        if why:
+            raise InputError(f"{file}: not a fleet manifest ({why})")
         try:
-            if d.get("schema") != SCHEMA:
-                raise ValueError(f"schema is {d.get('schema')!r}, not {SCHEMA!r}")
             return cls(path, str(d["executor"]), d.get("max_parallel"), d.get("gpus", "all"),
                        dict(d.get("slurm") or {}),
                        [CampaignSpec.from_dict(c) for c in d["campaigns"]],
                        str(d.get("created") or ""), dict(d.get("runs") or {}))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"{file}: not a fleet manifest ({exc})") from None
+            raise InputError(f"{file}: not a fleet manifest ({type(exc).__name__}: {exc})") \
+                from None
+
+
+def _manifest_problem(d: Any) -> str | None:
+    """What makes `d` no fleet.json this module wrote, in words; None when it looks right."""
+    if not isinstance(d, dict):
+        return f"a JSON {type(d).__name__}, not an object"
+    if d.get("schema") != SCHEMA:
+        return f"schema is {d.get('schema')!r}, not {SCHEMA!r}"
+    if not isinstance(d.get("executor"), str):
+        return f"`executor` is {d.get('executor')!r}, not a name"
+    for key, kind in (("slurm", dict), ("runs", dict), ("campaigns", list)):
+        if key in d and d[key] is not None and not isinstance(d[key], kind):
+            return f"`{key}` is a {type(d[key]).__name__}, not {'a list' if kind is list else 'an object'}"
+    if "campaigns" not in d:
+        return "no `campaigns` list"
+    for i, c in enumerate(d["campaigns"]):
+        if not isinstance(c, dict):
+            return f"campaigns[{i}] is {c!r}, not an object"
+        for key in ("name", "task"):
+            if not isinstance(c.get(key), str) or not c[key]:
+                return f"campaigns[{i}].{key} is {c.get(key)!r}, not a non-empty string"
+        if "/" in c["name"] or c["name"] in (".", ".."):  # a subfolder of the fleet folder
+            return f"campaigns[{i}].name {c['name']!r} is not a folder name"
+        if not isinstance(c.get("args", []), list) or not isinstance(c.get("options", {}), dict):
+            return f"campaigns[{i}]: `args` must be a list and `options` an object"
+    return None
 
 
 def open_fleet(spec: FleetSpec, path: Path) -> Fleet:

@@ -289,6 +289,40 @@ def test_a_folder_holding_another_fleet_is_refused(tmp_path, capsys, monkeypatch
     assert rows[0]["state"] == "not started"
 
 
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: [1, 2], "not a fleet manifest (a JSON list, not an object)"),
+    (lambda d: {**d, "executor": None}, "`executor` is None, not a name"),
+    (lambda d: {k: v for k, v in d.items() if k != "campaigns"}, "no `campaigns` list"),
+    (lambda d: {**d, "campaigns": "x"}, "`campaigns` is a str, not a list"),
+    (lambda d: {**d, "campaigns": [{}]}, "campaigns[0].name is None, not a non-empty string"),
+    (lambda d: {**d, "campaigns": [{**d["campaigns"][0], "name": 5}]},
+     "campaigns[0].name is 5, not a non-empty string"),
+    (lambda d: {**d, "campaigns": [{**d["campaigns"][0], "name": "../elsewhere"}]},
+     "campaigns[0].name '../elsewhere' is not a folder name"),
+    (lambda d: {**d, "runs": []}, "`runs` is a list, not an object"),
+])
+def test_a_damaged_manifest_is_one_line_in_words(tmp_path, capsys, monkeypatch, damage, message):
+    # the messages were Python's: "('list' object has no attribute 'get')", "('executor')"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    from socratic.fleet.folder import open_fleet
+    from socratic.fleet.spec import load_fleet
+
+    d = tmp_path / "f"
+    open_fleet(load_fleet(fleet_file(tmp_path, "[[campaign]]\ntask = \"TASK\"\n")), d)
+    manifest = d / "fleet.json"
+    broken = json.dumps(damage(json.loads(manifest.read_text())))
+    manifest.write_text(broken)
+    for verb in (["fleet", "status", str(d)], ["fleet", "run", str(d)], ["report", str(d)]):
+        code = main(verb)
+        err = capsys.readouterr().err
+        if verb[0] == "report":        # a folder of sessions: the manifest only labels them
+            assert "Traceback" not in err
+            continue
+        assert code == 2 and err.startswith(f"socratic: error: {manifest}: ") and message in err
+        assert len(err.strip().splitlines()) == 1, err
+    assert manifest.read_text() == broken              # nothing rewritten
+
+
 def _status(d: Path, capsys) -> str:
     assert main(["fleet", "status", str(d), "--json"]) == 0
     return capsys.readouterr().out
