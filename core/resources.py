@@ -66,3 +66,17 @@ def installed(path: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def unknown_session_hint(arg: Path | str) -> str:
+    """What to add when `arg` names no session folder: the bundled campaigns' names, or,
+    for one of them where it is not taken (watch, inject, resume: they write the session),
+    how to read it instead."""
+    name = str(arg)
+    if "/" in name:
+        return ""
+    names = bundled_sessions()
+    if name in names:
+        return (f" ({name} is a bundled recorded campaign, read-only: `socratic replay {name}` "
+                f"plays it, `socratic report {name}` sums it up)")
+    return f" (bundled campaigns: {', '.join(names)})" if names else ""

@@ -138,8 +138,11 @@ def handle_run(args) -> int:
     session_dir: Path | None
     if args.resume:
         session_dir = Path(args.session_dir or args.task)
-        if not (session_dir / "events.jsonl").exists():
-            raise InputError(f"{session_dir}: no events.jsonl to resume")
+        if not (session_dir / "events.jsonl").is_file():
+            from socratic.resources import unknown_session_hint
+
+            hint = unknown_session_hint(session_dir) if not session_dir.exists() else ""
+            raise InputError(f"{session_dir}: no events.jsonl to resume{hint}")
         _refuse_attached(session_dir)
     else:
         from socratic.harness.task import Task
@@ -300,8 +303,11 @@ def handle_inject(args) -> int:
     from socratic.ownership import live_owner
 
     session = Path(args.session)
-    if not (session / EVENTS_FILE).exists():
-        raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE})")
+    if not (session / EVENTS_FILE).is_file():
+        from socratic.resources import unknown_session_hint
+
+        hint = unknown_session_hint(session) if not session.exists() else ""
+        raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE}){hint}")
     # alive is decided by the session's lock, which dies with its holder; the last event
     # cannot tell a running campaign from a killed one
     running = live_owner(session) is not None

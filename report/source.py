@@ -105,10 +105,12 @@ def fleet_record(session: Path) -> dict[str, Any]:
 
 def session_dirs(paths: list[Path]) -> list[Path]:
     """The session folders named by `paths`: sessions as given, fleets expanded."""
+    from socratic.resources import resolve_session_dir, unknown_session_hint
+
     out: list[Path] = []
-    for path in paths:
+    for path in map(resolve_session_dir, paths):  # a bundled campaign's name too
         if not path.exists():
-            raise InputError(f"{path}: no such file or folder")
+            raise InputError(f"{path}: no such file or folder{unknown_session_hint(path)}")
         if not path.is_dir():
             raise InputError(f"{path}: not a folder (give a session folder or a folder of "
                              "sessions)")

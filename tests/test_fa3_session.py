@@ -196,3 +196,36 @@ def test_report_and_replay_take_the_bundled_name_on_the_command_line(capsys):
     code = main(["replay", "no-such-campaign"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "no-such-campaign" in err[0]
+
+
+def test_every_verb_that_reads_a_session_takes_the_bundled_name(capsys, monkeypatch, tmp_path):
+    # README: "Both names work wherever a session is expected"; bank trace and bank stats
+    # --sessions said "fa3-h200: no such file or folder"
+    from socratic.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["bank", "trace", "fa3-h200", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["askings"]) == 9
+    assert main(["bank", "stats", "--sessions", "fa3-h200", "demo"]) == 0
+    assert "in 2 session(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["replay", "no-such-campaign"], "(bundled campaigns: demo, fa3-h200)"),
+    (["report", "no-such-campaign"], "(bundled campaigns: demo, fa3-h200)"),
+    (["bank", "trace", "no-such-campaign"], "(bundled campaigns: demo, fa3-h200)"),
+    (["watch", "fa3-h200"], "fa3-h200 is a bundled recorded campaign, read-only: "
+                            "`socratic replay fa3-h200` plays it"),
+    (["inject", "demo", "--text", "why?"], "demo is a bundled recorded campaign"),
+    (["run", "--resume", "demo", "--headless"], "demo is a bundled recorded campaign"),
+])
+def test_an_unknown_or_read_only_name_says_what_there_is(capsys, monkeypatch, tmp_path, argv,
+                                                          needle):
+    from socratic.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "unused")
+    code = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and needle in err[0], err
+    assert not (tmp_path / argv[1]).exists()

@@ -458,6 +458,19 @@ def test_inject_unwritable_inbox_is_one_line(tmp_path, capsys):
             assert err.count("\n") == 1 and "inbox.jsonl: cannot append" in err, err
 
 
+def test_an_events_file_that_is_a_folder_is_no_session(tmp_path, monkeypatch, capsys):
+    # `run --resume` was an IsADirectoryError traceback; inject queued a question there
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    sess = tmp_path / "s"
+    (sess / "events.jsonl").mkdir(parents=True)
+    for argv, needle in ((["run", "--resume", str(sess), "--headless"], "no events.jsonl to resume"),
+                         (["inject", str(sess), "--text", "Why?"], "not a campaign session")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{sess}: {needle}" in err, err
+    assert not (sess / "inbox.jsonl").exists()
+
+
 def test_inject_bank_id(tmp_path):
     from socratic import bank
     if not hasattr(bank, "load_bank"):

@@ -30,7 +30,9 @@ def check_session_dir(path: Path, need_events: bool = True) -> Path:
     """A session directory, or InputError naming what is wrong (one line)."""
     path = Path(path)
     if not path.exists():
-        raise InputError(f"session directory not found: {path}")
+        from socratic.resources import unknown_session_hint
+
+        raise InputError(f"session directory not found: {path}{unknown_session_hint(path)}")
     if not path.is_dir():
         raise InputError(f"not a session directory (it is a file): {path}")
     events = path / EVENTS_FILE
