@@ -156,6 +156,14 @@ def _session(args) -> Path:
 
 def handle_hook(args) -> int:
     _check_hook_args(args)
+    if args.session and not (Path(args.session) / "events.jsonl").is_file():
+        # typed by a person (no hook passes --session): exit 2; it read
+        # "cannot read the campaign's settings ([Errno 2] No such file ...config.json)"
+        from socratic.resources import unknown_session_hint
+
+        where = Path(args.session)
+        raise InputError(f"--session {where}: no campaign session there (no events.jsonl)"
+                         + (unknown_session_hint(where) if not where.exists() else ""))
     if _by_hand(args.event, args) or _session_by_hand(args) is not None:
         return _handle_by_hand(args)
     started = time.monotonic()

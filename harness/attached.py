@@ -116,6 +116,24 @@ def lazy_suggester(settings: AttachSettings) -> Suggester:
     return fn
 
 
+def check_set(session_dir: Path, set_name: str | None) -> None:
+    """An evaluation's `--scenarios` (`./evaluate --scenarios`, `socratic hook evaluate
+    --scenarios`): a set or ids of the session's frozen task, refused before anything is
+    logged (the evaluator's refusal was recorded as a failing evaluation). A session
+    without its task is left for `Attached.open` to report."""
+    if set_name is None:
+        return
+    if not set_name.strip():
+        raise InputError("--scenarios: empty (give a set name or scenario ids)")
+    task_dir = Session(session_dir).task_dir
+    if not (task_dir / "task.toml").is_file():
+        return
+    from socratic.harness.campaign import goal_scenarios
+
+    task = Task.load(task_dir)
+    goal_scenarios({n: [sc.id for sc in scs] for n, scs in task.spec.sets.items()}, task, set_name)
+
+
 class Attached:
     def __init__(self, session_dir: Path, secrets: list[str] | None = None) -> None:
         self.session = Session(Path(session_dir))

@@ -31,7 +31,7 @@ from typing import Any
 from socratic.errors import InputError
 
 from socratic.harness import agentspec
-from socratic.harness.attached import Attached
+from socratic.harness.attached import Attached, check_set
 from socratic.harness.stophook import judge_stop
 
 MARKER = ".socratic-session"   # in the workspace: the session this workspace belongs to
@@ -246,6 +246,7 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
 def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     """The workspace's `./evaluate`: an evaluation the agent runs itself, logged and
     numbered like the campaign's; returns (exit code, the table the agent reads)."""
+    check_set(session_dir, set_name)
     with Attached.open(session_dir) as camp:
         camp.resume("the agent ran an evaluation")
         # what the agent said before it ran this comes first in the log

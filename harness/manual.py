@@ -35,7 +35,7 @@ from socratic.contracts import ContractError, EvalEnd, EvalResult, parse_eval, r
 from socratic.errors import InputError
 
 from socratic.harness import agentspec
-from socratic.harness.attached import Attached
+from socratic.harness.attached import Attached, check_set
 from socratic.harness.evaluation import Evaluation
 from socratic.harness.stophook import judge_stop
 
@@ -123,6 +123,7 @@ def begin(session_dir: Path) -> list[str]:
 
 def evaluate_here(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     """`socratic hook evaluate` by hand: the workspace's ./evaluate, plus what surfaced."""
+    check_set(session_dir, set_name)
     with step(session_dir) as s:
         s.camp.resume("an evaluation was run by hand")
         ev = s.camp.evaluate(set_name, source="agent")

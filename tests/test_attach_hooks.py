@@ -465,6 +465,20 @@ def test_hook_errors_are_one_line_and_never_exit_2(tmp_path):
     assert r.returncode == 0 and "Where?" in r.stdout, r.stderr
 
 
+def test_evaluate_with_an_unknown_set_is_refused_before_it_is_numbered(tmp_path):
+    # `./evaluate --scenarios nope` was logged as a failing evaluation (build_ok false)
+    a = make(tmp_path, "claude")
+    before = (a.session.dir / "events.jsonl").read_bytes()
+    ev = a.session.workspace / "evaluate"
+    r = subprocess.run([str(ev), "--scenarios", "nope"], capture_output=True, text=True,
+                       cwd=a.session.workspace, timeout=60,
+                       env=dict(os.environ, SOCRATIC_EVALUATOR=" ".join(FAKE_EVALUATOR)))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert "--scenarios nope: not a scenario set or id of task tiny" in r.stderr
+    assert (a.session.dir / "events.jsonl").read_bytes() == before
+    assert not list((a.session.dir / "evals").glob("*.json"))
+
+
 def test_attach_cli_bad_input_before_the_session_exists(tmp_path):
     task = make_task(tmp_path)
     r = socratic("attach", str(task), "--agent", "cursor", cwd=tmp_path)

@@ -303,6 +303,10 @@ def _refusals(tmp: Path) -> dict[str, tuple[list[str], str]]:
         "give up without a reason": (["stop", "--give-up", ""], "--give-up: say why"),
         "text for stop": (["stop", "done"], "hook stop: TEXT ('done') not taken"),
         "a hook event by hand": (["post-tool"], "not a step of a campaign by hand"),
+        # the evaluator's refusal was recorded as a failing evaluation, exit 0
+        "unknown scenarios": (["evaluate", "--scenarios", "nope"],
+                              "--scenarios nope: not a scenario set or id of task rmsnorm"),
+        "empty scenarios": (["evaluate", "--scenarios", " "], "--scenarios: empty"),
     }
 
 
@@ -310,7 +314,8 @@ REFUSALS = ("missing file", "not json", "wrong schema", "broken result", "check-
             "task mismatch", "candidate mismatch", "scenarios differ", "unknown set",
             "already imported", "unreadable candidate", "candidate without import",
             "scenarios with import", "stop with nothing to judge", "say nothing", "say empty",
-            "give up without a reason", "text for stop", "a hook event by hand")
+            "give up without a reason", "text for stop", "a hook event by hand",
+            "unknown scenarios", "empty scenarios")
 
 
 @pytest.mark.parametrize("name", REFUSALS)
@@ -323,6 +328,15 @@ def test_bad_input_is_one_line_exit_2_and_nothing_recorded(fresh, tmp_path, name
     assert rc == 2, (out, err)
     assert err.count("\n") == 1 and err.startswith("socratic: error: ") and expected in err, err
     assert (sess_files(fresh), (fresh / "events.jsonl").read_bytes()) == before
+
+
+@pytest.mark.parametrize("step", [["stop"], ["evaluate"], ["say", "hi"],
+                                  ["stop", "--give-up", "why"]])
+def test_a_session_that_is_not_there_is_named(tmp_path, step):
+    # it read "cannot read the campaign's settings ([Errno 2] ... config.json)", exit 1
+    rc, out, err = cli("hook", step[0], "--session", str(tmp_path / "no such"), *step[1:])
+    assert rc == 2 and err.count("\n") == 1, err
+    assert f"--session {tmp_path / 'no such'}: no campaign session there" in err
 
 
 def sess_files(sess: Path) -> list[str]:
