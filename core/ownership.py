@@ -22,6 +22,7 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import socket
 import time
 from dataclasses import asdict, dataclass
@@ -54,7 +55,8 @@ class SessionBusy(InputError):
         self.owner = owner
         super().__init__(
             f"{session_dir}: already held by a running {owner.describe()}; watch it with "
-            f"`socratic watch {session_dir}` or end it with `socratic inject {session_dir} --stop`")
+            f"`socratic watch {shlex.quote(str(session_dir))}` or end it with "
+            f"`socratic inject {shlex.quote(str(session_dir))} --stop`")
 
 
 def holder_record(raw: bytes) -> tuple[int | None, str, str, dict] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import shlex
 import string
 import sys
 from dataclasses import dataclass, field
@@ -125,7 +126,7 @@ class Task:
             if sid not in every:
                 raise TaskError(
                     f"unknown scenario or set {sid!r} for task {self.name!r} "
-                    f"(sets: {', '.join(self.sets)}; `socratic eval {self.dir} --list` shows ids)"
+                    f"(sets: {', '.join(self.sets)}; `socratic eval {shlex.quote(str(self.dir))} --list` shows ids)"
                 )
             chosen.append(every[sid])
         if not chosen:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -87,7 +88,7 @@ def handle_attach(args) -> int:
                session_dir=Path(args.session_dir) if args.session_dir else None,
                model=args.model, wait_s=args.wait_minutes * 60)
     print(f"socratic: session {a.session.dir} ({a.spec.title}); watch it with "
-          f"`socratic watch {a.session.dir}`", file=sys.stderr)
+          f"`socratic watch {shlex.quote(str(a.session.dir))}`", file=sys.stderr)
     if not a.spec.has_hooks:
         from socratic.harness import manual
 

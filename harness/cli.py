@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -313,7 +314,7 @@ def handle_inject(args) -> int:
     running = live_owner(session) is not None
     ended = _end_reason(session / EVENTS_FILE)
     state = f"has ended ({ended})" if ended else "is not running (its process is gone)"
-    resume = f"`socratic run --resume {session}` restarts it"
+    resume = f"`socratic run --resume {shlex.quote(str(session))}` restarts it"
     agent = attached_agent(session)
     if agent is not None:  # an outside agent's hooks read the inbox; nothing holds it between
         running = ended is None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ class Step:
                 if e.get("suggestions"):
                     lines.append("  the bank suggests: " + ", ".join(e["suggestions"])
                                  + f"  (`socratic bank show ID`; pose one with `socratic "
-                                 f"inject {self.camp.session.dir} --bank ID`)")
+                                 f"inject {shlex.quote(str(self.camp.session.dir))} --bank ID`)")
             elif kind == "question":
                 where = f"{e['source']}" + (f" @ {e['trigger']}" if e.get("trigger") else "")
                 bank = f" {e['bank_id']}" if e.get("bank_id") else ""
@@ -300,11 +301,12 @@ def give_up(session_dir: Path, why: str) -> str:
 
 def commands(session_dir: Path, eval_task: str) -> list[str]:
     """What `socratic attach --agent manual` prints: the commands that drive the session."""
-    d = str(session_dir)
-    ws = str(session_dir / "workspace")
+    # quoted: the lines are copied into a shell, and a session path may hold spaces
+    d = shlex.quote(str(session_dir))
+    ws = session_dir / "workspace"
     return [
-        f"  edit {ws}/candidate.cu, then evaluate it, here on a GPU node:",
-        f"    {ws}/evaluate",
+        f"  edit {ws / 'candidate.cu'}, then evaluate it, here on a GPU node:",
+        f"    {shlex.quote(str(ws / 'evaluate'))}",
         "  or on the GPU node (a copy of candidate.cu), bringing the result back:",
         f"    socratic eval {eval_task} --candidate candidate.cu --json > result.json",
         f"    socratic hook evaluate --session {d} --import result.json",

@@ -3,6 +3,7 @@ ends; Ctrl-C detaches and leaves the campaign running."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -102,6 +103,6 @@ def tail_progress(session_dir: Path, proc=None, poll_s: float = 0.3) -> int:
 
 def detach_hint(session_dir: Path) -> str:
     """What a user who stops watching a running campaign needs next."""
+    d = shlex.quote(str(session_dir))
     return (f"socratic: detached; the campaign goes on. Watch it again with "
-            f"`socratic watch {session_dir}`; stop it with "
-            f"`socratic inject {session_dir} --stop`.")
+            f"`socratic watch {d}`; stop it with `socratic inject {d} --stop`.")

@@ -549,3 +549,25 @@ def test_a_hook_typed_at_a_terminal_says_what_it_needs(tmp_path, monkeypatch):
     with redirect_stdout(out), redirect_stderr(err):
         rc = main(["hook", "stop"])
     assert rc == 1 and "no JSON payload on stdin" in err.getvalue()
+
+
+def test_the_printed_commands_work_when_pasted_with_a_space_in_the_path(tmp_path, monkeypatch):
+    # they read `socratic hook say --session /tmp/x/by hand "..."`: pasted into a shell,
+    # the path split in two
+    import shlex
+    import subprocess
+
+    monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
+    sess = tmp_path / "by hand"
+    rc, _, err = cli("attach", "rmsnorm", "--agent", "manual", "--session-dir", str(sess),
+                     "--auto-questions")
+    assert rc == 0, err
+    quoted = shlex.quote(str(sess))
+    assert f"watch it with `socratic watch {quoted}`" in err
+    assert f"pose one with `socratic inject {quoted} --bank ID`" in err
+    say = next(ln.strip() for ln in err.splitlines() if "socratic hook say" in ln)
+    line = say.split("  ")[0].replace('"..."', '"measured it"')
+    shell = line.replace("socratic ", f"{shlex.quote(sys.executable)} -m socratic ", 1)
+    r = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (shell, r.stderr)
+    assert of(sess, "agent.text")[-1]["text"] == "measured it"
