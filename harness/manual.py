@@ -125,12 +125,33 @@ def begin(session_dir: Path) -> list[str]:
 def evaluate_here(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     """`socratic hook evaluate` by hand: the workspace's ./evaluate, plus what surfaced."""
     check_set(session_dir, set_name)
+    _gpu_here(session_dir)
     with step(session_dir) as s:
         s.camp.resume("an evaluation was run by hand")
         ev = s.camp.evaluate(set_name, source="agent")
         text = s.camp.evals.table(ev)
         s.limit()
         return (0 if ev.all_correct else 1), "\n".join([text, *s.surfaced()])
+
+
+def _gpu_here(session_dir: Path) -> None:
+    """A campaign by hand is often edited where there is no GPU: there, the real evaluator's
+    refusal would be recorded as an incorrect evaluation (and fire correctness_failure).
+    Say where to evaluate instead, before anything is recorded."""
+    from socratic.harness.session import Session
+
+    settings = Session(session_dir).load_config().get("config") or {}
+    argv = settings.get("evaluator") if isinstance(settings, dict) else None
+    if not isinstance(argv, list) or argv[-2:] != ["-m", "socratic.evaluator"]:
+        return  # another evaluator ($SOCRATIC_EVALUATOR) knows its own needs
+    from socratic.evaluator.runner import gpu_present
+
+    why = gpu_present()
+    if why:
+        raise InputError(f"no GPU here ({why}): evaluate candidate.cu on the GPU node "
+                         f"(`socratic eval TASK --candidate candidate.cu --json > result.json`) "
+                         f"and record it with `socratic hook evaluate --import result.json`; "
+                         f"nothing recorded")
 
 
 def read_result(path: Path) -> tuple[EvalResult, str]:

@@ -571,3 +571,21 @@ def test_the_printed_commands_work_when_pasted_with_a_space_in_the_path(tmp_path
     r = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, (shell, r.stderr)
     assert of(sess, "agent.text")[-1]["text"] == "measured it"
+
+
+def test_evaluating_by_hand_without_a_gpu_says_where_to_evaluate(tmp_path, monkeypatch):
+    # it was recorded as an incorrect evaluation ("needs an NVIDIA GPU"), exit 0
+    from socratic.evaluator.runner import gpu_present
+
+    if gpu_present() is None:
+        pytest.skip("this machine has a GPU")
+    monkeypatch.delenv("SOCRATIC_EVALUATOR", raising=False)   # the real evaluator
+    sess, _ = attach_rmsnorm(tmp_path)
+    before = (sess / "events.jsonl").read_bytes()
+    for argv in (["hook", "evaluate", "--session", str(sess)],
+                 ["hook", "evaluate", "--session", str(sess), "--scenarios", "smoke"]):
+        rc, out, err = cli(*argv)
+        assert rc == 2 and err.count("\n") == 1 and "no GPU here" in err, (out, err)
+        assert "socratic hook evaluate --import result.json" in err
+    assert (sess / "events.jsonl").read_bytes() == before
+    assert not list((sess / "evals").glob("*.json"))
