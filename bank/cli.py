@@ -56,9 +56,12 @@ def register(sub) -> None:
             a.add_argument("--provenance", metavar="P",
                            help="only entries of provenance P (trace, public or new)")
         if name == "show":
-            a.add_argument("id", metavar="ID")
+            a.add_argument("id", metavar="ID", help="an entry's id, e.g. gap.stall-reasons "
+                           "(`socratic bank list` shows them; a near miss is suggested)")
         if name == "search":
-            a.add_argument("text", nargs="+", metavar="TEXT")
+            a.add_argument("text", nargs="+", metavar="TEXT",
+                           help="words to look for in ids, groups and texts (typos and "
+                           "partial words match)")
             a.add_argument("--limit", type=positive_int, default=20, metavar="N",
                            help="at most N results (20)")
         if name == "stats":

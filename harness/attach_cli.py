@@ -48,7 +48,9 @@ def register(sub) -> None:
         "./evaluate. By hand (--agent manual): `evaluate [--import RESULT.json]`, `say TEXT` "
         "and `stop [--give-up REASON]`, no stdin.")
     p.add_argument("event", choices=("session-start", "prompt", "post-tool", "stop",
-                                     "evaluate", "say"))
+                                     "evaluate", "say"), metavar="EVENT",
+                   help="an agent's hook: session-start, prompt, post-tool, stop; by hand or "
+                   "./evaluate: evaluate, say, stop")
     p.add_argument("text", nargs="?", metavar="TEXT",
                    help="say: the agent's text (- reads it from stdin)")
     p.add_argument("--session", metavar="DIR",

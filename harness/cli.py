@@ -43,7 +43,9 @@ def register(sub) -> None:
     p = sub.add_parser("inject", help="send a question or control command to a campaign",
                        description="Append a question or a control command to a campaign's "
                        "inbox; the campaign acts on it at its next safe point.")
-    p.add_argument("session", metavar="SESSION_DIR")
+    p.add_argument("session", metavar="SESSION_DIR",
+                   help="the campaign's session folder (running, or ended: a question waits "
+                   "for its --resume)")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--bank", metavar="ID", help="a question from the bank, by id")
     g.add_argument("--text", metavar="TEXT", help="a question in your own words")

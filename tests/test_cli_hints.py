@@ -58,3 +58,29 @@ def test_bank_show_suggests_only_close_ids(capsys, monkeypatch, tmp_path, typed,
         assert "did you mean" not in err and "socratic bank search" in err, err
     else:
         assert f"(did you mean: {expected})" in err, err
+
+
+def _parsers(parser, path=("socratic",)):
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*path, name))
+
+
+def test_every_argument_of_every_verb_says_what_it_is():
+    # `socratic inject --help` listed SESSION_DIR with no word on it
+    import argparse
+
+    from socratic.cli import build_parser
+
+    bare = []
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
+                continue
+            if not action.help:
+                bare.append(f"{' '.join(path)} {action.metavar or action.dest}")
+    assert bare == []
