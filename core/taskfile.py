@@ -261,6 +261,10 @@ def load_task(task_dir: Path | str) -> Task:
     for placeholder in ("{src}", "{out}"):
         if placeholder not in command:
             raise ld.fail(f"`build.command` lacks {placeholder}", "build.command")
+    try:
+        shlex.split(command)  # the builder splits it so
+    except ValueError as exc:
+        raise ld.fail(f"`build.command` is not shell words ({exc})", "build.command") from None
 
     ref = ld.need(d, "reference", dict, "")
     reference = ReferenceSpec(

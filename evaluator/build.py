@@ -111,11 +111,19 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
     final = cache_root() / key
     meta_path = final / "build.json"
     if meta_path.is_file() and (final / "lib.so").is_file():
-        meta = json.loads(meta_path.read_text())
-        return BuildResult(ok=True, cached=True, seconds=0.0, command=meta["command"], log=meta["log"],
-                           sha256=sha, resources=[KernelResources(**r) for r in meta["resources"]], dir=final)
-
-    final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            meta = json.loads(meta_path.read_text())
+            return BuildResult(ok=True, cached=True, seconds=0.0, command=meta["command"],
+                               log=meta["log"], sha256=sha, dir=final,
+                               resources=[KernelResources(**r) for r in meta["resources"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            # a damaged cache entry (a full disk, an edit): build again in its place
+            shutil.rmtree(final, ignore_errors=True)
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{final.parent}: cannot create the build cache ({exc.strerror or exc}; "
+                         f"set $SOCRATIC_CACHE to a writable folder)") from None
     work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=final.parent))
     (work / "candidate.cu").write_bytes(code)
     (work / "keep").mkdir()

@@ -38,7 +38,12 @@ def default_evaluator() -> list[str]:
     """argv prefix of the evaluator: $SOCRATIC_EVALUATOR (shell words) or `python -m socratic.evaluator`."""
     env = os.environ.get("SOCRATIC_EVALUATOR")
     if env:
-        return shlex.split(env)
+        try:
+            return shlex.split(env)
+        except ValueError as exc:  # an unclosed quote
+            from socratic.errors import InputError
+
+            raise InputError(f"$SOCRATIC_EVALUATOR {env!r}: not shell words ({exc})") from None
     return [sys.executable, "-m", "socratic.evaluator"]
 
 

@@ -134,6 +134,24 @@ def test_build_is_cached_by_content(cache, tmp_path):
 
 
 @needs_nvcc
+def test_a_damaged_or_unusable_build_cache(cache, tmp_path):
+    import os
+
+    ok = socratic("eval", "rmsnorm", "--check-only", env={**os.environ, "SOCRATIC_CACHE": str(cache)})
+    assert ok.code == 0, ok.stderr
+    for meta in cache.glob("builds/*/build.json"):      # a full disk, an edit: a JSON traceback
+        meta.write_text('{"comm')
+    again = socratic("eval", "rmsnorm", "--check-only", env={**os.environ, "SOCRATIC_CACHE": str(cache)})
+    assert again.code == 0 and "Traceback" not in again.stderr, again.stderr
+    assert "build ok in" in again.stdout                  # built again, not reused
+    blocked = tmp_path / "a file"
+    blocked.write_text("")
+    res = socratic("eval", "rmsnorm", "--check-only", env={**os.environ, "SOCRATIC_CACHE": str(blocked)})
+    assert res.code == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert f"{blocked}/builds: cannot create the build cache (Not a directory" in res.stderr
+
+
+@needs_nvcc
 def test_build_failure_is_a_failed_check_with_the_log(cache, tmp_path):
     src = tmp_path / "broken.cu"
     src.write_text("this is not C++\n")

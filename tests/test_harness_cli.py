@@ -471,6 +471,16 @@ def test_an_events_file_that_is_a_folder_is_no_session(tmp_path, monkeypatch, ca
     assert not (sess / "inbox.jsonl").exists()
 
 
+def test_an_unparsable_evaluator_command_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("SOCRATIC_EVALUATOR", 'python -m "socratic.evaluator')
+    sess = tmp_path / "s"
+    assert main(["run", str(make_task(tmp_path)), "--headless", "--session-dir", str(sess)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "$SOCRATIC_EVALUATOR" in err and "not shell words" in err
+    assert not sess.exists()
+
+
 def test_inject_bank_id(tmp_path):
     from socratic import bank
     if not hasattr(bank, "load_bank"):

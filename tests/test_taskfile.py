@@ -74,6 +74,8 @@ def test_a_bad_default_set_stops_a_campaign_before_its_session(tmp_path):
     ('value = "n"', 'value = "nn"', "field n: unknown name 'nn'", "fields"),
     ('command = "nvcc', 'command = "cc', None, None),           # still fine: {src} {out} kept
     ("{{src}}", "src", "`build.command` lacks {src}", "command"),
+    ("-o {{out}}", "-o '{{out}}", "`build.command` is not shell words (No closing quotation)",
+     "command"),
     ('[sets.smoke]\nscenarios = [ {{ id = "a" }} ]', "[sets.smoke]\nscenarios = []",
      "set 'smoke' is empty", "[sets.smoke]"),
     ('entry = "tiny_fwd_ref"', "", "missing required key `reference.entry`", "[reference]"),
