@@ -274,7 +274,7 @@ class Attached:
         """Log what the agent wrote since the last call (text, and token usage)."""
         from socratic.harness.transcripts import read_new
 
-        if not path:
+        if not path or not isinstance(path, str):  # an agent's payload is not trusted for types
             return
         st = self.state
         chunk, offset = read_new(fmt, path, st.transcripts.get(path, 0))

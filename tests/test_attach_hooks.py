@@ -465,6 +465,17 @@ def test_hook_errors_are_one_line_and_never_exit_2(tmp_path):
     assert r.returncode == 0 and "Where?" in r.stdout, r.stderr
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_payload_fields_of_the_wrong_type_are_ignored_not_a_traceback(tmp_path, agent):
+    # {"transcript_path": 5} was a TypeError traceback from pathlib
+    a = make(tmp_path, agent)
+    for payload in ({"transcript_path": 5, "cwd": 7}, {"transcript_path": ["x"]},
+                    {"tool_name": {"x": 1}, "tool_input": 5, "tool_response": [1]}):
+        for event in ("post-tool", "prompt", "session-start"):
+            r = socratic("hook", event, stdin=json.dumps(payload), cwd=a.session.workspace)
+            assert r.returncode == 0 and r.stderr == "", (event, payload, r.stderr)
+
+
 def test_evaluate_with_an_unknown_set_is_refused_before_it_is_numbered(tmp_path):
     # `./evaluate --scenarios nope` was logged as a failing evaluation (build_ok false)
     a = make(tmp_path, "claude")
