@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
-from socratic.ownership import SessionOwner
+from socratic.ownership import LOCK_FILE, SessionOwner
 
 from socratic.harness.config import Config
 from socratic.harness.task import Task, snapshot
@@ -168,6 +168,16 @@ class Session:
         if s.events.exists():
             s.release()
             raise InputError(f"{session_dir}: already holds a campaign (use --resume)")
+        # a folder of other files (a project, $HOME) would have its config.json, task/ and
+        # workspace/ overwritten; campaign.log and the lock are `socratic run`'s own, first,
+        # and an inbox may hold questions queued before the start (benchmarks/record_demo.py)
+        own = ("campaign.log", LOCK_FILE, INBOX_FILE)
+        others = sorted(p.name for p in s.dir.iterdir() if p.name not in own)
+        if others:
+            s.release()
+            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            raise InputError(f"{session_dir}: not empty and no campaign ({shown}); give a new "
+                             f"or empty --session-dir")
         for d in (s.workspace, s.evals, s.candidates, s.blobs):
             d.mkdir(parents=True, exist_ok=True)
         hashes = snapshot(task, s.task_dir)

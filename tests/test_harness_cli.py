@@ -317,6 +317,26 @@ def test_run_unknown_scenarios_and_bad_session_dir(tmp_path, monkeypatch, capsys
     assert err.count("\n") == 1 and str(blocker / "s") in err
 
 
+@pytest.mark.parametrize("verb", [["run", "--headless"], ["run"], ["attach", "--agent", "manual"]])
+def test_a_folder_of_other_files_is_not_taken_for_a_session(tmp_path, monkeypatch, capsys, verb):
+    # its config.json, task/ and workspace/ were overwritten by the new session's
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
+    task = make_task(tmp_path)
+    project = tmp_path / "my project"
+    (project / "task").mkdir(parents=True)
+    (project / "config.json").write_text('{"mine": true}')
+    (project / "task" / "notes.md").write_text("mine")
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    code = main([verb[0], str(task), *verb[1:], "--session-dir", str(project)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{project}: not empty and no campaign (config.json, task)" in err, err
+    assert err.strip().splitlines()[-1].startswith("socratic: error:")
+    after = sorted(str(p.relative_to(project)) for p in project.rglob("*")
+                   if p.name not in ("campaign.log", "session.lock"))
+    assert after == before and (project / "config.json").read_text() == '{"mine": true}'
+
+
 def test_goal_scenarios_sets_and_ids(tmp_path):
     from socratic.errors import InputError
     from socratic.harness.campaign import goal_scenarios
