@@ -46,7 +46,7 @@ def _no_verb(p) -> int:
 
 
 def handle_run(args) -> int:
-    from socratic.fleet.folder import COPY, RunnerLock, default_dir, is_fleet, open_fleet
+    from socratic.fleet.folder import COPY, Fleet, RunnerLock, default_dir, is_fleet, open_fleet
     from socratic.fleet.spec import load_fleet
 
     source = Path(args.fleet)
@@ -56,7 +56,9 @@ def handle_run(args) -> int:
         if args.session_dir and Path(args.session_dir).resolve() != source.resolve():
             raise InputError(f"--session-dir {args.session_dir}: a fleet folder is continued "
                              f"where it is ({source})")
-        spec = load_fleet(source / COPY)
+        # the manifest, not the copy of the fleet file: the copy's task paths are relative
+        # to where the file was, not to this folder (a continuation said "no such task")
+        spec = Fleet.load(source).spec(source / COPY)
         folder = source
     else:
         spec = load_fleet(source)

@@ -62,6 +62,11 @@ class Fleet:
     def run(self, name: str) -> dict[str, Any]:
         return self.runs.setdefault(name, {})
 
+    def spec(self, path: Path) -> FleetSpec:
+        """The fleet as a spec (`path`: its file), to continue it where it is."""
+        return FleetSpec(path=path, executor=self.executor, max_parallel=self.max_parallel,
+                         gpus=self.gpus, slurm=dict(self.slurm), campaigns=list(self.campaigns))
+
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "created": self.created, "executor": self.executor,
                 "max_parallel": self.max_parallel, "gpus": self.gpus, "slurm": self.slurm,

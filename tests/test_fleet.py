@@ -131,6 +131,24 @@ def test_three_campaigns_two_auto_one_none(tmp_path):
     assert main(["fleet", "status", str(d)]) == 0
 
 
+def test_a_fleet_with_a_task_path_relative_to_its_file_is_continued_from_its_folder(tmp_path):
+    # `socratic fleet run DIR` re-read DIR/fleet.toml, whose relative task path then meant
+    # DIR/<task>: "no such task directory"
+    make_task(tmp_path / "lab")                           # lab/tiny_task
+    f = tmp_path / "lab" / "my fleet.toml"
+    f.write_text('[fleet]\ngpus = "none"\n[[campaign]]\ntask = "tiny_task"\nmax_turns = 5\n')
+    d = tmp_path / "runs" / "out dir"
+    with FakeAnthropic(default=agent()) as api:
+        p = fleet("run", str(f), "--session-dir", str(d), api=api)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        p = fleet("run", str(d), api=api)
+        _, err = p.communicate(timeout=120)
+    assert p.returncode == 0 and "Traceback" not in err, err
+    assert "0 of 1 campaigns to run" in err
+    assert (d / "fleet.toml").read_text() == f.read_text()
+
+
 def test_max_parallel_queues_the_rest_and_shared_gpus_take_turns(tmp_path):
     f = fleet_file(tmp_path, """
 [fleet]
