@@ -46,6 +46,16 @@ def _handler(args: argparse.Namespace) -> int:
     from socratic.resources import resolve_session_dir
 
     paths = [resolve_session_dir(p) for p in args.paths]
+    if args.html is not None and args.html.exists() and args.html.suffix != ".html":
+        # a session's files are its record: a page (a new one, or one written before) may
+        # sit beside them, never over them
+        from socratic.report.source import session_dirs
+
+        target = args.html.resolve()
+        for d in session_dirs(paths):
+            if target.is_relative_to(d.resolve()):
+                raise InputError(f"--html {args.html}: a file of the session {d}, which is its "
+                                 f"record; write the page elsewhere")
     report = build_report(paths, window=args.window, bank_dirs=args.bank_dirs)
     for note in report.notes:
         print(f"socratic report: {note}", file=sys.stderr)

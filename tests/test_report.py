@@ -438,6 +438,22 @@ def test_bad_window_and_html_folder(tmp_path):
     assert r.returncode == 2 and "cannot write" in r.stderr and r.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("name", ["events.jsonl", "evals/0001.json", "workspace/candidate.cu"])
+def test_html_is_never_written_over_a_sessions_file(tmp_path, name):
+    # `--html SESSION/events.jsonl` replaced the campaign's log with the page
+    folder = tmp_path / "s"
+    shutil.copytree(DEMO, folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    r = run("report", str(tmp_path), "--html", str(folder / name))   # a folder of sessions too
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"--html {folder / name}: a file of the session {folder}" in r.stderr
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    page = folder / "report.html"                      # beside them: fine, and again
+    for _ in range(2):
+        assert run("report", str(folder), "--html", str(page)).returncode == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+
+
 def test_unreadable_lines_are_skipped_and_noted(tmp_path):
     folder = tmp_path / "s"
     shutil.copytree(DEMO, folder)
