@@ -94,7 +94,8 @@ def check_numbers(args, names: tuple[str, ...] = NUMBERS) -> None:
     for name in names:
         value = getattr(args, name)
         if value is not None and not (math.isfinite(value) and value > 0):
-            raise InputError(f"--{name.replace('_', '-')} {value}: must be positive")
+            finite = "" if math.isfinite(value) else " and finite"   # `inf` is not "negative"
+            raise InputError(f"--{name.replace('_', '-')} {value}: must be positive{finite}")
 
 
 def goal_overrides(args) -> dict:

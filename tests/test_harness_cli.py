@@ -287,6 +287,8 @@ def test_run_bad_numbers_one_line_before_anything_starts(tmp_path, monkeypatch, 
                      value]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"{flag} {value}" in err, err
+        # "--max-minutes inf: must be positive" read as a wrong claim about inf
+        assert ("and finite" in err) is (value in ("nan", "inf")), err
         assert not (tmp_path / "s").exists()
 
 
