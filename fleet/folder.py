@@ -17,6 +17,7 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -39,6 +40,16 @@ def now() -> str:
 
 def is_fleet(path: Path) -> bool:
     return (Path(path) / MANIFEST).is_file()
+
+
+def session_hint(path: Path) -> str:
+    """What to add when a fleet folder is given where one session is expected."""
+    if not is_fleet(path):
+        return ""
+    names = sorted(p.name for p in Path(path).iterdir() if (p / "events.jsonl").is_file())
+    one = f", e.g. {shlex.quote(str(Path(path) / names[0]))}" if names else ""
+    return (f" (a fleet folder: each of its campaigns is a session in it{one}; "
+            f"`socratic watch {shlex.quote(str(path))}` shows them all)")
 
 
 def default_dir(spec_path: Path) -> Path:
@@ -88,7 +99,10 @@ class Fleet:
         try:
             d = json.loads(file.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise InputError(f"{path}: not a fleet folder (no {MANIFEST})") from None
+            up = path.resolve().parent  # a campaign's session, inside its fleet
+            hint = (f" (a campaign of the fleet {up}: `socratic fleet status "
+                    f"{shlex.quote(str(up))}`)" if is_fleet(up) else "")
+            raise InputError(f"{path}: not a fleet folder (no {MANIFEST}){hint}") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"{file}: cannot read the fleet's manifest ({exc})") from None
         why = _manifest_problem(d)

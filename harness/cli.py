@@ -145,7 +145,12 @@ def handle_run(args) -> int:
         if not (session_dir / "events.jsonl").is_file():
             from socratic.resources import unknown_session_hint
 
+            from socratic.fleet.folder import is_fleet
+
             hint = unknown_session_hint(session_dir) if not session_dir.exists() else ""
+            if is_fleet(session_dir):
+                hint = (f" (a fleet folder: `socratic fleet run "
+                        f"{shlex.quote(str(session_dir))}` continues its campaigns)")
             raise InputError(f"{session_dir}: no events.jsonl to resume{hint}")
         _refuse_attached(session_dir)
     else:
@@ -310,7 +315,9 @@ def handle_inject(args) -> int:
     if not (session / EVENTS_FILE).is_file():
         from socratic.resources import unknown_session_hint
 
-        hint = unknown_session_hint(session) if not session.exists() else ""
+        from socratic.fleet.folder import session_hint
+
+        hint = unknown_session_hint(session) if not session.exists() else session_hint(session)
         raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE}){hint}")
     # alive is decided by the session's lock, which dies with its holder; the last event
     # cannot tell a running campaign from a killed one

@@ -341,6 +341,28 @@ def test_a_damaged_manifest_is_one_line_in_words(tmp_path, capsys, monkeypatch, 
     assert manifest.read_text() == broken              # nothing rewritten
 
 
+def test_a_fleet_folder_where_one_session_is_expected_names_its_campaigns(tmp_path, capsys,
+                                                                        monkeypatch):
+    # they said only "no events.jsonl" / "not a fleet folder"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    from socratic.fleet.folder import open_fleet
+    from socratic.fleet.spec import load_fleet
+
+    d = tmp_path / "f"
+    open_fleet(load_fleet(fleet_file(tmp_path, "[[campaign]]\ntask = \"TASK\"\n")), d)
+    (d / "01-tiny-none").mkdir()
+    (d / "01-tiny-none" / "events.jsonl").write_text("")
+    for argv, needle in (
+            (["replay", str(d)], f"e.g. {d / '01-tiny-none'}; `socratic watch {d}` shows them"),
+            (["inject", str(d), "--text", "q"], f"e.g. {d / '01-tiny-none'}"),
+            (["run", "--resume", str(d), "--headless"], f"`socratic fleet run {d}` continues"),
+            (["fleet", "status", str(d / "01-tiny-none")],
+             f"a campaign of the fleet {d}: `socratic fleet status {d}`")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and needle in err, err
+
+
 def _status(d: Path, capsys) -> str:
     assert main(["fleet", "status", str(d), "--json"]) == 0
     return capsys.readouterr().out
