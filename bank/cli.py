@@ -273,6 +273,14 @@ def _trace(bank, args, as_json: bool) -> int:
     from socratic.report import DEFAULT_MIN_GAIN, bank_traces
 
     min_gain = args.min_gain or DEFAULT_MIN_GAIN
+    if args.write:  # README: the demo's agent is scripted, so its gains confirm nothing
+        from socratic.resources import demo_session_dir, resolve_session_dir
+
+        demo = demo_session_dir().resolve()
+        for p in args.sessions:
+            if resolve_session_dir(Path(p)).resolve() == demo:
+                raise InputError(f"{p}: the bundled demo campaign: its agent is scripted, so "
+                                 f"its gains confirm nothing; --write records real campaigns")
     found = bank_traces([Path(p) for p in args.sessions], bank, against=args.against,
                         min_gain=min_gain, window=args.window)
     best = found.best()

@@ -72,6 +72,14 @@ def record(entries: list[tuple[Entry, str, list[str]]]) -> list[Change]:
         changes.append(Change(entry.id, entry.file, action, trace, detail))
         if fields:
             by_file.setdefault(entry.file, []).append((entry, fields))
+    from socratic import resources
+    from socratic.errors import InputError
+
+    for file in by_file:  # all checked before any is written
+        if resources.installed(Path(file)):
+            raise InputError(f"{file}: the bank installed with socratic, not written (it is "
+                             f"replaced on upgrade); record traces from a checkout installed "
+                             f"with `pip install -e .`; nothing recorded")
     for file, edits in by_file.items():
         _rewrite(Path(file), edits)
     return changes

@@ -183,6 +183,30 @@ def test_demo_write_into_a_copy_of_the_shipped_bank(tmp_path):
         assert (DEMO.parent / rel).is_file()
 
 
+def test_write_leaves_the_demo_and_an_installed_bank_alone(tmp_path, capsys, monkeypatch):
+    # `bank trace demo --write` recorded the scripted demo's gains in the shipped bank (the
+    # README: they confirm nothing); with a pip install it wrote into site-packages
+    shipped = {p: p.read_bytes() for p in shipped_dir().glob("*.toml")}
+    for name in ("demo", str(DEMO)):
+        code, _, err = cli(capsys, "trace", name, "--write")
+        assert code == 2 and err.count("\n") == 1 and "its agent is scripted" in err, err
+    copy = tmp_path / "camp"
+    shutil.copytree(DEMO, copy)                            # any other campaign with a gain
+    from socratic import resources
+
+    shipped_root = shipped_dir().resolve()                 # as with a plain pip install
+    monkeypatch.setattr(resources, "installed",
+                        lambda path: Path(path).resolve().is_relative_to(shipped_root))
+    code, _, err = cli(capsys, "trace", str(copy), "--write")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "the bank installed with socratic, not written" in err and "nothing recorded" in err
+    assert {p: p.read_bytes() for p in shipped_dir().glob("*.toml")} == shipped
+    bank_dir = user_bank(tmp_path)                         # a bank of your own still is
+    folder, _ = session(tmp_path)
+    assert cli(capsys, "trace", str(folder), "--bank-dir", str(bank_dir), "--write")[0] == 0
+    assert 'provenance = "trace"' in (bank_dir / "mine.toml").read_text()
+
+
 # ---------------------------------------------------------------------------- synthetic
 
 
