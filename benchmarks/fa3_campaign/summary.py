@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -43,7 +44,12 @@ def side_by_side(folder: Path, names: list[str]) -> None:
             rows.setdefault(r["id"], {})[name] = (ratio(r, "fa3"), r.get("tflops") or 0.0)
     print(f"{'scenario':34}" + "".join(f"{n:>14}" for n in names) + "   (xFA3 TF/s)")
     for sid, by in rows.items():
-        print(f"{sid:34}" + "".join(f"{by[n][0]:8.3f} {by[n][1]:4.0f}" for n in names))
+        print(f"{sid:34}" + "".join(f"{by.get(n, (0.0, 0.0))[0]:8.3f} {by.get(n, (0.0, 0.0))[1]:4.0f}" for n in names))
+    geo = []
+    for n in names:
+        vals = [by[n][0] for by in rows.values() if by.get(n, (0.0, 0.0))[0] > 0]
+        geo.append(math.exp(sum(map(math.log, vals)) / len(vals)) if vals else 0.0)
+    print(f"{'geomean vs fa3':34}" + "".join(f"{g:8.3f}     " for g in geo))
 
 
 if __name__ == "__main__":

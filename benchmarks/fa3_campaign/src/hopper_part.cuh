@@ -52,6 +52,40 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_NC_64
 #define HOP_NC_64 2
 #endif
+// causal tile order: heavy query tiles first over sections of heads whose K/V fit in this
+// many MB of L2 (0: one head at a time, heavy first within it). A section per head left
+// the heaviest tiles of the last heads for the end: a tail of one long tile (~5% at s8k)
+#ifndef HOP_SECT_MB
+#define HOP_SECT_MB 0
+#endif
+// persistent CTAs (one per SM): the producer loads the next work tile's first K, then its
+// Q once the consumers are done with the last one, while they finish this tile; O is
+// stored from registers. Causal tiles come from a counter in the workspace (dynamic, in
+// the heavy-first order above), full ones by a static stride
+#ifndef HOP_PERSIST
+#define HOP_PERSIST 0
+#endif
+// persistent CTAs for causal head dim 256 too (measured slower there than one CTA a tile)
+#ifndef HOP_PERSIST_256C
+#define HOP_PERSIST_256C 1
+#endif
+// the persistent epilogue's O stores 16 bytes wide (a 4x4 transpose of words across each
+// quad by shuffles) instead of 4: a quarter of the store instructions, whole 32-byte sectors
+#ifndef HOP_EPI16
+#define HOP_EPI16 0
+#endif
+// d128 non-causal: leave the 192-key tile out of the cost model's choice (its persistent
+// kernel spills 12 bytes)
+#ifndef HOP_D128_NO192
+#define HOP_D128_NO192 0
+#endif
+// persistent ping-pong runs on across work tiles: the last consumer's last turn of a tile
+// hands the tensor cores to consumer 0 for the next one (0: consumer 0 waits until the last
+// consumer has finished its epilogue and reached the next tile); the very last hand-over
+// of the CTA is left unanswered at exit, as every turn of a tile is
+#ifndef HOP_PP_CONT
+#define HOP_PP_CONT 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = 2, NC = 2; };
@@ -75,7 +109,8 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int K_OFF = Q_BYTES;
   static constexpr int V_OFF = K_OFF + STAGES * KV_BYTES;
   static constexpr int BAR_OFF = V_OFF + STAGES * KV_BYTES;
-  static constexpr int SMEM = BAR_OFF + 8 * (1 + 4 * STAGES) + 1024;   // + the alignment pad
+  static constexpr int SLOT_OFF = BAR_OFF + 8 * (2 + 4 * STAGES);   // the work tile's index (persistent)
+  static constexpr int SMEM = SLOT_OFF + 16 + 1024;   // + the alignment pad
   static_assert(SMEM <= 232448, "tiles exceed the 227 KB of shared memory");
 };
 
@@ -183,11 +218,45 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // ---- the kernel -----------------------------------------------------------------------------
 struct Args {
   float* lse;
+  bf16* o;
+  int* counter;       // persistent causal: the next work tile (zeroed before each launch)
   int seqlen_q, seqlen_k, heads_q, group, q_tiles, causal;
+  int total, sect;    // work tiles (q_tiles * heads * batch); heads per causal section
   float scale_log2;   // softmax_scale * log2(e)
 };
 
-template <int HD, int BN_WANTED>
+// one work tile: a query tile of one head; its key range and how much of it needs no mask
+struct Work {
+  int head, batch, m0, n_tiles, n_plain;
+};
+template <int BM, int BN>
+__device__ __forceinline__ Work decode(int idx, const Args& a) {
+  int q_tile, hb;
+  if (a.causal) {   // heavy first within a section of heads (sect = 1: one head at a time)
+    const int per = a.sect * a.q_tiles, sec = idx / per, within = idx - sec * per;
+    const int hb_total = a.total / a.q_tiles, n = min(a.sect, hb_total - sec * a.sect);
+    const int r = within / n;
+    hb = sec * a.sect + (within - r * n);
+    q_tile = a.q_tiles - 1 - r;
+  } else {          // the query tiles of one head side by side (they share its K/V in L2)
+    q_tile = idx % a.q_tiles;
+    hb = idx / a.q_tiles;
+  }
+  Work w;
+  w.head = hb % a.heads_q;
+  w.batch = hb / a.heads_q;
+  w.m0 = q_tile * BM;
+  const int diag = a.seqlen_k - a.seqlen_q;   // row i sees keys <= i + diag
+  int n_end = a.seqlen_k;
+  if (a.causal) n_end = min(n_end, w.m0 + BM + diag);
+  w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
+  // tiles before this one need no mask: no key beyond seqlen_k, none above the diagonal
+  w.n_plain = a.seqlen_k / BN;
+  if (a.causal) w.n_plain = min(w.n_plain, max(0, (w.m0 + diag + 1) / BN));
+  return w;
+}
+
+template <int HD, int BN_WANTED, bool PERSIST>
 __global__ void __launch_bounds__(Layout<HD, BN_WANTED>::THREADS, 1)
 attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o, const Args args) {
@@ -203,11 +272,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   // producer refills it a whole iteration before V (which P V still reads) is free
   auto bar_k_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 2 * STAGES + s); };
   auto bar_v_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 3 * STAGES + s); };
+  const uint32_t bar_q_empty = base + L::BAR_OFF + 8u * (1 + 4 * STAGES);   // persistent
+  volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + L::SLOT_OFF);
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
   if (tid == 0) {
     mbar_init(bar_q, 1);
+    mbar_init(bar_q_empty, 4 * NC);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(bar_k(s), 1);
       mbar_init(bar_v(s), 1);
@@ -218,35 +290,52 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   }
   __syncthreads();
 
-  // causal: heavy tiles (more keys) first
-  const int q_tile = args.causal ? args.q_tiles - 1 - blockIdx.x : blockIdx.x;
-  const int head = blockIdx.y, batch = blockIdx.z, head_kv = head / args.group;
-  const int m0 = q_tile * BM;
-  const int diag = args.seqlen_k - args.seqlen_q;   // row i sees keys <= i + diag
-  int n_end = args.seqlen_k;
-  if (args.causal) n_end = min(n_end, m0 + BM + diag);
-  const int n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
-  // tiles before this one need no mask: no key beyond seqlen_k, none above the diagonal
-  int n_plain = args.seqlen_k / BN;
-  if (args.causal) n_plain = min(n_plain, max(0, (m0 + diag + 1) / BN));
-
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (tid == 0) {
-      mbar_expect_tx(bar_q, L::Q_BYTES);
-      for (int p = 0; p < L::PANELS; ++p)
-        tma_load(base + L::Q_OFF + p * L::Q_PANEL, &tm_q, 64 * p, head, m0, batch, bar_q);
-      for (int t = 0; t < n_tiles; ++t) {
-        const int s = t % STAGES;
-        const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES, v_smem = base + L::V_OFF + s * L::KV_BYTES;
-        if (t >= STAGES) mbar_wait(bar_k_empty(s), ((t / STAGES) - 1) & 1);
-        mbar_expect_tx(bar_k(s), L::KV_BYTES);
+      int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
+      for (int k = 0;; ++k) {
+        if (idx >= args.total) {   // no more work: wake the consumers with no tile
+          if (PERSIST) {
+            if (k > 0) mbar_wait(bar_q_empty, (k - 1) & 1);
+            *slot = -1;
+            mbar_arrive(bar_q);
+          }
+          break;
+        }
+        // ask for the next tile now: the atomic's latency hides under this tile's loads
+        const int next = !PERSIST ? args.total : args.causal ? atomicAdd(args.counter, 1) + (int)gridDim.x
+                                                                 : idx + (int)gridDim.x;
+        const Work w = decode<BM, BN>(idx, args);
+        const int head_kv = w.head / args.group;
+        auto load_k = [&](int t) {
+          const int s = (g + t) % STAGES;
+          if (g + t >= STAGES) mbar_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
+          mbar_expect_tx(bar_k(s), L::KV_BYTES);
+          for (int p = 0; p < L::PANELS; ++p)
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
+        };
+        auto load_v = [&](int t) {
+          const int s = (g + t) % STAGES;
+          if (g + t >= STAGES) mbar_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
+          mbar_expect_tx(bar_v(s), L::KV_BYTES);
+          for (int p = 0; p < L::PANELS; ++p)
+            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
+        };
+        // the first K before Q: its stage frees while the consumers still read the last Q
+        if (w.n_tiles > 0) load_k(0);
+        if (k > 0) mbar_wait(bar_q_empty, (k - 1) & 1);
+        *slot = idx;
+        mbar_expect_tx(bar_q, L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(k_smem + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, batch, bar_k(s));
-        if (t >= STAGES) mbar_wait(bar_v_empty(s), ((t / STAGES) - 1) & 1);
-        mbar_expect_tx(bar_v(s), L::KV_BYTES);
-        for (int p = 0; p < L::PANELS; ++p)
-          tma_load(v_smem + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, batch, bar_v(s));
+          tma_load(base + L::Q_OFF + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q);
+        if (w.n_tiles > 0) load_v(0);
+        for (int t = 1; t < w.n_tiles; ++t) {
+          load_k(t);
+          load_v(t);
+        }
+        g += w.n_tiles;
+        idx = next;
       }
     }
     return;
@@ -257,13 +346,12 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   const int c = warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
   const uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;
-  const int row_base = m0 + c * 64 + warp * 16 + lane / 4;   // + 8h
+  const int diag = args.seqlen_k - args.seqlen_q;
 
   float o[O_REGS], s_acc[S_REGS];
   uint32_t p_frag[BN / 16][4];
-#pragma unroll
-  for (int i = 0; i < O_REGS; ++i) o[i] = 0.f;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+  float row_max[2], row_sum[2];
+  int row_base = 0, n_plain = 0, g = 0;   // g: K/V tiles consumed so far
 
   const uint32_t q_lo = desc_lo(q_smem, 16), k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
   auto issue_qk = [&](int s) {
@@ -348,95 +436,165 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       }
   };
   // ping-pong: the two consumers take turns at issuing their GEMMs, so one's softmax runs
-  // while the other's GEMMs occupy the tensor cores; consumer 0 goes first
-  int turns_left = n_tiles + 1;   // issue points: QK(0), n-1 times QK(t)+PV(t-1), the last PV
+  // while the other's GEMMs occupy the tensor cores; consumer 0 goes first on every tile
+  int turns_left = 0;
+  bool started = false;   // a tile with turns has run
   auto turn_begin = [&]() {
     if (HOP_PINGPONG) named_sync(8 + c, 256);
   };
   auto turn_end = [&]() {
     if (HOP_PINGPONG) {
       --turns_left;
-      if (c != NC - 1 || turns_left > 0) named_arrive(8 + (c + 1) % NC, 256);
+      if (c != NC - 1 || turns_left > 0 || (PERSIST && HOP_PP_CONT)) named_arrive(8 + (c + 1) % NC, 256);
     }
   };
-  if (HOP_PINGPONG && c == NC - 1 && n_tiles > 0) named_arrive(8, 256);   // consumer 0 goes first
   auto release = [&](uint32_t bar) {
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
 
-  mbar_wait(bar_q, 0);
-  if (n_tiles > 0) {
-    float corr[2];
-    mbar_wait(bar_k(0), 0);
-    turn_begin();
-    issue_qk(0);
-    turn_end();
-    wgmma_wait<0>();
-    pin<S_REGS>(s_acc);
-    release(bar_k_empty(0));
-    softmax(0, corr);
-    to_p();
-    for (int t = 1; t < n_tiles; ++t) {
-      const int s = t % STAGES, sp = (t - 1) % STAGES;
-      mbar_wait(bar_k(s), (t / STAGES) & 1);
-      mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
+  for (int k = 0;; ++k) {
+    mbar_wait(bar_q, k & 1);
+    const int idx = PERSIST ? *slot : (int)blockIdx.x;
+    if (idx < 0) break;
+    const Work w = decode<BM, BN>(idx, args);
+    const int n_tiles = w.n_tiles;
+    n_plain = w.n_plain;
+    row_base = w.m0 + c * 64 + warp * 16 + lane / 4;   // + 8h
+#pragma unroll
+    for (int i = 0; i < O_REGS; ++i) o[i] = 0.f;
+    row_max[0] = row_max[1] = -INFINITY;
+    row_sum[0] = row_sum[1] = 0.f;
+    turns_left = n_tiles + 1;   // issue points: QK(0), n-1 times QK(t)+PV(t-1), the last PV
+    // consumer 0 goes first (continuous persistent ping-pong: once, on the CTA's first tile)
+    if (HOP_PINGPONG && c == NC - 1 && n_tiles > 0 && !(PERSIST && HOP_PP_CONT && started)) named_arrive(8, 256);
+    started = started || n_tiles > 0;
+
+    if (n_tiles > 0) {
+      float corr[2];
+      mbar_wait(bar_k(g % STAGES), (g / STAGES) & 1);
       turn_begin();
-      issue_qk(s);
-      if (HOP_RESCALE_EARLY) rescale_o(corr);
-      issue_pv(sp);
+      issue_qk(g % STAGES);
       turn_end();
-      wgmma_wait<1>();
+      wgmma_wait<0>();
       pin<S_REGS>(s_acc);
-      release(bar_k_empty(s));
-      softmax(t, corr);
+      release(bar_k_empty(g % STAGES));
+      if (PERSIST && n_tiles == 1) release(bar_q_empty);
+      softmax(0, corr);
+      to_p();
+      for (int t = 1; t < n_tiles; ++t) {
+        const int s = (g + t) % STAGES, sp = (g + t - 1) % STAGES;
+        mbar_wait(bar_k(s), ((g + t) / STAGES) & 1);
+        mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        turn_begin();
+        issue_qk(s);
+        if (HOP_RESCALE_EARLY) rescale_o(corr);
+        issue_pv(sp);
+        turn_end();
+        wgmma_wait<1>();
+        pin<S_REGS>(s_acc);
+        release(bar_k_empty(s));
+        if (PERSIST && t == n_tiles - 1) release(bar_q_empty);   // the last read of Q is done
+        softmax(t, corr);
+        wgmma_wait<0>();
+        pin<O_REGS>(o);
+        pin_u<BN / 4>(&p_frag[0][0]);
+        release(bar_v_empty(sp));
+        if (!HOP_RESCALE_EARLY) rescale_o(corr);
+        to_p();
+      }
+      const int sl = (g + n_tiles - 1) % STAGES;
+      mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
+      if (HOP_RESCALE_EARLY && n_tiles > 1) rescale_o(corr);
+      turn_begin();
+      issue_pv(sl);
+      turn_end();
       wgmma_wait<0>();
       pin<O_REGS>(o);
       pin_u<BN / 4>(&p_frag[0][0]);
-      release(bar_v_empty(sp));
-      if (!HOP_RESCALE_EARLY) rescale_o(corr);
-      to_p();
+      release(bar_v_empty(sl));
+    } else if (PERSIST) {
+      release(bar_q_empty);
     }
-    const int sl = (n_tiles - 1) % STAGES;
-    mbar_wait(bar_v(sl), ((n_tiles - 1) / STAGES) & 1);
-    if (HOP_RESCALE_EARLY && n_tiles > 1) rescale_o(corr);
-    turn_begin();
-    issue_pv(sl);
-    turn_end();
-    wgmma_wait<0>();
-    pin<O_REGS>(o);
-    pin_u<BN / 4>(&p_frag[0][0]);
-    release(bar_v_empty(sl));
-  }
+    g += n_tiles;
 
-  // epilogue: O through this warpgroup's rows of the Q tile (same swizzled panels) and a TMA
-  // store, which clips rows beyond seqlen_q; LSE direct
+    if constexpr (PERSIST) {
+      // epilogue straight from registers: Q's buffer already takes the next tile's Q
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = row_sum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    const int r = warp * 16 + lane / 4 + 8 * h;   // row within this warpgroup's 64
-    uint8_t* q_ptr = smem_raw + (q_smem - smem_u32(smem_raw));
+      for (int h = 0; h < 2; ++h) {
+        float sum = row_sum[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const int row = row_base + 8 * h;
+        if constexpr (HOP_EPI16) {
+          // thread q of a quad holds words (8j + 2q) of j = 4g..4g+3; after the transpose it
+          // holds the 8 columns of j = 4g + q (two butterfly stages, all lanes take part)
+          const int q = lane % 4;
+          bf16* out = args.o + ((static_cast<size_t>(w.batch) * args.seqlen_q + row) * args.heads_q + w.head) * HD;
 #pragma unroll
-    for (int j = 0; j < HD / 8; ++j) {
-      const int col = 8 * j + 2 * (lane % 4);
-      const int panel = col / 64, chunk = (col % 64) / 8;
-      const int off = panel * L::Q_PANEL + r * 128 + ((chunk ^ (r % 8)) * 16) + (col % 8) * 2;
-      *reinterpret_cast<uint32_t*>(q_ptr + off) = pack_bf16(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+          for (int gq = 0; gq < HD / 32; ++gq) {
+            uint32_t a[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) a[i] = pack_bf16(o[4 * (4 * gq + i) + 2 * h] * inv, o[4 * (4 * gq + i) + 2 * h + 1] * inv);
+#pragma unroll
+            for (int m = 1; m <= 2; m *= 2) {
+              const bool hi = q & m;
+#pragma unroll
+              for (int i = 0; i < 4; ++i) {
+                if (i & m) continue;
+                const uint32_t recv = __shfl_xor_sync(0xffffffffu, hi ? a[i] : a[i ^ m], m);
+                if (hi) a[i] = recv;
+                else a[i ^ m] = recv;
+              }
+            }
+            if (row < args.seqlen_q) *reinterpret_cast<uint4*>(out + 8 * (4 * gq + q)) = make_uint4(a[0], a[1], a[2], a[3]);
+          }
+        }
+        if (row < args.seqlen_q) {
+          bf16* out = args.o + ((static_cast<size_t>(w.batch) * args.seqlen_q + row) * args.heads_q + w.head) * HD;
+          if constexpr (!HOP_EPI16) {
+#pragma unroll
+            for (int j = 0; j < HD / 8; ++j)
+              *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * (lane % 4)) = pack_bf16(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+          }
+          if (lane % 4 == 0)
+            args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
+                sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+        }
+      }
+    } else {
+      // epilogue: O through this warpgroup's rows of the Q tile (same swizzled panels) and a
+      // TMA store, which clips rows beyond seqlen_q; LSE direct
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float sum = row_sum[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const int r = warp * 16 + lane / 4 + 8 * h;   // row within this warpgroup's 64
+        uint8_t* q_ptr = smem_raw + (q_smem - smem_u32(smem_raw));
+#pragma unroll
+        for (int j = 0; j < HD / 8; ++j) {
+          const int col = 8 * j + 2 * (lane % 4);
+          const int panel = col / 64, chunk = (col % 64) / 8;
+          const int off = panel * L::Q_PANEL + r * 128 + ((chunk ^ (r % 8)) * 16) + (col % 8) * 2;
+          *reinterpret_cast<uint32_t*>(q_ptr + off) = pack_bf16(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        }
+        const int row = row_base + 8 * h;
+        if (lane % 4 == 0 && row < args.seqlen_q)
+          args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
+              sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      named_sync(1 + c, 128);
+      if (wtid == 0) {
+        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, q_smem + p * L::Q_PANEL, 64 * p, w.head, w.m0 + 64 * c, w.batch);
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      }
+      break;   // one work tile per CTA
     }
-    const int row = row_base + 8 * h;
-    if (lane % 4 == 0 && row < args.seqlen_q)
-      args.lse[(static_cast<size_t>(batch) * args.heads_q + head) * args.seqlen_q + row] =
-          sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
-  }
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  named_sync(1 + c, 128);
-  if (wtid == 0) {
-    for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, q_smem + p * L::Q_PANEL, 64 * p, head, m0 + 64 * c, batch);
-    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
   }
 }
 
@@ -461,10 +619,11 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
       !encode(&tm_v, p.v, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN) ||
       !encode(&tm_o, p.o, HD, p.batch, p.seqlen_q, p.heads_q, 64))
     return 2;
-  cudaError_t err = cudaFuncSetAttribute(attn_kernel<HD, BN_WANTED>, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM);
-  if (err != cudaSuccess) return (int)err;
+  cudaError_t err;
   Args args;
   args.lse = p.lse;
+  args.o = static_cast<bf16*>(p.o);
+  args.counter = static_cast<int*>(p.workspace);
   args.seqlen_q = p.seqlen_q;
   args.seqlen_k = p.seqlen_k;
   args.heads_q = p.heads_q;
@@ -472,7 +631,36 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   args.q_tiles = (p.seqlen_q + L::BM - 1) / L::BM;
   args.causal = p.causal;
   args.scale_log2 = p.softmax_scale * 1.4426950408889634f;
-  attn_kernel<HD, BN_WANTED><<<dim3(args.q_tiles, p.heads_q, p.batch), L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
+  const long total = (long)args.q_tiles * p.heads_q * p.batch;
+  if (total > 0x7fffffffL) return -1;
+  args.total = (int)total;
+  // causal sections: as many heads as keep their K/V (shared by a group of query heads) within
+  // HOP_SECT_MB of L2
+  const long kv_per_head = (long)p.seqlen_k * HD * 2 * 2 / args.group;
+  const long hb_total = (long)p.heads_q * p.batch;
+  args.sect = HOP_SECT_MB > 0 ? (int)max(1L, min(hb_total, ((long)HOP_SECT_MB << 20) / max(1L, kv_per_head))) : 1;
+  int grid = args.total;
+  const bool persist = HOP_PERSIST && !(HD == 256 && p.causal && !HOP_PERSIST_256C);
+  if (persist) {
+    int device = 0, sms = 0;
+    if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
+    if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return (int)err;
+    grid = min(grid, sms);
+    if (p.causal) {   // the tile counter, zeroed on the stream before the launch
+      if (!p.workspace || p.workspace_bytes < 4) return 3;
+      if ((err = cudaMemsetAsync(p.workspace, 0, sizeof(int), stream)) != cudaSuccess) return (int)err;
+    }
+  }
+  // each kernel is instantiated only where some launch takes it
+  auto run = [&](auto kernel) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::SMEM);
+    if (e == cudaSuccess) kernel<<<grid, L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
+    return e;
+  };
+  if constexpr (HOP_PERSIST && (HD != 256 || HOP_PERSIST_256C)) err = run(attn_kernel<HD, BN_WANTED, true>);
+  else if constexpr (HOP_PERSIST) err = persist ? run(attn_kernel<HD, BN_WANTED, true>) : run(attn_kernel<HD, BN_WANTED, false>);
+  else err = run(attn_kernel<HD, BN_WANTED, false>);
+  if (err != cudaSuccess) return (int)err;
   err = cudaGetLastError();
   return err == cudaSuccess ? 0 : (int)err;
 }
@@ -486,6 +674,7 @@ inline int d128_key_tile(const AttnFwdParams& p) {
   int best = 128;
   long best_cost = -1;
   for (int bn : {128, 176, 192}) {
+    if (HOP_D128_NO192 && bn == 192) continue;
     long tiles = 0;
     if (!p.causal) {
       tiles = (p.seqlen_k + bn - 1) / bn;
@@ -506,7 +695,7 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
   if constexpr (HD == 128) {
     if (!p.causal || HOP_CAUSAL_WIDE) switch (d128_key_tile(p)) {
         case 176: return launch_bn<HD, 176>(p, stream);
-        case 192: return launch_bn<HD, 192>(p, stream);
+        case 192: if constexpr (!HOP_D128_NO192) return launch_bn<HD, 192>(p, stream); break;
         default: break;
       }
   }
