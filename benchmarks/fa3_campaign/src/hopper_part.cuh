@@ -86,6 +86,17 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_PP_CONT
 #define HOP_PP_CONT 0
 #endif
+// ... at head dim 128 only where a work tile has at most this many key tiles (measured: +3%
+// at s1k, -2% at s8k and s16k without a mask); at 64 and 256 always
+#ifndef HOP_PP_CONT_MAX_128
+#define HOP_PP_CONT_MAX_128 1000000
+#endif
+// d128 without a mask from this many keys on: one CTA a tile (no persistence), with the
+// 192-key tile back in the choice (its non-persistent kernel does not spill: 1-2.5% faster
+// at s4k-s16k than the persistent 176); 0: never
+#ifndef HOP_D128_NP_MIN
+#define HOP_D128_NP_MIN 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = 2, NC = 2; };
@@ -222,6 +233,7 @@ struct Args {
   int* counter;       // persistent causal: the next work tile (zeroed before each launch)
   int seqlen_q, seqlen_k, heads_q, group, q_tiles, causal;
   int total, sect;    // work tiles (q_tiles * heads * batch); heads per causal section
+  int pp_cont;        // persistent ping-pong runs on across work tiles (HOP_PP_CONT)
   float scale_log2;   // softmax_scale * log2(e)
 };
 
@@ -445,7 +457,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   auto turn_end = [&]() {
     if (HOP_PINGPONG) {
       --turns_left;
-      if (c != NC - 1 || turns_left > 0 || (PERSIST && HOP_PP_CONT)) named_arrive(8 + (c + 1) % NC, 256);
+      if (c != NC - 1 || turns_left > 0 || (PERSIST && args.pp_cont)) named_arrive(8 + (c + 1) % NC, 256);
     }
   };
   auto release = [&](uint32_t bar) {
@@ -467,7 +479,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     row_sum[0] = row_sum[1] = 0.f;
     turns_left = n_tiles + 1;   // issue points: QK(0), n-1 times QK(t)+PV(t-1), the last PV
     // consumer 0 goes first (continuous persistent ping-pong: once, on the CTA's first tile)
-    if (HOP_PINGPONG && c == NC - 1 && n_tiles > 0 && !(PERSIST && HOP_PP_CONT && started)) named_arrive(8, 256);
+    if (HOP_PINGPONG && c == NC - 1 && n_tiles > 0 && !(PERSIST && args.pp_cont && started)) named_arrive(8, 256);
     started = started || n_tiles > 0;
 
     if (n_tiles > 0) {
@@ -610,7 +622,7 @@ inline bool encode(CUtensorMap* map, const void* ptr, int hd, int batch, int seq
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int HD, int BN_WANTED>
+template <int HD, int BN_WANTED, bool MAY_PERSIST = true>
 int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   using L = Layout<HD, BN_WANTED>;
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
@@ -639,8 +651,13 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   const long kv_per_head = (long)p.seqlen_k * HD * 2 * 2 / args.group;
   const long hb_total = (long)p.heads_q * p.batch;
   args.sect = HOP_SECT_MB > 0 ? (int)max(1L, min(hb_total, ((long)HOP_SECT_MB << 20) / max(1L, kv_per_head))) : 1;
+  {   // sections of equal size: a small last one brings the tail of heavy tiles back
+    const long n = (hb_total + args.sect - 1) / args.sect;
+    args.sect = (int)((hb_total + n - 1) / n);
+  }
+  args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128);
   int grid = args.total;
-  const bool persist = HOP_PERSIST && !(HD == 256 && p.causal && !HOP_PERSIST_256C);
+  const bool persist = MAY_PERSIST && HOP_PERSIST && !(HD == 256 && p.causal && !HOP_PERSIST_256C);
   if (persist) {
     int device = 0, sms = 0;
     if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
@@ -657,7 +674,8 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     if (e == cudaSuccess) kernel<<<grid, L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
     return e;
   };
-  if constexpr (HOP_PERSIST && (HD != 256 || HOP_PERSIST_256C)) err = run(attn_kernel<HD, BN_WANTED, true>);
+  if constexpr (HOP_PERSIST && MAY_PERSIST && (HD != 256 || HOP_PERSIST_256C)) err = run(attn_kernel<HD, BN_WANTED, true>);
+  else if constexpr (HOP_PERSIST && !MAY_PERSIST) err = run(attn_kernel<HD, BN_WANTED, false>);
   else if constexpr (HOP_PERSIST) err = persist ? run(attn_kernel<HD, BN_WANTED, true>) : run(attn_kernel<HD, BN_WANTED, false>);
   else err = run(attn_kernel<HD, BN_WANTED, false>);
   if (err != cudaSuccess) return (int)err;
@@ -669,12 +687,12 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
 // cost in key-equivalents fitted on the H200 (s16k: 192 keys 7% faster than 128; s1k: 176
 // best, 192 worst, as this predicts). Causal keeps 128 (wider tiles waste the diagonal).
 // Causal: the same sum over the query tiles, each with its own key range.
-inline int d128_key_tile(const AttnFwdParams& p) {
+inline int d128_key_tile(const AttnFwdParams& p, bool allow192) {
   const int q_tiles = (p.seqlen_q + BM2 - 1) / BM2, diag = p.seqlen_k - p.seqlen_q;
   int best = 128;
   long best_cost = -1;
   for (int bn : {128, 176, 192}) {
-    if (HOP_D128_NO192 && bn == 192) continue;
+    if (!allow192 && bn == 192) continue;
     long tiles = 0;
     if (!p.causal) {
       tiles = (p.seqlen_k + bn - 1) / bn;
@@ -693,7 +711,13 @@ inline int d128_key_tile(const AttnFwdParams& p) {
 template <int HD>
 int launch(const AttnFwdParams& p, cudaStream_t stream) {
   if constexpr (HD == 128) {
-    if (!p.causal || HOP_CAUSAL_WIDE) switch (d128_key_tile(p)) {
+    if constexpr (HOP_D128_NP_MIN > 0)
+      if (!p.causal && p.seqlen_k >= HOP_D128_NP_MIN) switch (d128_key_tile(p, true)) {
+        case 176: return launch_bn<HD, 176, false>(p, stream);
+        case 192: return launch_bn<HD, 192, false>(p, stream);
+        default: return launch_bn<HD, 128, false>(p, stream);
+      }
+    if (!p.causal || HOP_CAUSAL_WIDE) switch (d128_key_tile(p, !HOP_D128_NO192)) {
         case 176: return launch_bn<HD, 176>(p, stream);
         case 192: if constexpr (!HOP_D128_NO192) return launch_bn<HD, 192>(p, stream); break;
         default: break;
