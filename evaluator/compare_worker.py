@@ -2,7 +2,8 @@
 
 Job on stdin (sent once the candidate's timing is over): {"adapter": path, "names": [...],
 "scenarios": [{"id", "values"}]}.
-Emits JSON lines: {"type": "time", "id", "name", "ms"} and {"type": "unavailable", "name", "reason"}.
+Emits JSON lines: {"type": "time", "id", "name", "ms", "passes"} (ms: the faster of two
+passes over the scenarios) and {"type": "unavailable", "name", "reason"}.
 Timing follows the evaluator's rules: L2 flushed before every timed launch, the GPU kept
 busy while the host enqueues it, CUDA events, warm-up first, median of the repetitions.
 """
@@ -57,6 +58,42 @@ def time_fn(torch, fn, flush) -> float:
     return statistics.median(times)
 
 
+PASSES = 2   # each implementation is timed on every scenario once per pass; the faster pass counts
+
+
+def time_scenarios(scenarios: list[dict], names: list[str], factories: dict, torch,
+                   timer) -> dict[tuple[str, str], list[float]]:
+    """{(scenario id, name): [ms of each pass]}. The second pass runs the scenarios in reverse
+    order, so a disturbance of the GPU or host that lasts a few milliseconds (seen on the
+    H200: FA3 at 2.7x its usual time on one scenario, all 20 repetitions of it, while the
+    same scenario timed normally before and after) lands in one pass only. The reference
+    keeps its faster pass: a slow outlier in the comparison flatters the candidate, and the
+    goal is checked against it. Messages go out once both passes are over; an implementation
+    that cannot be imported is reported once and left out of every later scenario."""
+    dead: set[str] = set()
+    times: dict[tuple[str, str], list[float]] = {}
+    for pass_ in range(PASSES):
+        for sc in scenarios if pass_ % 2 == 0 else list(reversed(scenarios)):
+            for name in names:
+                if name in dead or name not in factories:
+                    continue
+                try:
+                    fn = factories[name](sc["values"], torch)
+                except ImportError as exc:
+                    dead.add(name)
+                    emit({"type": "unavailable", "name": name, "reason": str(exc)[:200]})
+                    continue
+                except Exception:
+                    continue   # this implementation does not support this scenario
+                try:
+                    times.setdefault((sc["id"], name), []).append(timer(fn))
+                except Exception:
+                    continue
+                finally:
+                    del fn
+    return times
+
+
 def main() -> int:
     # started early by the parent: import torch (seconds of CPU work) while the candidate
     # is being timed, then wait for the job; touch the GPU only after it arrives
@@ -77,25 +114,10 @@ def main() -> int:
     adapter = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(adapter)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    dead: set[str] = set()
-    for sc in job["scenarios"]:
-        for name in job["names"]:
-            if name in dead or name not in adapter.FACTORIES:
-                continue
-            try:
-                fn = adapter.FACTORIES[name](sc["values"], torch)
-            except ImportError as exc:
-                dead.add(name)
-                emit({"type": "unavailable", "name": name, "reason": str(exc)[:200]})
-                continue
-            except Exception:
-                continue   # this implementation does not support this scenario
-            try:
-                emit({"type": "time", "id": sc["id"], "name": name, "ms": time_fn(torch, fn, flush)})
-            except Exception:
-                continue
-            finally:
-                del fn
+    times = time_scenarios(job["scenarios"], job["names"], adapter.FACTORIES, torch,
+                           lambda fn: time_fn(torch, fn, flush))
+    for (sid, name), passes in times.items():
+        emit({"type": "time", "id": sid, "name": name, "ms": min(passes), "passes": passes})
     return 0
 
 
