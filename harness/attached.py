@@ -191,7 +191,7 @@ class Attached:
         self.inbox.eval_requested = st.eval_requested
         self.triggers = Triggers(self.config.triggers, goal_set=self.goal_set,
                                  inbox=self.inbox, emit=self.emit,
-                                 suggester=lazy_suggester(self.settings))
+                                 suggester=lazy_suggester(self.settings), against=self.goal.against)
         self.triggers.recent_text = st.recent_text
         self.evals = Evaluations(
             self.session, evaluator=self.config.evaluator, timeout_s=self.config.eval_timeout_s,

@@ -154,7 +154,7 @@ class Campaign:
                            auto_questions=config.auto_questions, saved=resumed.saved,
                            asked_ids=resumed.asked_ids, asked_texts=resumed.asked_texts)
         self.triggers = Triggers(config.triggers, goal_set=self.goal_set, inbox=self.inbox,
-                                 emit=self.emit, suggester=suggester)
+                                 emit=self.emit, suggester=suggester, against=self.goal.against)
         self.evals = Evaluations(session, evaluator=config.evaluator,
                                  timeout_s=config.eval_timeout_s, env=env, redact=self.redact,
                                  emit=self.emit, goal=self.goal, goal_set=self.goal_set,

@@ -47,19 +47,31 @@ class Start:
         return Fired("start", f"campaign start on {task_name}; goal: {goal_text}")
 
 
-class Plateau:
-    """The best min-speedup and geomean have not improved by `plateau_min_gain` (relative)
-    over `plateau_window` evaluations of the goal's set."""
+def goal_terms(ev: Evaluation, against: str) -> tuple[float | None, float | None]:
+    """(min, geomean) speedup on the goal's terms: against the baseline or a comparison
+    timed in the same evaluation; (None, None) where those figures are missing or retracted."""
+    if not ev.counts_on(against) or ev.result is None:
+        return None, None
+    if against == "baseline":
+        return ev.metric("min_speedup"), ev.metric("geomean_speedup")
+    return ev.result.min_and_geomean(against)
 
-    def __init__(self, cfg: TriggerConfig) -> None:
+
+class Plateau:
+    """The best min-speedup and geomean on the goal's terms (against the baseline, or the
+    comparison the goal names) have not improved by `plateau_min_gain` (relative) over
+    `plateau_window` evaluations of the goal's set."""
+
+    def __init__(self, cfg: TriggerConfig, against: str = "baseline") -> None:
         self.cfg = cfg
+        self.against = against
         self.best_min: float | None = None
         self.best_geo: float | None = None
         self.since = 0
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
-        if ev.all_correct and ev.counts_on("baseline"):   # a retracted evaluation is no best
-            mn, geo = ev.metric("min_speedup"), ev.metric("geomean_speedup")
+        mn, geo = goal_terms(ev, self.against)
+        if ev.all_correct and geo is not None:   # a retracted evaluation is no best
             if self.best_min is None or self.best_geo is None:
                 self.best_min, self.best_geo, self.since = mn, geo, 0
                 return None
@@ -74,20 +86,27 @@ class Plateau:
         self.since += 1
         if self.since >= self.cfg.plateau_window:
             self.since = 0
+            vs = "" if self.against == "baseline" else f" against {self.against}"
             return Fired("plateau", (
                 f"{self.cfg.plateau_window} evaluations without a {self.cfg.plateau_min_gain:.0%} "
-                f"gain: best min-speedup {self.best_min:.3f}x, best geomean {self.best_geo:.3f}x"))
+                f"gain{vs}: best min-speedup {self.best_min:.3f}x, best geomean {self.best_geo:.3f}x"))
         return None
 
 
 class SuspiciousGain:
     """One evaluation improving geomean or min-speedup by `suspicious_step` over the previous
-    correct one, a scenario reaching `suspicious_bound_fraction` of its bound for the first
-    time, or one below its bound (every time). A scenario that stays near its bound is not
-    news: in the H200 campaign it re-fired on every evaluation (18 of 23 questions)."""
+    correct one (on the baseline's terms, and on the goal's comparison's where it names one),
+    a scenario reaching `suspicious_bound_fraction` of its bound for the first time, or one
+    below its bound (every time). A scenario that stays near its bound is not news: in the
+    H200 campaign it re-fired on every evaluation (18 of 23 questions).
+    Under a goal against a comparison, also a scenario whose ratio against it rose by
+    `suspicious_step` over the previous evaluation while its speedup over the baseline did not
+    follow: the comparison's time moved, not the candidate's (seen on the H200: one scenario
+    read 2.42x FA3 against 0.89-0.91x for four siblings with the same kernel time)."""
 
-    def __init__(self, cfg: TriggerConfig) -> None:
+    def __init__(self, cfg: TriggerConfig, against: str = "baseline") -> None:
         self.cfg = cfg
+        self.against = against
         self.prev: Evaluation | None = None
         self.near_bound: set[str] = set()   # scenarios already reported near their bound
 
@@ -102,6 +121,16 @@ class SuspiciousGain:
                 if r >= self.cfg.suspicious_step:
                     reasons.append(f"{label} {prev.metric(key):.3f}x -> {ev.metric(key):.3f}x "
                                    f"(+{r:.0%}) in one step")
+            if self.against != "baseline":
+                now, before = goal_terms(ev, self.against), goal_terms(prev, self.against)
+                for i, label in ((1, "geomean"), (0, "min-speedup")):
+                    r = _rel(now[i], before[i])
+                    if r >= self.cfg.suspicious_step:
+                        reasons.append(f"{label} against {self.against} {before[i]:.3f}x -> "
+                                       f"{now[i]:.3f}x (+{r:.0%}) in one step")
+        if prev is not None and self.against != "baseline" and ev.counts_on(self.against) \
+                and prev.counts_on(self.against):
+            reasons += self._comparison_moved(prev, ev)
         near = []
         for row in ev.scenarios:
             bf = row.bound_fraction
@@ -118,6 +147,22 @@ class SuspiciousGain:
         if reasons:
             return Fired("suspicious_gain", "; ".join(reasons))
         return None
+
+    def _comparison_moved(self, prev: Evaluation, ev: Evaluation) -> list[str]:
+        before = {row.id: row for row in prev.scenarios}
+        moved = []
+        for row in ev.scenarios:
+            old = before.get(row.id)
+            if old is None:
+                continue
+            vs_rel = _rel(row.speedup_against(self.against), old.speedup_against(self.against))
+            base_rel = _rel(row.speedup, old.speedup)
+            if vs_rel >= self.cfg.suspicious_step and vs_rel - base_rel >= self.cfg.suspicious_step:
+                moved.append(f"{row.id} {old.speedup_against(self.against):.3f}x -> "
+                             f"{row.speedup_against(self.against):.3f}x against {self.against} "
+                             f"while its speedup over the baseline moved {base_rel:+.0%}: "
+                             f"{self.against}'s time moved, not yours")
+        return moved
 
 
 class CorrectnessFailure:
@@ -194,10 +239,10 @@ class DeclaredDone:
 class Detectors:
     """All five, wired the way the campaign uses them."""
 
-    def __init__(self, cfg: TriggerConfig) -> None:
+    def __init__(self, cfg: TriggerConfig, against: str = "baseline") -> None:
         self.start = Start()
-        self.plateau = Plateau(cfg)
-        self.suspicious = SuspiciousGain(cfg)
+        self.plateau = Plateau(cfg, against)
+        self.suspicious = SuspiciousGain(cfg, against)
         self.correctness = CorrectnessFailure(cfg)
         self.declared = DeclaredDone(cfg)
 
@@ -219,8 +264,8 @@ class Triggers:
     a `problem` and the trigger goes out without suggestions."""
 
     def __init__(self, cfg: TriggerConfig, *, goal_set: str | None, inbox: Inbox, emit: Emit,
-                 suggester: Suggester | None) -> None:
-        self.detectors = Detectors(cfg)
+                 suggester: Suggester | None, against: str = "baseline") -> None:
+        self.detectors = Detectors(cfg, against)   # against: the goal's terms
         self.goal_set = goal_set
         self.inbox = inbox
         self.emit = emit

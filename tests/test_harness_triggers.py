@@ -192,3 +192,53 @@ def test_history_best_on_the_goals_terms():
     assert h.best(Goal(1.0, "fa3"), "bench") is closer_to_fa3
     assert h.best(Goal(1.0), "bench") is ahead_of_baseline
     assert h.best(Goal(1.0, "fa3"), "full") is None
+
+
+def with_vs(e: Evaluation, name: str, ratios: dict[str, float]) -> Evaluation:
+    for r in e.scenarios:
+        r.comparisons = {name: Comparison(ms=1.0, speedup=ratios[r.id])}
+    return e
+
+
+def test_plateau_on_the_goals_terms():
+    """Under a goal against FA3, gains over the baseline that leave the FA3 ratio flat are a
+    plateau (the H200 campaign's plateau trigger read 'best geomean 2.696x' over the
+    baseline while the goal was 1.0x FA3), and a gain against FA3 resets it."""
+    p = Plateau(TriggerConfig(plateau_window=3, plateau_min_gain=0.01), against="fa3")
+    assert p.on_eval(with_vs(ev(2.6), "fa3", {"a": 0.85, "b": 0.87})) is None
+    assert p.on_eval(with_vs(ev(2.9), "fa3", {"a": 0.85, "b": 0.872})) is None   # +11% on baseline only
+    assert p.on_eval(with_vs(ev(3.0), "fa3", {"a": 0.851, "b": 0.87})) is None
+    fired = p.on_eval(with_vs(ev(3.2), "fa3", {"a": 0.85, "b": 0.87}))
+    assert fired and "against fa3" in fired.reason and "0.850x" in fired.reason
+    assert p.on_eval(with_vs(ev(2.0), "fa3", {"a": 0.9, "b": 0.9})) is None    # +5% against fa3
+    assert p.best_geo is not None and abs(p.best_geo - 0.9) < 1e-9
+    # the baseline's terms, as before, without a comparison
+    assert Plateau(TriggerConfig(), against="baseline").on_eval(ev(1.0)) is None
+
+
+def test_suspicious_when_the_comparison_moves_and_the_candidate_does_not():
+    """Seen on the H200: one scenario read 2.42x FA3 (0.89-0.91x for four siblings) with the
+    same kernel time; its speedup over the baseline did not move."""
+    s = SuspiciousGain(TriggerConfig(suspicious_step=0.25), against="fa3")
+    assert s.on_eval(with_vs(ev(2.6, bound=0.3), "fa3", {"a": 0.9, "b": 0.9})) is None
+    fired = s.on_eval(with_vs(ev(2.62, bound=0.3), "fa3", {"a": 2.42, "b": 0.91}))
+    assert fired and fired.kind == "suspicious_gain"
+    assert "a 0.900x -> 2.420x against fa3" in fired.reason and "fa3's time moved" in fired.reason
+    # a real gain moves both ratios together: the candidate got faster, nothing to flag
+    s2 = SuspiciousGain(TriggerConfig(suspicious_step=0.25), against="fa3")
+    s2.on_eval(with_vs(ev(2.0, bound=0.3), "fa3", {"a": 0.8, "b": 0.8}))
+    assert s2.on_eval(with_vs(ev(2.1, bound=0.3), "fa3", {"a": 0.84, "b": 0.84})) is None
+    # against the baseline only, the comparison's figures are not looked at
+    s3 = SuspiciousGain(TriggerConfig(suspicious_step=0.25))
+    s3.on_eval(with_vs(ev(2.6, bound=0.3), "fa3", {"a": 0.9, "b": 0.9}))
+    assert s3.on_eval(with_vs(ev(2.62, bound=0.3), "fa3", {"a": 2.42, "b": 0.91})) is None
+
+
+def test_suspicious_step_against_the_comparison_and_retracted_figures():
+    s = SuspiciousGain(TriggerConfig(suspicious_step=0.25), against="fa3")
+    s.on_eval(with_vs(ev(2.0, bound=0.3), "fa3", {"a": 0.7, "b": 0.7}))
+    fired = s.on_eval(with_vs(ev(2.6, bound=0.3), "fa3", {"a": 0.91, "b": 0.91}))
+    assert fired and "geomean against fa3 0.700x -> 0.910x" in fired.reason
+    retracted = with_vs(ev(2.7, bound=0.3), "fa3", {"a": 3.0, "b": 3.0})
+    retracted.retracted = "comparisons"
+    assert s.on_eval(retracted) is None   # retracted comparisons are no evidence of a gain
