@@ -305,8 +305,10 @@ class Triggers:
         suggestions: list[tuple[str, str]] = []
         if self.suggester is not None:
             try:
+                # the firing's own reason is context too: "fa3's time moved" lifts the
+                # entries about the comparison's measurement over generic validity ones
                 suggestions = self.suggester(fired.kind, self.inbox.known_bank_ids(),
-                                             self.recent_text[-2000:])
+                                             self.recent_text[-2000:] + "\n" + fired.reason)
             except Exception as exc:  # noqa: BLE001 - a bank bug never stops the campaign
                 self.emit("problem", where="bank.suggest", error=f"{type(exc).__name__}: {exc}")
                 suggestions = []

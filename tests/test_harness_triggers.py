@@ -242,3 +242,27 @@ def test_suspicious_step_against_the_comparison_and_retracted_figures():
     retracted = with_vs(ev(2.7, bound=0.3), "fa3", {"a": 3.0, "b": 3.0})
     retracted.retracted = "comparisons"
     assert s.on_eval(retracted) is None   # retracted comparisons are no evidence of a gain
+
+
+def test_the_firings_reason_reaches_the_suggester() -> None:
+    """The bank ranks on the campaign's recent text; the trigger's reason ("fa3's time moved,
+    not yours") belongs to that context, so the suggestions can speak to it."""
+    from socratic.harness.triggers import Fired, Triggers
+
+    seen: list[str] = []
+
+    class Inbox:
+        auto_questions = False
+
+        def known_bank_ids(self) -> list[str]:
+            return []
+
+    def suggester(kind: str, asked: list[str], text: str) -> list[tuple[str, str]]:
+        seen.append(text)
+        return []
+
+    t = Triggers(TriggerConfig(), goal_set="bench", inbox=Inbox(), emit=lambda *a, **k: None,  # type: ignore[arg-type]
+                 suggester=suggester, against="fa3")
+    t.recent_text = "v24 bench imported"
+    t.fire(Fired("suspicious_gain", "d128-s1k 0.92x -> 2.42x against fa3: fa3's time moved, not yours"))
+    assert seen and seen[0].startswith("v24 bench imported") and "fa3's time moved" in seen[0]
