@@ -60,36 +60,59 @@ def goal_terms(ev: Evaluation, against: str) -> tuple[float | None, float | None
 class Plateau:
     """The best min-speedup and geomean on the goal's terms (against the baseline, or the
     comparison the goal names) have not improved by `plateau_min_gain` (relative) over
-    `plateau_window` evaluations of the goal's set."""
+    `plateau_window` evaluations of the goal's set. An evaluation without figures against the
+    goal's comparison (it did not run on this machine, or they were retracted) is judged
+    against the baseline, each set of terms with its own best, so a campaign whose
+    comparison cannot run still hears of its plateaus."""
 
     def __init__(self, cfg: TriggerConfig, against: str = "baseline") -> None:
         self.cfg = cfg
         self.against = against
-        self.best_min: float | None = None
-        self.best_geo: float | None = None
+        self.best: dict[str, tuple[float, float]] = {}   # terms -> (best min, best geomean)
         self.since = 0
 
+    @property
+    def best_min(self) -> float | None:
+        return self._best()[0]
+
+    @property
+    def best_geo(self) -> float | None:
+        return self._best()[1]
+
+    def _best(self) -> tuple[float | None, float | None]:
+        got = self.best.get(self.against) or self.best.get("baseline")
+        return got if got else (None, None)
+
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
-        mn, geo = goal_terms(ev, self.against)
+        terms = self.against
+        mn, geo = goal_terms(ev, terms)
+        if geo is None and terms != "baseline":
+            terms, (mn, geo) = "baseline", goal_terms(ev, "baseline")
         if ev.all_correct and geo is not None:   # a retracted evaluation is no best
-            if self.best_min is None or self.best_geo is None:
-                self.best_min, self.best_geo, self.since = mn, geo, 0
-                return None
-            g = self.cfg.plateau_min_gain
-            if _rel(mn, self.best_min) >= g or _rel(geo, self.best_geo) >= g:
-                self.best_min = max(self.best_min, mn or 0.0)
-                self.best_geo = max(self.best_geo, geo or 0.0)
-                self.since = 0
-                return None
-        if self.best_min is None:
+            mn = geo if mn is None else mn
+            if terms not in self.best:
+                self.best[terms] = (mn, geo)
+                if len(self.best) == 1:
+                    self.since = 0
+                    return None
+            else:
+                best_mn, best_geo = self.best[terms]
+                g = self.cfg.plateau_min_gain
+                if _rel(mn, best_mn) >= g or _rel(geo, best_geo) >= g:
+                    self.best[terms] = (max(best_mn, mn), max(best_geo, geo))
+                    self.since = 0
+                    return None
+        if not self.best:
             return None  # nothing correct yet: no plateau of speed to speak of
         self.since += 1
         if self.since >= self.cfg.plateau_window:
             self.since = 0
-            vs = "" if self.against == "baseline" else f" against {self.against}"
+            shown = self.against if self.against in self.best else "baseline"
+            best_mn, best_geo = self.best[shown]
+            vs = "" if shown == "baseline" and self.against == "baseline" else f" against {shown}"
             return Fired("plateau", (
                 f"{self.cfg.plateau_window} evaluations without a {self.cfg.plateau_min_gain:.0%} "
-                f"gain{vs}: best min-speedup {self.best_min:.3f}x, best geomean {self.best_geo:.3f}x"))
+                f"gain{vs}: best min-speedup {best_mn:.3f}x, best geomean {best_geo:.3f}x"))
         return None
 
 

@@ -266,3 +266,17 @@ def test_the_firings_reason_reaches_the_suggester() -> None:
     t.recent_text = "v24 bench imported"
     t.fire(Fired("suspicious_gain", "d128-s1k 0.92x -> 2.42x against fa3: fa3's time moved, not yours"))
     assert seen and seen[0].startswith("v24 bench imported") and "fa3's time moved" in seen[0]
+
+
+def test_plateau_under_a_comparison_goal_where_the_comparison_cannot_run():
+    """A goal against FA3 on a machine without FA3: no evaluation has figures against it, and
+    the plateau is heard on the baseline's terms (it stayed silent for the whole campaign)."""
+    p = Plateau(TriggerConfig(plateau_window=2, plateau_min_gain=0.01), against="fa3")
+    assert p.on_eval(ev(2.0)) is None
+    assert p.on_eval(ev(2.005)) is None
+    fired = p.on_eval(ev(2.01))
+    assert fired and "against baseline" in fired.reason and "2.000x" in fired.reason
+    # once FA3 is timed, its own best starts; baseline gains do not count on its terms
+    assert p.on_eval(with_vs(ev(2.0), "fa3", {"a": 0.8, "b": 0.8})) is None
+    assert p.on_eval(with_vs(ev(3.0), "fa3", {"a": 0.8, "b": 0.8})) is not None
+    assert p.best_geo == 0.8
