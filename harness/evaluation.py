@@ -68,6 +68,16 @@ class Evaluation:
         retracted on those terms."""
         return not retracted_on(self.retracted, against)
 
+    def on_terms(self, against: str) -> tuple[float | None, float | None]:
+        """(min, geomean) speedup against the baseline or a comparison timed in the same
+        evaluation: what a goal against it judges; (None, None) where those figures are
+        missing or retracted."""
+        if self.result is None or not self.counts_on(against):
+            return None, None
+        if against == "baseline":
+            return self.metric("min_speedup"), self.metric("geomean_speedup")
+        return self.result.min_and_geomean(against)
+
     def metric(self, key: str) -> float | None:
         """`geomean_speedup` or `min_speedup` of the summary."""
         v = getattr(self.result.summary, key) if self.result else None
@@ -361,12 +371,9 @@ class History:
                 and (goal_set is None or e.set == goal_set)]
         if not good:
             return None
-        if against == "baseline":
-            return max(good, key=lambda e: (e.metric("min_speedup") or 0.0,
-                                            e.metric("geomean_speedup") or 0.0))
 
         def on_goal(e: Evaluation) -> tuple[float, float]:
-            mn, geo = e.result.min_and_geomean(against) if e.result else (None, None)
+            mn, geo = e.on_terms(against)
             return mn or 0.0, geo or 0.0
         return max(good, key=on_goal)
 

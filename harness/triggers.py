@@ -47,16 +47,6 @@ class Start:
         return Fired("start", f"campaign start on {task_name}; goal: {goal_text}")
 
 
-def goal_terms(ev: Evaluation, against: str) -> tuple[float | None, float | None]:
-    """(min, geomean) speedup on the goal's terms: against the baseline or a comparison
-    timed in the same evaluation; (None, None) where those figures are missing or retracted."""
-    if not ev.counts_on(against) or ev.result is None:
-        return None, None
-    if against == "baseline":
-        return ev.metric("min_speedup"), ev.metric("geomean_speedup")
-    return ev.result.min_and_geomean(against)
-
-
 class Plateau:
     """The best min-speedup and geomean on the goal's terms (against the baseline, or the
     comparison the goal names) have not improved by `plateau_min_gain` (relative) over
@@ -85,9 +75,9 @@ class Plateau:
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
         terms = self.against
-        mn, geo = goal_terms(ev, terms)
+        mn, geo = ev.on_terms(terms)
         if geo is None and terms != "baseline":
-            terms, (mn, geo) = "baseline", goal_terms(ev, "baseline")
+            terms, (mn, geo) = "baseline", ev.on_terms("baseline")
         if ev.all_correct and geo is not None:   # a retracted evaluation is no best
             mn = geo if mn is None else mn
             if terms not in self.best:
@@ -145,7 +135,7 @@ class SuspiciousGain:
                     reasons.append(f"{label} {prev.metric(key):.3f}x -> {ev.metric(key):.3f}x "
                                    f"(+{r:.0%}) in one step")
             if self.against != "baseline":
-                now, before = goal_terms(ev, self.against), goal_terms(prev, self.against)
+                now, before = ev.on_terms(self.against), prev.on_terms(self.against)
                 for i, label in ((1, "geomean"), (0, "min-speedup")):
                     r = _rel(now[i], before[i])
                     if r >= self.cfg.suspicious_step:
