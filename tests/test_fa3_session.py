@@ -248,3 +248,33 @@ def test_an_unknown_or_read_only_name_says_what_there_is(capsys, monkeypatch, tm
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and needle in err[0], err
     assert not (tmp_path / argv[1]).exists()
+
+
+def test_an_import_whose_comparison_moved_is_flagged_through_the_cli(tmp_path):
+    """By hand, the way the campaign met it: v25 imported, then v24, whose FA3 time on
+    d128-s1k causal was disturbed (2.42x FA3 with the kernel's time unchanged). `hook
+    evaluate --import` logs a suspicious_gain trigger that names the comparison, and with
+    auto-questions on the bank's question for it is queued."""
+    import contextlib
+    import io
+
+    from socratic.cli import main
+
+    sess = tmp_path / "again"
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        assert main(["attach", "flash_attn_fwd", "--agent", "manual", "--auto-questions",
+                     "--session-dir", str(sess)]) == 0
+        for n in ("0070", "0069"):
+            src = SESSION / "evals" / f"{n}.json"
+            cand = SESSION / "candidates" / f"{json.loads(src.read_text())['candidate']['sha256'][:16]}.cu"
+            assert main(["hook", "evaluate", "--session", str(sess), "--import", str(src),
+                         "--candidate", str(cand)]) in (0, 1)
+    events = [json.loads(line) for line in (sess / "events.jsonl").read_text().splitlines()]
+    fired = [e for e in events if e["type"] == "trigger" and "time moved" in e["reason"]]
+    assert len(fired) == 1 and fired[0]["kind"] == "suspicious_gain"
+    assert "d128-s1k-b16-h16-causal 0.899x -> 2.416x against fa3" in fired[0]["reason"]
+    second = [e["seq"] for e in events if e["type"] == "eval.end"][1]
+    assert fired[0]["seq"] > second                       # on v24's import, not v25's
+    asked = next(e for e in events if e["type"] == "question" and e["seq"] > fired[0]["seq"])
+    assert asked["trigger"] == "suspicious_gain" and asked["bank_id"] == fired[0]["suggestions"][0]
