@@ -1,0 +1,150 @@
+"""Quick side-by-side timings between evaluations, and single launches for Nsight Compute.
+
+Not the judge (`socratic eval` is): this only ranks variants on a few scenarios in one
+process, so a device call can try many before the evaluator times the promising ones.
+
+  quick.py build NAME...                      here: cands/NAME.cu -> cands/NAME.so (the evaluator's build)
+  quick.py time NAME,NAME,fa3 SCEN,SCEN...    on the GPU: median ms per (variant, scenario)
+  quick.py once NAME|fa3 SCEN [REPS]          on the GPU: REPS launches (for ncu -k / --launch-skip)
+
+SCEN is a scenario id as the task writes it: d128-s4k-b4-h16-causal, d128-s2k-b4-h32-causal-gqa4,
+d128-q512-k8k-b4-h32-causal-gqa4, d128-s1000-b16-h16-full.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+class Params(ctypes.Structure):   # struct AttnFwdParams (kernels/flash_attn_fwd/task.toml)
+    _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("lse", ctypes.c_void_p), ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_ulonglong),
+                ("batch", ctypes.c_int), ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
+                ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int),
+                ("softmax_scale", ctypes.c_float), ("causal", ctypes.c_int)]
+
+
+def _n(text: str) -> int:
+    return int(text[:-1]) * 1024 if text.endswith("k") else int(text)
+
+
+def scenario(sid: str) -> dict:
+    m = re.fullmatch(r"d(\d+)-(?:s(\w+)|q(\w+)-k(\w+))-b(\d+)-h(\d+)-(full|causal)(?:-gqa(\d+))?", sid)
+    if not m:
+        sys.exit(f"quick.py: {sid!r} is not a scenario id like d128-s4k-b4-h16-causal")
+    hd, s, sq, sk, b, h, mask, g = m.groups()
+    return dict(head_dim=int(hd), seqlen_q=_n(s or sq), seqlen_k=_n(s or sk), batch=int(b), heads_q=int(h),
+                heads_kv=int(h) // int(g or 1), causal=int(mask == "causal"), softmax_scale=int(hd) ** -0.5)
+
+
+def build(names: list[str]) -> None:
+    """The evaluator's own build (`socratic eval --check-only`: the task's command, the ban
+    check), two at a time; its cached library is copied to cands/NAME.so. Prints spills."""
+    import hashlib
+    import json
+    from socratic.evaluator.build import cache_root
+    for i in range(0, len(names), 2):
+        procs = [(n, subprocess.Popen([sys.executable, "-m", "socratic", "eval", "flash_attn_fwd", "--candidate",
+                                       str(HERE / "cands" / f"{n}.cu"), "--check-only", "--json"],
+                                      stdout=subprocess.PIPE, text=True)) for n in names[i:i + 2]]
+        for name, proc in procs:
+            out = json.loads(proc.communicate()[0] or "{}")
+            sha = hashlib.sha256((HERE / "cands" / f"{name}.cu").read_bytes()).hexdigest()
+            lib = next((d / "lib.so" for d in cache_root().iterdir() if (d / "candidate.cu").is_file() and
+                        hashlib.sha256((d / "candidate.cu").read_bytes()).hexdigest() == sha), None)
+            if lib is None:
+                print(name, "FAILED", (out.get("build") or {}).get("log", "")[-400:])
+                continue
+            (HERE / "cands" / f"{name}.so").write_bytes(lib.read_bytes())
+            spills = [(r["kernel"].split("(")[0], r["spill_stores"]) for r in out["build"]["resources"] if r["spill_stores"]]
+            print(name, "built; spills:", spills or "none")
+
+
+def runner(name: str, v: dict, torch):
+    """A no-argument callable launching `name` (a cands/ library, or fa3) on scenario v."""
+    from socratic.kernels.flash_attn_fwd.compare import _inputs, fa3
+    if name == "fa3":
+        return fa3(v, torch)
+    q, k, vv = _inputs(v, torch)
+    o = torch.empty_like(q)
+    lse = torch.empty(v["batch"], v["heads_q"], v["seqlen_q"], device="cuda", dtype=torch.float32)
+    ws = torch.zeros(1 << 20, device="cuda", dtype=torch.uint8)
+    lib = ctypes.CDLL(str(HERE / "cands" / f"{name}.so"))
+    lib.attn_fwd.argtypes = [ctypes.POINTER(Params), ctypes.c_void_p]
+    p = Params(q.data_ptr(), k.data_ptr(), vv.data_ptr(), o.data_ptr(), lse.data_ptr(), ws.data_ptr(), ws.numel(),
+               v["batch"], v["seqlen_q"], v["seqlen_k"], v["heads_q"], v["heads_kv"], v["head_dim"],
+               v["softmax_scale"], v["causal"])
+    keep = (q, k, vv, o, lse, ws, lib, p)
+
+    def run():
+        rc = lib.attn_fwd(ctypes.byref(p), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if rc:
+            raise RuntimeError(f"{name}: attn_fwd returned {rc}")
+        return keep
+    return run
+
+
+def median_ms(fn, torch, batches: int = 15, per: int = 4) -> float:
+    """Median over batches of `per` back-to-back launches (a batch hides the launch gaps)."""
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(batches):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(per):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / per)
+    return statistics.median(times)
+
+
+def time_all(names: list[str], sids: list[str]) -> None:
+    import torch
+    rows = {}
+    for sid in sids:
+        v = scenario(sid)
+        fns = {n: runner(n, v, torch) for n in names}
+        best = {n: float("inf") for n in names}
+        for order in (names, names[::-1]):   # two passes, the second reversed; the faster counts
+            for n in order:
+                best[n] = min(best[n], median_ms(fns[n], torch))
+        rows[sid] = best
+    ref = "fa3" if "fa3" in names else names[0]
+    print(f"{'scenario':34}" + "".join(f"{n:>9}" for n in names) + "   (ms; then each / " + ref + " speed)")
+    logs = {n: 0.0 for n in names}
+    import math
+    for sid, best in rows.items():
+        print(f"{sid:34}" + "".join(f"{best[n]:9.4f}" for n in names) + "  " +
+              " ".join(f"{best[ref] / best[n]:.3f}" for n in names if n != ref))
+        for n in names:
+            logs[n] += math.log(best[ref] / best[n])
+    print(f"{'geomean vs ' + ref:34}" + "".join(f"{math.exp(logs[n] / len(rows)):9.3f}" for n in names))
+
+
+def once(name: str, sid: str, reps: int) -> None:
+    import torch
+    fn = runner(name, scenario(sid), torch)
+    for _ in range(reps):
+        fn()
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    verb, rest = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
+    if verb == "build" and rest:
+        build(rest)
+    elif verb == "time" and len(rest) == 2:
+        time_all(rest[0].split(","), rest[1].split(","))
+    elif verb == "once" and len(rest) in (2, 3):
+        once(rest[0], rest[1], int(rest[2]) if len(rest) == 3 else 3)
+    else:
+        sys.exit(__doc__)
