@@ -128,8 +128,15 @@ typedef __nv_bfloat16 bf16;
 // barriers' addresses and the wgmma descriptors derived from them live in uniform
 // registers. Without it, each descriptor is rebuilt per wgmma through R2UR moves (ncu, call
 // s3c1: 2.5x FA3's uniform-datapath instructions on d128-s4k causal)
+// (2: in the persistent kernels only; measured with 1, d256 causal, which runs one CTA a
+// tile, lost 2.5%, while d256 without a mask gained 4%: call s3c2)
 #ifndef HOP_UNIFORM
 #define HOP_UNIFORM 0
+#endif
+// HOP_DESC_ONCE's 2 likewise; HOP_RESCALE_EARLY for head dim 64 on its own (late measured
+// better at d64, worse at long d128: call s3c2)
+#ifndef HOP_RESCALE_EARLY_64
+#define HOP_RESCALE_EARLY_64 HOP_RESCALE_EARLY
 #endif
 // d128 without a mask up to this many keys: 128-key tiles (they leave room for two Q
 // buffers) instead of the cost model's choice; 0: never
@@ -401,7 +408,10 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 
   if constexpr (L::CONSUMER_REGS == 240) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
   else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
-  const int c = HOP_UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
+  constexpr bool UNIFORM = HOP_UNIFORM == 1 || (HOP_UNIFORM == 2 && PERSIST);
+  constexpr bool DESC_ONCE = HOP_DESC_ONCE == 1 || (HOP_DESC_ONCE == 2 && PERSIST);
+  constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HOP_RESCALE_EARLY;
+  const int c = UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
   uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;   // this work tile's Q buffer, this consumer's rows
   const int diag = args.seqlen_k - args.seqlen_q;
@@ -419,7 +429,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
-      if constexpr (HOP_DESC_ONCE)
+      if constexpr (DESC_ONCE)
         wgmma_ss<BN>(s_acc, desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
       else
         wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
@@ -431,7 +441,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
-      if constexpr (HOP_DESC_ONCE)
+      if constexpr (DESC_ONCE)
         wgmma_rs<HD>(o, p_frag[kk], desc_at(v_lo + s * (L::KV_BYTES >> 4) + kk * (2048 >> 4), 1024));
       else
         wgmma_rs<HD>(o, p_frag[kk], smem_desc(v_smem + kk * 2048, L::KV_PANEL, 1024));
@@ -515,7 +525,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   for (int k = 0;; ++k) {
     const int qb = k % QBUF;
     mbar_wait(bar_q(qb), (k / QBUF) & 1);
-    const int idx = !PERSIST ? (int)blockIdx.x : HOP_UNIFORM ? __shfl_sync(0xffffffffu, slot[qb], 0) : slot[qb];
+    const int idx = !PERSIST ? (int)blockIdx.x : UNIFORM ? __shfl_sync(0xffffffffu, slot[qb], 0) : slot[qb];
     if (idx < 0) break;
     if constexpr (QBUF > 1) {   // (kept out of the one-buffer kernels: it cost d256 a spill)
       q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * 128;
@@ -552,7 +562,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         turn_begin();
         issue_qk(s);
-        if (HOP_RESCALE_EARLY) rescale_o(corr);
+        if (EARLY) rescale_o(corr);
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
@@ -570,12 +580,12 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         pin<O_REGS>(o);
         pin_u<BN / 4>(&p_frag[0][0]);
         release(bar_v_empty(sp));
-        if (!HOP_RESCALE_EARLY) rescale_o(corr);
+        if (!EARLY) rescale_o(corr);
         to_p();
       }
       const int sl = (g + n_tiles - 1) % STAGES;
       mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
-      if (HOP_RESCALE_EARLY && n_tiles > 1) rescale_o(corr);
+      if (EARLY && n_tiles > 1) rescale_o(corr);
       turn_begin();
       issue_pv(sl);
       turn_end();
