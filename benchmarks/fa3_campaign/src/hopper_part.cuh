@@ -135,6 +135,18 @@ typedef __nv_bfloat16 bf16;
 #endif
 // HOP_DESC_ONCE's 2 likewise; HOP_RESCALE_EARLY for head dim 64 on its own (late measured
 // better at d64, worse at long d128: call s3c2)
+// d256 causal up to this many keys on the persistent kernel, although HOP_PERSIST_256C=0
+// (measured in call s3c3 with the uniform indices: s2k 0.890 -> 0.928x FA3, s8k 0.945 -> 0.910)
+#ifndef HOP_PERSIST_256C_MAXK
+#define HOP_PERSIST_256C_MAXK 0
+#endif
+// the producer's waits for a free stage suspend the thread (try_wait's suspend-time hint)
+// instead of spinning: ncu (call s3c3, v41) counted 14 M more branch, try-wait and yield
+// instructions than FA3's kernel, nearly all in the producer's loop on V's empty barrier,
+// issue slots taken from the consumer warps beside it
+#ifndef HOP_PROD_SLEEP
+#define HOP_PROD_SLEEP 0
+#endif
 #ifndef HOP_RESCALE_EARLY_64
 #define HOP_RESCALE_EARLY_64 HOP_RESCALE_EARLY
 #endif
@@ -195,6 +207,17 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         " selp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  }
+}
+// the same wait, the thread suspended in hardware until the phase completes (or ~1 ms)
+__device__ __forceinline__ void mbar_wait_sleep(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done) : "r"(bar), "r"(parity), "r"(1000000u) : "memory");
   }
 }
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
@@ -357,6 +380,10 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (tid == 0) {
+      auto prod_wait = [](uint32_t bar, uint32_t parity) {
+        if constexpr (HOP_PROD_SLEEP) mbar_wait_sleep(bar, parity);
+        else mbar_wait(bar, parity);
+      };
       int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
       for (int k = 0;; ++k) {
         const int qb = k % QBUF, qn = k / QBUF;   // this work tile's Q buffer, and its use of it
@@ -375,14 +402,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int head_kv = w.head / args.group;
         auto load_k = [&](int t) {
           const int s = (g + t) % STAGES;
-          if (g + t >= STAGES) mbar_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
+          if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
             tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
-          if (g + t >= STAGES) mbar_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
+          if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
             tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
@@ -726,7 +753,8 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128 ||
                                  (HOP_PP_CONT_CAUSAL && p.causal));
   int grid = args.total;
-  const bool persist = MAY_PERSIST && HOP_PERSIST && !(HD == 256 && p.causal && !HOP_PERSIST_256C);
+  const bool persist = MAY_PERSIST && HOP_PERSIST &&
+                       !(HD == 256 && p.causal && !HOP_PERSIST_256C && p.seqlen_k > HOP_PERSIST_256C_MAXK);
   if (persist) {
     int device = 0, sms = 0;
     if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
@@ -810,7 +838,11 @@ extern "C" int attn_fwd(const AttnFwdParams* p, cudaStream_t stream) {
     case 96: return fa2::launch<96>(*p, stream);
     case 128:
 #if HOP_TILE_LONG_128
-      if (p->seqlen_k >= 8192 || (!p->causal && p->seqlen_k >= 4096)) switch (hop_tile::d128_key_tile(*p)) {
+      // 2: only causal with 16k keys or more, or 8k or more behind fewer queries (call s3c3: the
+      // persistent kernel won at s4k/s8k without a mask and at s8k causal, GQA included)
+      if (HOP_TILE_LONG_128 == 2 ? p->causal && (p->seqlen_k >= 16384 || (p->seqlen_k >= 8192 && p->seqlen_q < p->seqlen_k))
+                                 : p->seqlen_k >= 8192 || (!p->causal && p->seqlen_k >= 4096))
+        switch (hop_tile::d128_key_tile(*p)) {
           case 176: return hop_tile::launch_bn<128, 176>(*p, stream);
           case 192: return hop_tile::launch_bn<128, 192>(*p, stream);
           default: return hop_tile::launch_bn<128, 128>(*p, stream);
