@@ -11,12 +11,18 @@
 #define HOP_PERSIST 1
 #define HOP_PERSIST_256C 0
 #define HOP_EPI16 1
-#define HOP_D128_NO192 1
+#define HOP_D128_NO192 0
 #define HOP_PP_CONT 1
 #define HOP_CAUSAL_WIDE 0
 #define HOP_SECT_MB 32
 #define HOP_PP_CONT_MAX_128 16
-#define HOP_TILE_LONG_128 1
+#define HOP_TILE_LONG_128 2
+#define HOP_UNIFORM 2
+#define HOP_DESC_ONCE 2
+#define HOP_PERSIST_256C_MAXK 2048
+#define HOP_PP_CONT_CAUSAL 1
+#define HOP_RESCALE_EARLY_64 0
+#define HOP_PROD_SLEEP 1
 // FlashAttention forward — the baseline kernel campaigns start from.
 //
 // A FlashAttention-2-style kernel for sm_80+ (built for sm_90a), written with plain CUDA and
@@ -1051,6 +1057,11 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_PP_CONT_MAX_128
 #define HOP_PP_CONT_MAX_128 1000000
 #endif
+// ... and at head dim 128 on causal work tiles of any length (the limit above was measured
+// without a mask)
+#ifndef HOP_PP_CONT_CAUSAL
+#define HOP_PP_CONT_CAUSAL 0
+#endif
 // d128 without a mask from this many keys on: one CTA a tile (no persistence), with the
 // 192-key tile back in the choice (its non-persistent kernel does not spill: 1-2.5% faster
 // at s4k-s16k than the persistent 176); 0: never
@@ -1062,6 +1073,53 @@ typedef __nv_bfloat16 bf16;
 // 1-6% faster there (s16k causal 0.958x FA3 against 0.899x)
 #ifndef HOP_TILE_LONG_128
 #define HOP_TILE_LONG_128 0
+#endif
+// persistent: two Q buffers where shared memory has room (d64, d128 with 128-key tiles), so
+// the producer loads the next work tile's Q while the consumers still read this one's (one
+// buffer: consumer 0 waits at every tile boundary for the last consumer's last S = Q K^T,
+// then for the Q load's latency, with only the last P V on the tensor cores)
+#ifndef HOP_Q2
+#define HOP_Q2 0
+#endif
+// the softmax of tile t kept ahead of the wait for P(t-1) V(t-1): its results are pinned
+// (an empty asm on them) before the wait. Without it the compiler sinks the softmax to
+// its uses after the wait, and the intra-warpgroup overlap is lost: ncu on d128-s4k causal
+// showed the wait for P V as the kernel's most-sampled instruction, right before the
+// row max (call s3c1)
+#ifndef HOP_PIN_SOFTMAX
+#define HOP_PIN_SOFTMAX 0
+#endif
+// the consumer's warpgroup index and each work tile's index broadcast from lane 0 (as
+// CUTLASS does): the compiler then knows them warp-uniform, and the stage index, the
+// barriers' addresses and the wgmma descriptors derived from them live in uniform
+// registers. Without it, each descriptor is rebuilt per wgmma through R2UR moves (ncu, call
+// s3c1: 2.5x FA3's uniform-datapath instructions on d128-s4k causal)
+// (2: in the persistent kernels only; measured with 1, d256 causal, which runs one CTA a
+// tile, lost 2.5%, while d256 without a mask gained 4%: call s3c2)
+#ifndef HOP_UNIFORM
+#define HOP_UNIFORM 0
+#endif
+// HOP_DESC_ONCE's 2 likewise; HOP_RESCALE_EARLY for head dim 64 on its own (late measured
+// better at d64, worse at long d128: call s3c2)
+// d256 causal up to this many keys on the persistent kernel, although HOP_PERSIST_256C=0
+// (measured in call s3c3 with the uniform indices: s2k 0.890 -> 0.928x FA3, s8k 0.945 -> 0.910)
+#ifndef HOP_PERSIST_256C_MAXK
+#define HOP_PERSIST_256C_MAXK 0
+#endif
+// the producer's waits for a free stage suspend the thread (try_wait's suspend-time hint)
+// instead of spinning: ncu (call s3c3, v41) counted 14 M more branch, try-wait and yield
+// instructions than FA3's kernel, nearly all in the producer's loop on V's empty barrier,
+// issue slots taken from the consumer warps beside it
+#ifndef HOP_PROD_SLEEP
+#define HOP_PROD_SLEEP 0
+#endif
+#ifndef HOP_RESCALE_EARLY_64
+#define HOP_RESCALE_EARLY_64 HOP_RESCALE_EARLY
+#endif
+// d128 without a mask up to this many keys: 128-key tiles (they leave room for two Q
+// buffers) instead of the cost model's choice; 0: never
+#ifndef HOP_D128_Q2_FULL_MAXK
+#define HOP_D128_Q2_FULL_MAXK 0
 #endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
@@ -1082,11 +1140,14 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int KV_PANEL = BN * 128;
   static constexpr int Q_BYTES = PANELS * Q_PANEL;
   static constexpr int KV_BYTES = PANELS * KV_PANEL;  // one K (or V) tile
+  static constexpr int BARS = 4 + 4 * STAGES;        // Q full/empty x 2, K/V full/empty per stage
+  static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
+  static constexpr int QBUF = HOP_Q2 && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
   static constexpr int Q_OFF = 0;
-  static constexpr int K_OFF = Q_BYTES;
+  static constexpr int K_OFF = QBUF * Q_BYTES;
   static constexpr int V_OFF = K_OFF + STAGES * KV_BYTES;
   static constexpr int BAR_OFF = V_OFF + STAGES * KV_BYTES;
-  static constexpr int SLOT_OFF = BAR_OFF + 8 * (2 + 4 * STAGES);   // the work tile's index (persistent)
+  static constexpr int SLOT_OFF = BAR_OFF + 8 * BARS;   // the work tile's index per Q buffer (persistent)
   static constexpr int SMEM = SLOT_OFF + 16 + 1024;   // + the alignment pad
   static_assert(SMEM <= 232448, "tiles exceed the 227 KB of shared memory");
 };
@@ -1112,6 +1173,17 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         " selp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  }
+}
+// the same wait, the thread suspended in hardware until the phase completes (or ~1 ms)
+__device__ __forceinline__ void mbar_wait_sleep(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done) : "r"(bar), "r"(parity), "r"(1000000u) : "memory");
   }
 }
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
@@ -1322,25 +1394,28 @@ __global__ void __launch_bounds__(Layout<HD, BN_WANTED>::THREADS, 1)
 attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o, const Args args) {
   using L = Layout<HD, BN_WANTED>;
-  constexpr int BN = L::BN, STAGES = L::STAGES, NC = L::NC, BM = L::BM;
+  constexpr int BN = L::BN, STAGES = L::STAGES, NC = L::NC, BM = L::BM, QBUF = PERSIST ? L::QBUF : 1;
   constexpr int S_REGS = BN / 2, O_REGS = HD / 2;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t bar_q = base + L::BAR_OFF;
+  // Q buffer b's full and empty barriers (b < QBUF)
+  auto bar_q = [&](int b) { return base + L::BAR_OFF + (b ? 8u * (2 + 4 * STAGES) : 0u); };
   auto bar_k = [&](int s) { return base + L::BAR_OFF + 8u * (1 + s); };
   auto bar_v = [&](int s) { return base + L::BAR_OFF + 8u * (1 + STAGES + s); };
   // K and V of a stage are released separately: K as soon as S = Q K^T is done, so the
   // producer refills it a whole iteration before V (which P V still reads) is free
   auto bar_k_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 2 * STAGES + s); };
   auto bar_v_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 3 * STAGES + s); };
-  const uint32_t bar_q_empty = base + L::BAR_OFF + 8u * (1 + 4 * STAGES);   // persistent
+  auto bar_q_empty = [&](int b) { return base + L::BAR_OFF + 8u * (1 + 4 * STAGES + (b ? 2 : 0)); };   // persistent
   volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + L::SLOT_OFF);
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
   if (tid == 0) {
-    mbar_init(bar_q, 1);
-    mbar_init(bar_q_empty, 4 * NC);
+    for (int b = 0; b < QBUF; ++b) {
+      mbar_init(bar_q(b), 1);
+      mbar_init(bar_q_empty(b), 4 * NC);
+    }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(bar_k(s), 1);
       mbar_init(bar_v(s), 1);
@@ -1354,13 +1429,18 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (tid == 0) {
+      auto prod_wait = [](uint32_t bar, uint32_t parity) {
+        if constexpr (HOP_PROD_SLEEP) mbar_wait_sleep(bar, parity);
+        else mbar_wait(bar, parity);
+      };
       int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
       for (int k = 0;; ++k) {
+        const int qb = k % QBUF, qn = k / QBUF;   // this work tile's Q buffer, and its use of it
         if (idx >= args.total) {   // no more work: wake the consumers with no tile
           if (PERSIST) {
-            if (k > 0) mbar_wait(bar_q_empty, (k - 1) & 1);
-            *slot = -1;
-            mbar_arrive(bar_q);
+            if (k >= QBUF) mbar_wait(bar_q_empty(qb), (qn - 1) & 1);
+            slot[qb] = -1;
+            mbar_arrive(bar_q(qb));
           }
           break;
         }
@@ -1371,25 +1451,25 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int head_kv = w.head / args.group;
         auto load_k = [&](int t) {
           const int s = (g + t) % STAGES;
-          if (g + t >= STAGES) mbar_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
+          if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
             tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
-          if (g + t >= STAGES) mbar_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
+          if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
             tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0) load_k(0);
-        if (k > 0) mbar_wait(bar_q_empty, (k - 1) & 1);
-        *slot = idx;
-        mbar_expect_tx(bar_q, L::Q_BYTES);
+        if (k >= QBUF) mbar_wait(bar_q_empty(qb), (qn - 1) & 1);
+        slot[qb] = idx;
+        mbar_expect_tx(bar_q(qb), L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q);
+          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
         if (w.n_tiles > 0) load_v(0);
         for (int t = 1; t < w.n_tiles; ++t) {
           load_k(t);
@@ -1404,9 +1484,12 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 
   if constexpr (L::CONSUMER_REGS == 240) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
   else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
-  const int c = warpgroup - 1;
+  constexpr bool UNIFORM = HOP_UNIFORM == 1 || (HOP_UNIFORM == 2 && PERSIST);
+  constexpr bool DESC_ONCE = HOP_DESC_ONCE == 1 || (HOP_DESC_ONCE == 2 && PERSIST);
+  constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HOP_RESCALE_EARLY;
+  const int c = UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
-  const uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;
+  uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;   // this work tile's Q buffer, this consumer's rows
   const int diag = args.seqlen_k - args.seqlen_q;
 
   float o[O_REGS], s_acc[S_REGS];
@@ -1414,14 +1497,15 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   float row_max[2], row_sum[2];
   int row_base = 0, n_plain = 0, g = 0;   // g: K/V tiles consumed so far
 
-  const uint32_t q_lo = desc_lo(q_smem, 16), k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
+  uint32_t q_lo = desc_lo(q_smem, 16);
+  const uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
   auto issue_qk = [&](int s) {
     const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
-      if constexpr (HOP_DESC_ONCE)
+      if constexpr (DESC_ONCE)
         wgmma_ss<BN>(s_acc, desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
       else
         wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
@@ -1433,7 +1517,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
-      if constexpr (HOP_DESC_ONCE)
+      if constexpr (DESC_ONCE)
         wgmma_rs<HD>(o, p_frag[kk], desc_at(v_lo + s * (L::KV_BYTES >> 4) + kk * (2048 >> 4), 1024));
       else
         wgmma_rs<HD>(o, p_frag[kk], smem_desc(v_smem + kk * 2048, L::KV_PANEL, 1024));
@@ -1515,9 +1599,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
 
   for (int k = 0;; ++k) {
-    mbar_wait(bar_q, k & 1);
-    const int idx = PERSIST ? *slot : (int)blockIdx.x;
+    const int qb = k % QBUF;
+    mbar_wait(bar_q(qb), (k / QBUF) & 1);
+    const int idx = !PERSIST ? (int)blockIdx.x : UNIFORM ? __shfl_sync(0xffffffffu, slot[qb], 0) : slot[qb];
     if (idx < 0) break;
+    if constexpr (QBUF > 1) {   // (kept out of the one-buffer kernels: it cost d256 a spill)
+      q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * 128;
+      q_lo = desc_lo(q_smem, 16);
+    }
     const Work w = decode<BM, BN>(idx, args);
     const int n_tiles = w.n_tiles;
     n_plain = w.n_plain;
@@ -1540,7 +1629,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       wgmma_wait<0>();
       pin<S_REGS>(s_acc);
       release(bar_k_empty(g % STAGES));
-      if (PERSIST && n_tiles == 1) release(bar_q_empty);
+      if (PERSIST && n_tiles == 1) release(bar_q_empty(qb));
       softmax(0, corr);
       to_p();
       for (int t = 1; t < n_tiles; ++t) {
@@ -1549,24 +1638,30 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         turn_begin();
         issue_qk(s);
-        if (HOP_RESCALE_EARLY) rescale_o(corr);
+        if (EARLY) rescale_o(corr);
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
         pin<S_REGS>(s_acc);
         release(bar_k_empty(s));
-        if (PERSIST && t == n_tiles - 1) release(bar_q_empty);   // the last read of Q is done
+        if (PERSIST && t == n_tiles - 1) release(bar_q_empty(qb));   // the last read of Q is done
         softmax(t, corr);
+        if constexpr (HOP_PIN_SOFTMAX) {
+          pin<S_REGS>(s_acc);
+          pin<2>(row_sum);
+          pin<2>(row_max);
+          pin<2>(corr);
+        }
         wgmma_wait<0>();
         pin<O_REGS>(o);
         pin_u<BN / 4>(&p_frag[0][0]);
         release(bar_v_empty(sp));
-        if (!HOP_RESCALE_EARLY) rescale_o(corr);
+        if (!EARLY) rescale_o(corr);
         to_p();
       }
       const int sl = (g + n_tiles - 1) % STAGES;
       mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
-      if (HOP_RESCALE_EARLY && n_tiles > 1) rescale_o(corr);
+      if (EARLY && n_tiles > 1) rescale_o(corr);
       turn_begin();
       issue_pv(sl);
       turn_end();
@@ -1575,7 +1670,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       pin_u<BN / 4>(&p_frag[0][0]);
       release(bar_v_empty(sl));
     } else if (PERSIST) {
-      release(bar_q_empty);
+      release(bar_q_empty(qb));
     }
     g += n_tiles;
 
@@ -1704,9 +1799,11 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     const long n = (hb_total + args.sect - 1) / args.sect;
     args.sect = (int)((hb_total + n - 1) / n);
   }
-  args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128);
+  args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128 ||
+                                 (HOP_PP_CONT_CAUSAL && p.causal));
   int grid = args.total;
-  const bool persist = MAY_PERSIST && HOP_PERSIST && !(HD == 256 && p.causal && !HOP_PERSIST_256C);
+  const bool persist = MAY_PERSIST && HOP_PERSIST &&
+                       !(HD == 256 && p.causal && !HOP_PERSIST_256C && p.seqlen_k > HOP_PERSIST_256C_MAXK);
   if (persist) {
     int device = 0, sms = 0;
     if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
@@ -1766,6 +1863,7 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
         case 192: return launch_bn<HD, 192, false>(p, stream);
         default: return launch_bn<HD, 128, false>(p, stream);
       }
+    if (!p.causal && p.seqlen_k <= HOP_D128_Q2_FULL_MAXK) return launch_bn<HD, 128>(p, stream);
     if (!p.causal || HOP_CAUSAL_WIDE) switch (d128_key_tile(p, !HOP_D128_NO192)) {
         case 176: return launch_bn<HD, 176>(p, stream);
         case 192: if constexpr (!HOP_D128_NO192) return launch_bn<HD, 192>(p, stream); break;
@@ -1789,7 +1887,11 @@ extern "C" int attn_fwd(const AttnFwdParams* p, cudaStream_t stream) {
     case 96: return fa2::launch<96>(*p, stream);
     case 128:
 #if HOP_TILE_LONG_128
-      if (p->seqlen_k >= 8192 || (!p->causal && p->seqlen_k >= 4096)) switch (hop_tile::d128_key_tile(*p)) {
+      // 2: only causal with 16k keys or more, or 8k or more behind fewer queries (call s3c3: the
+      // persistent kernel won at s4k/s8k without a mask and at s8k causal, GQA included)
+      if (HOP_TILE_LONG_128 == 2 ? p->causal && (p->seqlen_k >= 16384 || (p->seqlen_k >= 8192 && p->seqlen_q < p->seqlen_k))
+                                 : p->seqlen_k >= 8192 || (!p->causal && p->seqlen_k >= 4096))
+        switch (hop_tile::d128_key_tile(*p)) {
           case 176: return hop_tile::launch_bn<128, 176>(*p, stream);
           case 192: return hop_tile::launch_bn<128, 192>(*p, stream);
           default: return hop_tile::launch_bn<128, 128>(*p, stream);
