@@ -1,10 +1,10 @@
-"""Quick side-by-side timings between evaluations, and single launches for Nsight Compute.
+"""Builds here, and single launches on the GPU node for Nsight Compute.
 
-Not the judge (`socratic eval` is): this only ranks variants on a few scenarios in one
-process, so a device call can try many before the evaluator times the promising ones.
+It times nothing: `socratic eval` is the judge. (A `time` verb that ranked variants in one
+process was tried in call s3c2 and dropped: FA3's Python call is host-bound when launched back
+to back, and even between candidates its ranking disagreed with the evaluator's.)
 
   quick.py build NAME...                      here: cands/NAME.cu -> cands/NAME.so (the evaluator's build)
-  quick.py time NAME,NAME,fa3 SCEN,SCEN...    on the GPU: median ms per (variant, scenario)
   quick.py once NAME|fa3 SCEN [REPS]          on the GPU: REPS launches (for ncu -k / --launch-skip)
 
 SCEN is a scenario id as the task writes it: d128-s4k-b4-h16-causal, d128-s2k-b4-h32-causal-gqa4,
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import re
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -91,45 +90,6 @@ def runner(name: str, v: dict, torch):
     return run
 
 
-def median_ms(fn, torch, batches: int = 15, per: int = 4) -> float:
-    """Median over batches of `per` back-to-back launches (a batch hides the launch gaps)."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(batches):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(per):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / per)
-    return statistics.median(times)
-
-
-def time_all(names: list[str], sids: list[str]) -> None:
-    import torch
-    rows = {}
-    for sid in sids:
-        v = scenario(sid)
-        fns = {n: runner(n, v, torch) for n in names}
-        best = {n: float("inf") for n in names}
-        for order in (names, names[::-1]):   # two passes, the second reversed; the faster counts
-            for n in order:
-                best[n] = min(best[n], median_ms(fns[n], torch))
-        rows[sid] = best
-    ref = "fa3" if "fa3" in names else names[0]
-    print(f"{'scenario':34}" + "".join(f"{n:>9}" for n in names) + "   (ms; then each / " + ref + " speed)")
-    logs = {n: 0.0 for n in names}
-    import math
-    for sid, best in rows.items():
-        print(f"{sid:34}" + "".join(f"{best[n]:9.4f}" for n in names) + "  " +
-              " ".join(f"{best[ref] / best[n]:.3f}" for n in names if n != ref))
-        for n in names:
-            logs[n] += math.log(best[ref] / best[n])
-    print(f"{'geomean vs ' + ref:34}" + "".join(f"{math.exp(logs[n] / len(rows)):9.3f}" for n in names))
-
-
 def once(name: str, sid: str, reps: int) -> None:
     import torch
     fn = runner(name, scenario(sid), torch)
@@ -142,8 +102,6 @@ if __name__ == "__main__":
     verb, rest = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
     if verb == "build" and rest:
         build(rest)
-    elif verb == "time" and len(rest) == 2:
-        time_all(rest[0].split(","), rest[1].split(","))
     elif verb == "once" and len(rest) in (2, 3):
         once(rest[0], rest[1], int(rest[2]) if len(rest) == 3 else 3)
     else:
