@@ -49,6 +49,9 @@ def build(names: list[str]) -> None:
     import hashlib
     import json
     from socratic.evaluator.build import cache_root
+    for name in names:
+        if not (HERE / "cands" / f"{name}.cu").is_file():
+            sys.exit(f"quick.py: {HERE / 'cands' / name}.cu: no such candidate (make.py {name} ... writes it)")
     for i in range(0, len(names), 2):
         procs = [(n, subprocess.Popen([sys.executable, "-m", "socratic", "eval", "flash_attn_fwd", "--candidate",
                                        str(HERE / "cands" / f"{n}.cu"), "--check-only", "--json"],
@@ -75,7 +78,10 @@ def runner(name: str, v: dict, torch):
     o = torch.empty_like(q)
     lse = torch.empty(v["batch"], v["heads_q"], v["seqlen_q"], device="cuda", dtype=torch.float32)
     ws = torch.zeros(1 << 20, device="cuda", dtype=torch.uint8)
-    lib = ctypes.CDLL(str(HERE / "cands" / f"{name}.so"))
+    so = HERE / "cands" / f"{name}.so"
+    if not so.is_file():
+        sys.exit(f"quick.py: {so}: not built (quick.py build {name})")
+    lib = ctypes.CDLL(str(so))
     lib.attn_fwd.argtypes = [ctypes.POINTER(Params), ctypes.c_void_p]
     p = Params(q.data_ptr(), k.data_ptr(), vv.data_ptr(), o.data_ptr(), lse.data_ptr(), ws.data_ptr(), ws.numel(),
                v["batch"], v["seqlen_q"], v["seqlen_k"], v["heads_q"], v["heads_kv"], v["head_dim"],
