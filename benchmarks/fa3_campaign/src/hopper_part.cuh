@@ -11,6 +11,7 @@
 // 1024-byte aligned), which is what the wgmma descriptors below describe.
 // ============================================================================================
 #include <cuda.h>
+#include <type_traits>
 
 namespace hop {
 
@@ -152,6 +153,19 @@ typedef __nv_bfloat16 bf16;
 #endif
 // d128 without a mask up to this many keys: 128-key tiles (they leave room for two Q
 // buffers) instead of the cost model's choice; 0: never
+// the key loop in two: tiles that need no mask first, with no branch between the wait for S
+// and the wait for P V, then the masked tiles. With the mask behind a branch in one loop,
+// ptxas put the wait for P V (WARPGROUP.DEPBAR 0x0) at the start of the softmax, so the
+// softmax of tile t waited for P(t-1) V(t-1) and the intra-warpgroup overlap was lost; FA3's
+// loop waits for P V after the row max and a share of the exponentials (static SASS of the
+// d128 causal kernels, session 4). The Q release of a tile's last S is a predicated arrive
+#ifndef HOP_SPLIT_MASK
+#define HOP_SPLIT_MASK 0
+#endif
+// the consumer waits for V(t-1) after issuing S(t) = Q K(t)^T, not before (FA3's order)
+#ifndef HOP_WAIT_V_LATE
+#define HOP_WAIT_V_LATE 0
+#endif
 #ifndef HOP_D128_Q2_FULL_MAXK
 #define HOP_D128_Q2_FULL_MAXK 0
 #endif
@@ -476,8 +490,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
-  auto softmax = [&](int t, float (&corr)[2]) {
-    if (t >= n_plain) {
+  auto softmax = [&](int t, float (&corr)[2], auto masked) {
+    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
       const int n0 = t * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -581,22 +595,28 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       pin<S_REGS>(s_acc);
       release(bar_k_empty(g % STAGES));
       if (PERSIST && n_tiles == 1) release(bar_q_empty(qb));
-      softmax(0, corr);
+      softmax(0, corr, std::integral_constant<int, 2>{});
       to_p();
-      for (int t = 1; t < n_tiles; ++t) {
+      // one key tile: S(t) and P(t-1) V(t-1) issued, the softmax of S(t) under P V
+      auto step = [&](int t, auto masked) {
         const int s = (g + t) % STAGES, sp = (g + t - 1) % STAGES;
         mbar_wait(bar_k(s), ((g + t) / STAGES) & 1);
-        mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        if (!HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         turn_begin();
         issue_qk(s);
         if (EARLY) rescale_o(corr);
+        if (HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
         pin<S_REGS>(s_acc);
         release(bar_k_empty(s));
-        if (PERSIST && t == n_tiles - 1) release(bar_q_empty(qb));   // the last read of Q is done
-        softmax(t, corr);
+        if (HOP_SPLIT_MASK) {   // no branch here: see HOP_SPLIT_MASK
+          if (PERSIST && t == n_tiles - 1 && lane == 0) mbar_arrive(bar_q_empty(qb));
+        } else if (PERSIST && t == n_tiles - 1) {
+          release(bar_q_empty(qb));   // the last read of Q is done
+        }
+        softmax(t, corr, masked);
         if constexpr (HOP_PIN_SOFTMAX) {
           pin<S_REGS>(s_acc);
           pin<2>(row_sum);
@@ -609,6 +629,13 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         release(bar_v_empty(sp));
         if (!EARLY) rescale_o(corr);
         to_p();
+      };
+      if constexpr (HOP_SPLIT_MASK) {
+        const int t_plain = max(1, min(n_plain, n_tiles));
+        for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
+        for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
+      } else {
+        for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
       }
       const int sl = (g + n_tiles - 1) % STAGES;
       mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
