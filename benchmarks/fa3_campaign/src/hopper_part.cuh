@@ -166,12 +166,22 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_WAIT_V_LATE
 #define HOP_WAIT_V_LATE 0
 #endif
+// stages of the K/V ring at head dim 128 with 128-key tiles (causal): 3 fit beside one Q
+// buffer (224 KB); more slack for the producer at every work tile's start
+#ifndef HOP_STAGES_128
+#define HOP_STAGES_128 2
+#endif
+// L2 cache hints on the TMA loads: K and V evict_last (every query tile of a head reads
+// them), Q evict_first (read once); FA3 loads K and V with EVICT_LAST
+#ifndef HOP_L2_HINT
+#define HOP_L2_HINT 0
+#endif
 #ifndef HOP_D128_Q2_FULL_MAXK
 #define HOP_D128_Q2_FULL_MAXK 0
 #endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
-template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = 2, NC = 2; };
+template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
 template <int W> struct Cfg<256, W> { static constexpr int BN = HOP_BN_256, STAGES = 2, NC = 2; };
 
 constexpr int BM2 = 128;         // the d128 query tile (2 consumers), for the host's cost model
@@ -241,6 +251,25 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, i
       " [%0], [%1, {%2, %3, %4, %5}], [%6];"
       :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar)
       : "memory");
+}
+// the same load with an L2 cache policy (createpolicy)
+__device__ __forceinline__ void tma_load_hint(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
+                                              int batch, uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ uint64_t policy_evict_last() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ uint64_t policy_evict_first() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
 }
 __device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, int dim0, int head, int row, int batch) {
   asm volatile(
@@ -398,6 +427,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         if constexpr (HOP_PROD_SLEEP) mbar_wait_sleep(bar, parity);
         else mbar_wait(bar, parity);
       };
+      const uint64_t keep = HOP_L2_HINT ? policy_evict_last() : 0, once = HOP_L2_HINT ? policy_evict_first() : 0;
       int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
       for (int k = 0;; ++k) {
         const int qb = k % QBUF, qn = k / QBUF;   // this work tile's Q buffer, and its use of it
@@ -419,14 +449,16 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
+            if (HOP_L2_HINT) tma_load_hint(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s), keep);
+            else tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
+            if (HOP_L2_HINT) tma_load_hint(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s), keep);
+            else tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0) load_k(0);
@@ -434,7 +466,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         slot[qb] = idx;
         mbar_expect_tx(bar_q(qb), L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
+          if (HOP_L2_HINT) tma_load_hint(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
+          else tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
         if (w.n_tiles > 0) load_v(0);
         for (int t = 1; t < w.n_tiles; ++t) {
           load_k(t);
