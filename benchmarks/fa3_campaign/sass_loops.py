@@ -8,7 +8,9 @@ exponentials (MUFU, 16 or more);
 for each, the op counts, and the blocks inside it that a forward branch can skip (masking,
 for instance), so the path a plain tile takes can be read off: the loop less those blocks.
 Static counts, not a profile: they say how many instructions an iteration issues, not
-where time goes. See README.md ("What stands between v7 and FA3") for what they showed.
+where time goes. Each loop also says how many of its exponentials issue between the wait for
+S (WARPGROUP.DEPBAR.LE gsb0, 0x1) and the wait for P V (gsb0, 0x0): the softmax work that
+runs under P V. 0 means the softmax waits for P V first (v48's loops, session 4). See README.md ("What stands between v7 and FA3") for what they showed.
 """
 
 from __future__ import annotations
@@ -81,6 +83,21 @@ def skippable(body: list[Instr]) -> list[list[Instr]]:
     return [[x for x in body if a < x.addr < t] for a, t in sorted(set(outer)) if a >= lo]
 
 
+def under_pv(body: list[Instr]) -> int:
+    """Exponentials issued after the wait for S and before the wait for P V."""
+    n, state = 0, 0
+    for i in body:
+        if i.op == "WARPGROUP" and "DEPBAR" in i.text:
+            level = i.text.rstrip(" ;").rsplit(",", 1)[-1].strip()
+            if level == "0x1":
+                state = 1
+            elif level == "0x0" and state == 1:
+                return n
+        elif i.op == "MUFU" and "EX2" in i.text and state == 1:
+            n += 1
+    return n
+
+
 def mix(instrs: list[Instr]) -> str:
     c = Counter(x.op for x in instrs)
     return " ".join(f"{op}={c[op]}" for op in SHOWN if c[op])
@@ -107,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== {path.name}: {name[:110]}")
             for body in wgmma_loops(ins)[:a.loops]:
                 print(f"  loop {body[0].addr:#x}-{body[-1].addr:#x}: {len(body)} instructions  {mix(body)}")
+                ex2 = sum(1 for x in body if x.op == "MUFU" and "EX2" in x.text)
+                print(f"    exponentials under P V (between the waits for S and for P V): {under_pv(body)} of {ex2}")
                 blocks = skippable(body)
                 for b in blocks:
                     if b:

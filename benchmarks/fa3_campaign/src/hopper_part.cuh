@@ -172,6 +172,10 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_WAIT_V_LATE
 #define HOP_WAIT_V_LATE 0
 #endif
+// ... at head dim 64 on its own (measured 1-2% slower there, faster at 128: calls s4c1, s4c2)
+#ifndef HOP_WAIT_V_LATE_64
+#define HOP_WAIT_V_LATE_64 HOP_WAIT_V_LATE
+#endif
 // stages of the K/V ring at head dim 128 with 128-key tiles (causal): 3 fit beside one Q
 // buffer (224 KB); more slack for the producer at every work tile's start
 #ifndef HOP_STAGES_128
@@ -490,6 +494,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
   constexpr bool UNIFORM = HOP_UNIFORM == 1 || (HOP_UNIFORM == 2 && PERSIST);
   constexpr bool DESC_ONCE = HOP_DESC_ONCE == 1 || (HOP_DESC_ONCE == 2 && PERSIST);
+  constexpr bool WAIT_V_LATE = HD == 64 ? HOP_WAIT_V_LATE_64 : HOP_WAIT_V_LATE;
   constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HD == 128 ? HOP_RESCALE_EARLY_128 : HOP_RESCALE_EARLY;
   const int c = UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
@@ -640,11 +645,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       auto step = [&](int t, auto masked) {
         const int s = (g + t) % STAGES, sp = (g + t - 1) % STAGES;
         mbar_wait(bar_k(s), ((g + t) / STAGES) & 1);
-        if (!HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        if (!WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         turn_begin();
         issue_qk(s);
         if (EARLY) rescale_o(corr);
-        if (HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        if (WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
