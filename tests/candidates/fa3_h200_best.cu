@@ -11,18 +11,23 @@
 #define HOP_PERSIST 1
 #define HOP_PERSIST_256C 0
 #define HOP_EPI16 1
-#define HOP_D128_NO192 0
+#define HOP_D128_NO192 1
 #define HOP_PP_CONT 1
 #define HOP_CAUSAL_WIDE 0
 #define HOP_SECT_MB 32
 #define HOP_PP_CONT_MAX_128 16
 #define HOP_TILE_LONG_128 2
-#define HOP_UNIFORM 2
-#define HOP_DESC_ONCE 2
+#define HOP_UNIFORM 1
+#define HOP_DESC_ONCE 1
 #define HOP_PERSIST_256C_MAXK 2048
 #define HOP_PP_CONT_CAUSAL 1
-#define HOP_RESCALE_EARLY_64 0
+#define HOP_RESCALE_EARLY_64 1
 #define HOP_PROD_SLEEP 1
+#define HOP_SPLIT_MASK 1
+#define HOP_WAIT_V_LATE 1
+#define HOP_L2_HINT 1
+#define HOP_RESCALE_EARLY_128 0
+#define HOP_D128_Q2_FULL_MAXK 1024
 // FlashAttention forward — the baseline kernel campaigns start from.
 //
 // A FlashAttention-2-style kernel for sm_80+ (built for sm_90a), written with plain CUDA and
@@ -409,6 +414,7 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 // 1024-byte aligned), which is what the wgmma descriptors below describe.
 // ============================================================================================
 #include <cuda.h>
+#include <type_traits>
 
 namespace hop_tile {
 
@@ -434,6 +440,11 @@ typedef __nv_bfloat16 bf16;
 #endif
 #ifndef HOP_BN_256
 #define HOP_BN_256 64
+#endif
+// session 4: HOP_SPLIT_MASK and HOP_WAIT_V_LATE (hopper_part.cuh) for this kernel too: plain
+// tiles in a loop of their own, so the softmax runs under P V; V waited for after S is issued
+#ifndef HOP_TILE_SPLIT
+#define HOP_TILE_SPLIT 0
 #endif
 
 
@@ -742,8 +753,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
-  auto softmax = [&](int t, float (&corr)[2]) {
-    if (t >= n_plain) {
+  auto softmax = [&](int t, float (&corr)[2], auto masked) {
+    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
       const int n0 = t * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -825,27 +836,35 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     wgmma_wait<0>();
     pin<S_REGS>(s_acc);
     release(bar_k_empty(0));
-    softmax(0, corr);
+    softmax(0, corr, std::integral_constant<int, 2>{});
     to_p();
-    for (int t = 1; t < n_tiles; ++t) {
+    auto step = [&](int t, auto masked) {
       const int s = t % STAGES, sp = (t - 1) % STAGES;
       mbar_wait(bar_k(s), (t / STAGES) & 1);
-      mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
+      if (!HOP_TILE_SPLIT) mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
       turn_begin();
       issue_qk(s);
       if (HOP_RESCALE_EARLY) rescale_o(corr);
+      if (HOP_TILE_SPLIT) mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
       issue_pv(sp);
       turn_end();
       wgmma_wait<1>();
       pin<S_REGS>(s_acc);
       release(bar_k_empty(s));
-      softmax(t, corr);
+      softmax(t, corr, masked);
       wgmma_wait<0>();
       pin<O_REGS>(o);
       pin_u<BN / 4>(&p_frag[0][0]);
       release(bar_v_empty(sp));
       if (!HOP_RESCALE_EARLY) rescale_o(corr);
       to_p();
+    };
+    if constexpr (HOP_TILE_SPLIT) {
+      const int t_plain = max(1, min(n_plain, n_tiles));
+      for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
+      for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
+    } else {
+      for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
     }
     const int sl = (n_tiles - 1) % STAGES;
     mbar_wait(bar_v(sl), ((n_tiles - 1) / STAGES) & 1);
@@ -977,6 +996,7 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 // 1024-byte aligned), which is what the wgmma descriptors below describe.
 // ============================================================================================
 #include <cuda.h>
+#include <type_traits>
 
 namespace hop {
 
@@ -1116,14 +1136,43 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_RESCALE_EARLY_64
 #define HOP_RESCALE_EARLY_64 HOP_RESCALE_EARLY
 #endif
+// likewise at head dim 128 (this kernel only; hopper_tile.cuh keeps HOP_RESCALE_EARLY): once
+// the softmax overlaps P V, the rescale after the wait measured 1-1.5% faster at d128 and 1-4%
+// slower at d256 (call s4c2, v55)
+#ifndef HOP_RESCALE_EARLY_128
+#define HOP_RESCALE_EARLY_128 HOP_RESCALE_EARLY
+#endif
 // d128 without a mask up to this many keys: 128-key tiles (they leave room for two Q
 // buffers) instead of the cost model's choice; 0: never
+// the key loop in two: tiles that need no mask first, with no branch between the wait for S
+// and the wait for P V, then the masked tiles. With the mask behind a branch in one loop,
+// ptxas put the wait for P V (WARPGROUP.DEPBAR 0x0) at the start of the softmax, so the
+// softmax of tile t waited for P(t-1) V(t-1) and the intra-warpgroup overlap was lost; FA3's
+// loop waits for P V after the row max and a share of the exponentials (static SASS of the
+// d128 causal kernels, session 4). The Q release of a tile's last S is a predicated arrive
+#ifndef HOP_SPLIT_MASK
+#define HOP_SPLIT_MASK 0
+#endif
+// the consumer waits for V(t-1) after issuing S(t) = Q K(t)^T, not before (FA3's order)
+#ifndef HOP_WAIT_V_LATE
+#define HOP_WAIT_V_LATE 0
+#endif
+// stages of the K/V ring at head dim 128 with 128-key tiles (causal): 3 fit beside one Q
+// buffer (224 KB); more slack for the producer at every work tile's start
+#ifndef HOP_STAGES_128
+#define HOP_STAGES_128 2
+#endif
+// L2 cache hints on the TMA loads: K and V evict_last (every query tile of a head reads
+// them), Q evict_first (read once); FA3 loads K and V with EVICT_LAST
+#ifndef HOP_L2_HINT
+#define HOP_L2_HINT 0
+#endif
 #ifndef HOP_D128_Q2_FULL_MAXK
 #define HOP_D128_Q2_FULL_MAXK 0
 #endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
-template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = 2, NC = 2; };
+template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
 template <int W> struct Cfg<256, W> { static constexpr int BN = HOP_BN_256, STAGES = 2, NC = 2; };
 
 constexpr int BM2 = 128;         // the d128 query tile (2 consumers), for the host's cost model
@@ -1193,6 +1242,25 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, i
       " [%0], [%1, {%2, %3, %4, %5}], [%6];"
       :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar)
       : "memory");
+}
+// the same load with an L2 cache policy (createpolicy)
+__device__ __forceinline__ void tma_load_hint(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
+                                              int batch, uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ uint64_t policy_evict_last() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ uint64_t policy_evict_first() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
 }
 __device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, int dim0, int head, int row, int batch) {
   asm volatile(
@@ -1433,6 +1501,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         if constexpr (HOP_PROD_SLEEP) mbar_wait_sleep(bar, parity);
         else mbar_wait(bar, parity);
       };
+      const uint64_t keep = HOP_L2_HINT ? policy_evict_last() : 0, once = HOP_L2_HINT ? policy_evict_first() : 0;
       int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
       for (int k = 0;; ++k) {
         const int qb = k % QBUF, qn = k / QBUF;   // this work tile's Q buffer, and its use of it
@@ -1454,14 +1523,16 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
+            if (HOP_L2_HINT) tma_load_hint(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s), keep);
+            else tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
+            if (HOP_L2_HINT) tma_load_hint(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s), keep);
+            else tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0) load_k(0);
@@ -1469,7 +1540,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         slot[qb] = idx;
         mbar_expect_tx(bar_q(qb), L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
+          if (HOP_L2_HINT) tma_load_hint(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
+          else tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
         if (w.n_tiles > 0) load_v(0);
         for (int t = 1; t < w.n_tiles; ++t) {
           load_k(t);
@@ -1486,7 +1558,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
   constexpr bool UNIFORM = HOP_UNIFORM == 1 || (HOP_UNIFORM == 2 && PERSIST);
   constexpr bool DESC_ONCE = HOP_DESC_ONCE == 1 || (HOP_DESC_ONCE == 2 && PERSIST);
-  constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HOP_RESCALE_EARLY;
+  constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HD == 128 ? HOP_RESCALE_EARLY_128 : HOP_RESCALE_EARLY;
   const int c = UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
   uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;   // this work tile's Q buffer, this consumer's rows
@@ -1525,8 +1597,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
-  auto softmax = [&](int t, float (&corr)[2]) {
-    if (t >= n_plain) {
+  auto softmax = [&](int t, float (&corr)[2], auto masked) {
+    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
       const int n0 = t * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -1630,22 +1702,28 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       pin<S_REGS>(s_acc);
       release(bar_k_empty(g % STAGES));
       if (PERSIST && n_tiles == 1) release(bar_q_empty(qb));
-      softmax(0, corr);
+      softmax(0, corr, std::integral_constant<int, 2>{});
       to_p();
-      for (int t = 1; t < n_tiles; ++t) {
+      // one key tile: S(t) and P(t-1) V(t-1) issued, the softmax of S(t) under P V
+      auto step = [&](int t, auto masked) {
         const int s = (g + t) % STAGES, sp = (g + t - 1) % STAGES;
         mbar_wait(bar_k(s), ((g + t) / STAGES) & 1);
-        mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        if (!HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         turn_begin();
         issue_qk(s);
         if (EARLY) rescale_o(corr);
+        if (HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
         pin<S_REGS>(s_acc);
         release(bar_k_empty(s));
-        if (PERSIST && t == n_tiles - 1) release(bar_q_empty(qb));   // the last read of Q is done
-        softmax(t, corr);
+        if (HOP_SPLIT_MASK) {   // no branch here: see HOP_SPLIT_MASK
+          if (PERSIST && t == n_tiles - 1 && lane == 0) mbar_arrive(bar_q_empty(qb));
+        } else if (PERSIST && t == n_tiles - 1) {
+          release(bar_q_empty(qb));   // the last read of Q is done
+        }
+        softmax(t, corr, masked);
         if constexpr (HOP_PIN_SOFTMAX) {
           pin<S_REGS>(s_acc);
           pin<2>(row_sum);
@@ -1658,6 +1736,13 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         release(bar_v_empty(sp));
         if (!EARLY) rescale_o(corr);
         to_p();
+      };
+      if constexpr (HOP_SPLIT_MASK) {
+        const int t_plain = max(1, min(n_plain, n_tiles));
+        for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
+        for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
+      } else {
+        for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
       }
       const int sl = (g + n_tiles - 1) % STAGES;
       mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
