@@ -172,7 +172,8 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_WAIT_V_LATE
 #define HOP_WAIT_V_LATE 0
 #endif
-// ... at head dim 64 on its own (measured 1-2% slower there, faster at 128: calls s4c1, s4c2)
+// ... at head dim 64 on its own: with the late rescale there it read 1-2% slower at d64 (calls
+// s4c1, s4c2); with the early rescale (v65) the late wait is the faster (v66, call s4c5)
 #ifndef HOP_WAIT_V_LATE_64
 #define HOP_WAIT_V_LATE_64 HOP_WAIT_V_LATE
 #endif
