@@ -187,6 +187,14 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_L2_HINT
 #define HOP_L2_HINT 0
 #endif
+// each row's first masked key column computed once per work tile, so the mask in the key loop
+// is plain selects: with `args.causal ? ... : ...` inside it, the compiler made two versions of
+// the masked loop and branched between them after the wait for S, and ptxas put the wait for
+// P V at the merge again (v65's masked loop: 0 of 66 exponentials under P V). Session 4
+// built it and read its SASS; it has not been timed
+#ifndef HOP_MASK_LIMITS
+#define HOP_MASK_LIMITS 0
+#endif
 #ifndef HOP_D128_Q2_FULL_MAXK
 #define HOP_D128_Q2_FULL_MAXK 0
 #endif
@@ -506,6 +514,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   uint32_t p_frag[BN / 16][4];
   float row_max[2], row_sum[2];
   int row_base = 0, n_plain = 0, g = 0;   // g: K/V tiles consumed so far
+  int col_limit[2] = {0, 0};   // HOP_MASK_LIMITS: each row's first masked key column
 
   uint32_t q_lo = desc_lo(q_smem, 16);
   const uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
@@ -545,7 +554,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int col = n0 + 8 * j + e;
-            const int limit = args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
+            const int limit = HOP_MASK_LIMITS ? col_limit[h]
+                                              : args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
             if (col >= limit) s_acc[4 * j + 2 * h + e] = -INFINITY;
           }
     }
@@ -621,6 +631,9 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     const int n_tiles = w.n_tiles;
     n_plain = w.n_plain;
     row_base = w.m0 + c * 64 + warp * 16 + lane / 4;   // + 8h
+    if (HOP_MASK_LIMITS)
+      for (int h = 0; h < 2; ++h)
+        col_limit[h] = args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
 #pragma unroll
     for (int i = 0; i < O_REGS; ++i) o[i] = 0.f;
     row_max[0] = row_max[1] = -INFINITY;
