@@ -66,3 +66,28 @@ def test_function_filter_and_bad_input_are_one_line(tmp_path):
     (tmp_path / "plain.txt").write_text("not a listing\n")
     r = run(str(tmp_path / "plain.txt"))
     assert r.returncode == 2 and "cuobjdump -sass" in r.stderr
+
+
+def overlap_kernel(under: int, total: int) -> str:
+    """A key-tile loop issuing S and P V, then `under` exponentials between the wait for S
+    (depbar 0x1) and the wait for P V (depbar 0x0), the rest after it."""
+    body = ["S2R R0, SR_TID.X"]
+    body += ["HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24"] * 2          # S
+    body += ["HGMMA.64x128x16.F32.BF16 R88, R152, gdesc[UR8].tnspB, R88"] * 2   # P V
+    body += ["WARPGROUP.DEPBAR.LE gsb0, 0x1"]
+    body += ["MUFU.EX2 R30, R30"] * under
+    body += ["WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+    body += ["MUFU.EX2 R31, R31"] * (total - under)
+    body += ["@!P2 BRA 0x10", "EXIT"]
+    return listing("_ZN3hop11attn_kernelILi128ELi128ELb1EE", body)
+
+
+def test_exponentials_under_p_v(tmp_path):
+    """The count that showed v48's softmax waiting for P V before its row max (0 of 66) and
+    FA3's issuing 13 of 66 under it."""
+    for under, total in ((0, 20), (7, 20)):
+        f = tmp_path / f"k{under}.sass"
+        f.write_text(overlap_kernel(under, total))
+        r = run(str(f))
+        assert r.returncode == 0, r.stderr
+        assert f"exponentials under P V (between the waits for S and for P V): {under} of {total}" in r.stdout
