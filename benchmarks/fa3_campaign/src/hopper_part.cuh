@@ -263,22 +263,21 @@ __device__ __forceinline__ void mbar_wait_sleep(uint32_t bar, uint32_t parity) {
         : "=r"(done) : "r"(bar), "r"(parity), "r"(1000000u) : "memory");
   }
 }
+// a TMA load into shared memory; with HOP_L2_HINT, under the given L2 cache policy
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
-                                         int batch, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6];"
-      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar)
-      : "memory");
-}
-// the same load with an L2 cache policy (createpolicy)
-__device__ __forceinline__ void tma_load_hint(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
-                                              int batch, uint32_t bar, uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
-      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar), "l"(policy)
-      : "memory");
+                                         int batch, uint32_t bar, uint64_t policy) {
+  if constexpr (HOP_L2_HINT)
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+        :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar), "l"(policy)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+        :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar)
+        : "memory");
 }
 __device__ __forceinline__ uint64_t policy_evict_last() {
   uint64_t p;
@@ -468,16 +467,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            if (HOP_L2_HINT) tma_load_hint(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s), keep);
-            else tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s), keep);
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            if (HOP_L2_HINT) tma_load_hint(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s), keep);
-            else tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
+            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s), keep);
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0) load_k(0);
@@ -485,8 +482,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         slot[qb] = idx;
         mbar_expect_tx(bar_q(qb), L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
-          if (HOP_L2_HINT) tma_load_hint(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
-          else tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
+          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
         if (w.n_tiles > 0) load_v(0);
         for (int t = 1; t < w.n_tiles; ++t) {
           load_k(t);
@@ -544,6 +540,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
+  // masked: an integral_constant, 0 for a plain tile, 1 for a masked one, 2 to decide by t
   auto softmax = [&](int t, float (&corr)[2], auto masked) {
     if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
       const int n0 = t * BN + 2 * (lane % 4);

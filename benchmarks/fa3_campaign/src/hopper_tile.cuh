@@ -17,7 +17,6 @@
 // 1024-byte aligned), which is what the wgmma descriptors below describe.
 // ============================================================================================
 #include <cuda.h>
-#include <type_traits>
 
 namespace hop_tile {
 
@@ -43,11 +42,6 @@ typedef __nv_bfloat16 bf16;
 #endif
 #ifndef HOP_BN_256
 #define HOP_BN_256 64
-#endif
-// session 4: HOP_SPLIT_MASK and HOP_WAIT_V_LATE (hopper_part.cuh) for this kernel too: plain
-// tiles in a loop of their own, so the softmax runs under P V; V waited for after S is issued
-#ifndef HOP_TILE_SPLIT
-#define HOP_TILE_SPLIT 0
 #endif
 
 
@@ -356,8 +350,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
-  auto softmax = [&](int t, float (&corr)[2], auto masked) {
-    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
+  auto softmax = [&](int t, float (&corr)[2]) {
+    if (t >= n_plain) {
       const int n0 = t * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -439,35 +433,27 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     wgmma_wait<0>();
     pin<S_REGS>(s_acc);
     release(bar_k_empty(0));
-    softmax(0, corr, std::integral_constant<int, 2>{});
+    softmax(0, corr);
     to_p();
-    auto step = [&](int t, auto masked) {
+    for (int t = 1; t < n_tiles; ++t) {
       const int s = t % STAGES, sp = (t - 1) % STAGES;
       mbar_wait(bar_k(s), (t / STAGES) & 1);
-      if (!HOP_TILE_SPLIT) mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
+      mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
       turn_begin();
       issue_qk(s);
       if (HOP_RESCALE_EARLY) rescale_o(corr);
-      if (HOP_TILE_SPLIT) mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
       issue_pv(sp);
       turn_end();
       wgmma_wait<1>();
       pin<S_REGS>(s_acc);
       release(bar_k_empty(s));
-      softmax(t, corr, masked);
+      softmax(t, corr);
       wgmma_wait<0>();
       pin<O_REGS>(o);
       pin_u<BN / 4>(&p_frag[0][0]);
       release(bar_v_empty(sp));
       if (!HOP_RESCALE_EARLY) rescale_o(corr);
       to_p();
-    };
-    if constexpr (HOP_TILE_SPLIT) {
-      const int t_plain = max(1, min(n_plain, n_tiles));
-      for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
-      for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
-    } else {
-      for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
     }
     const int sl = (n_tiles - 1) % STAGES;
     mbar_wait(bar_v(sl), ((n_tiles - 1) / STAGES) & 1);
