@@ -217,6 +217,7 @@ class GpuInfo(Record):
     driver: int
     l2_bytes: int | None = None
     write_protection: str | None = None   # how the worker was kept from writing files
+    isolation: dict[str, str] | None = None   # how the candidate's own process was confined
 
 
 @dataclass(kw_only=True)
@@ -303,6 +304,7 @@ class ScenarioResult(Record):
     bound_ms: float | None = None
     bound_fraction: float | None = None
     below_bound: bool | None = None
+    copies: int | None = None               # replays back to back in one timed sample
     comparisons: dict[str, Comparison] | None = None
 
     def speedup_against(self, against: str) -> float | None:

@@ -481,15 +481,21 @@ def static_checks(build: BuildResult, display: str) -> list[BanHit]:
 
 def runtime_libraries() -> list[str]:
     """Paths of the shared objects mapped into this process right now."""
+    return process_libraries("self") or []
+
+
+def process_libraries(pid: int | str) -> list[str] | None:
+    """Paths of the shared objects mapped into process `pid` now; None when its map
+    cannot be read."""
     paths = set()
     try:
-        with open("/proc/self/maps") as fh:
+        with open(f"/proc/{pid}/maps") as fh:
             for line in fh:
                 parts = line.split()
                 if len(parts) >= 6 and parts[5].startswith("/"):
                     paths.add(parts[5])
     except OSError:
-        pass
+        return None
     return sorted(paths)
 
 

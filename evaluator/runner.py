@@ -244,6 +244,8 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                 kind = msg.get("type")
                 if kind == "ready":
                     gpu = msg["gpu"]
+                elif kind == "isolation" and gpu is not None:
+                    gpu["isolation"] = msg["isolation"]
                 elif kind == "start":
                     current = next(s for s in pending if s.id == msg["id"])
                     deadline = time.monotonic() + timeout_s

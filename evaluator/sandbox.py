@@ -67,3 +67,84 @@ def protect_files(writable: tuple[str, ...] = WRITABLE) -> str:
     finally:
         os.close(ruleset)
     return "landlock"
+
+
+# --- the candidate's launcher: no capabilities, no new processes, no reach into others ------
+
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_PR_SET_DUMPABLE, _PR_SET_PDEATHSIG = 4, 1
+_CAP_VERSION_3 = 0x20080522
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+_CLONE_THREAD = 0x00010000
+# x86-64 system calls the launcher never needs: new processes and programs, and reaching
+# into other processes (their memory, their file descriptors, their signals)
+_DENIED_X86_64 = {"fork": 57, "vfork": 58, "execve": 59, "ptrace": 101, "tkill": 200,
+                  "process_vm_readv": 310, "process_vm_writev": 311, "execveat": 322,
+                  "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438}
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _seccomp_program(own_pid: int) -> list[tuple[int, int, int, int]]:
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, _AUDIT_ARCH_X86_64), (ret, 0, 0, _RET_ERRNO | _EPERM), (ld, 0, 0, 0),
+            (0x35, 0, 1, 0x40000000), (ret, 0, 0, _RET_ERRNO | _EPERM)]   # x32 system calls
+    for nr in sorted(_DENIED_X86_64.values()):
+        prog += [(jeq, 0, 1, nr), (ret, 0, 0, _RET_ERRNO | _EPERM)]
+    prog += [(jeq, 0, 1, 435), (ret, 0, 0, _RET_ERRNO | _ENOSYS)]   # clone3: glibc falls back to clone
+    # clone: threads only
+    prog += [(jeq, 0, 4, 56), (ld, 0, 0, 16), (jset, 1, 0, _CLONE_THREAD), (ret, 0, 0, _RET_ERRNO | _EPERM),
+             (ret, 0, 0, _RET_ALLOW)]
+    # kill and tgkill: this process only
+    for nr in (62, 234):
+        prog += [(jeq, 0, 4, nr), (ld, 0, 0, 16), (jeq, 1, 0, own_pid), (ret, 0, 0, _RET_ERRNO | _EPERM),
+                 (ret, 0, 0, _RET_ALLOW)]
+    return prog + [(ret, 0, 0, _RET_ALLOW)]
+
+
+def confine_launcher() -> dict[str, str]:
+    """Everything the candidate's launcher gives up before the candidate's library loads:
+    file writes but the GPU's device files (Landlock, which also keeps it from reading
+    or tracing processes outside its domain: the judge, the harness), every capability,
+    and new processes, programs and signals to others (seccomp). Each entry says what is
+    in force or why not."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)   # dies with the judge
+    out = {"files": protect_files(("/dev",))}
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    libc.syscall.restype = ctypes.c_long
+    data = (Data * 2)()
+    out["capabilities"] = "dropped" if libc.syscall(126, ctypes.byref(Header(_CAP_VERSION_3, 0)), data) == 0 \
+        else f"kept ({os.strerror(ctypes.get_errno())})"
+    if os.uname().machine != "x86_64":
+        out["processes"] = f"unrestricted (no seccomp filter for {os.uname().machine})"
+        return out
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    prog = _seccomp_program(os.getpid())
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), filters)
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        out["processes"] = f"unrestricted (seccomp: {os.strerror(ctypes.get_errno())})"
+    else:
+        out["processes"] = "seccomp"
+    return out
+
+
+def hide_memory() -> None:
+    """Make this process non-dumpable: another process of the same user that is not
+    root cannot read its memory or descriptors, even where Landlock is unavailable."""
+    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)

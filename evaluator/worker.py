@@ -1,4 +1,9 @@
-"""The GPU half of an evaluation, run in a child process (`python -m socratic.evaluator.worker`).
+"""The GPU half of an evaluation, run in a child process (`python -m socratic.evaluator.worker`):
+the judge. It never loads the candidate's library: the candidate's host code runs in its
+own sandboxed process (evaluator.launcher, driven through evaluator.candidate_process),
+which sends back what one call launched; the judge replays that plan from the candidate's
+device code in its own context, and checks and times the replay (evaluator.plan). The
+baseline is captured and replayed the same way.
 
 Protocol: one job (JSON) on stdin; JSON lines on a private pipe (fd `channel_fd` of the
 job), each signed with the job's key, so that a candidate printing to stdout, or writing
@@ -23,16 +28,21 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from socratic.evaluator import bans
 from socratic.evaluator.build import cache_root
+from socratic.evaluator.candidate_process import CandidateProcess, CandidateProcessError
 from socratic.expr import evaluate
 from socratic.evaluator.gpu import Gpu, GpuError
 from socratic.evaluator.limits import bound_ms
-from socratic.evaluator.sandbox import WRITABLE, protect_files
+from socratic.evaluator.plan import PlanError, PlanLib, Range, fatbin_images, library_path
+from socratic.evaluator.plan import check as check_plan
+from socratic.evaluator.plan import parse as parse_plan
+from socratic.evaluator.sandbox import WRITABLE, hide_memory, protect_files
 from socratic.taskfile import BufferSpec, Scenario, Task, load_task
 
 CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
@@ -42,6 +52,9 @@ OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (c
 FOREIGN_WORK_S = 0.002        # device still busy this long after our stream is done: side work
 AUDITED_PAIRS = 2             # timed pairs per scenario re-checked against the fp32 reference
 ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario
+SAMPLE_MS = 0.2               # a timed sample runs the plan back to back until it lasts this long
+MAX_COPIES = 64               # ... but at most this many times
+CAPTURE_TIMEOUT_S = 30.0      # one call of the candidate's entry, in its own process
 # statistics that must not change once the stream is done (not the sums: their atomic
 # order varies from run to run)
 STABLE_STATS = ("checked", "c_bad", "b_bad", "inf_mismatch", "c_max", "b_max", "cb_max")
@@ -107,6 +120,17 @@ class OutputErrors:
         self.expected += expected
 
 
+def _baseline_bound(same_inputs: OutputErrors, correctness: OutputErrors) -> OutputErrors:
+    """The baseline errors an audited output is held to: the baseline's on the audit's own
+    inputs, and never less than on the correctness calls' inputs (a fresh input set can
+    round one ulp worse for both kernels alike)."""
+    def mean(e: OutputErrors) -> float:
+        return e.b_sum / max(1, e.checked - e.inf_mismatch)
+    n = max(1, same_inputs.checked - same_inputs.inf_mismatch)
+    return OutputErrors(b_max=max(same_inputs.b_max, correctness.b_max),
+                        b_sum=max(mean(same_inputs), mean(correctness)) * n, checked=n)
+
+
 @dataclass
 class ReferenceCheck:
     """What it takes to check the candidate's outputs against the fp32 reference again,
@@ -130,6 +154,13 @@ class RoleBuffers:
     outputs: dict[str, Any]
     workspace: dict[str, Any]
     params: list[ctypes.Structure] = field(default_factory=list)  # one per input set
+    graphs: list[int] = field(default_factory=list)   # the replayed plan of each input set
+    rcs: list[int] = field(default_factory=list)      # the entry's return value for each
+    chains: dict[tuple[int, int], int] = field(default_factory=dict)   # (first set, copies) -> exec
+
+    def ranges(self, sizes: dict[str, int]) -> list[Range]:
+        """Where the entry may write: its outputs and workspace."""
+        return [(int(b.handle), sizes[n]) for n, b in {**self.outputs, **self.workspace}.items()]
 
 
 class Evaluation:
@@ -140,7 +171,12 @@ class Evaluation:
         self.Params = params_type(self.task)
         self.base_fn = load_entry(job["baseline_lib"], self.task.entry, what="baseline")
         self.ref_fn = load_entry(job["reference_lib"], self.task.reference.entry, reference=True, what="reference")
-        self.cand_fn: Any = None   # loaded lazily: its module load is measured by the memory check
+        self.plan = PlanLib(library_path())   # built before the sandbox closes the cache
+        self.plan.init(0)
+        self.base_entry = int(ctypes.cast(self.base_fn, ctypes.c_void_p).value or 0)
+        self.base_modules = [self.plan.load_image(img) for img in fatbin_images(Path(job["baseline_lib"]))]
+        self.cand: CandidateProcess | None = None     # started lazily, after the sandbox
+        self.cand_modules: list[int] | None = None   # the candidate's device code, loaded here
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
@@ -148,6 +184,7 @@ class Evaluation:
         # cannot poison the build cache or the helper kernels for later evaluations
         cache = str(cache_root().parent.resolve())
         self.sandbox = protect_files(tuple(d for d in WRITABLE if not cache.startswith(d.rstrip("/") + "/")))
+        hide_memory()   # the candidate's process, same user, cannot read the judge's memory
         self.own_memory = 0           # bytes of device memory the candidate took for itself
         self.own_memory_reported = False
 
@@ -196,7 +233,22 @@ class Evaluation:
         per_unit = {b.name: int(evaluate(b.per_unit, v)) for b in task.outputs}
 
         ref = ReferenceCheck(ref_params, sel_buf, n_sel, ref_out, per_unit)
-        failures: list[str] = []
+        try:
+            return self._run(sc, inputs, roles, ref)
+        finally:
+            self._release(roles)
+
+    def _run(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers], ref: ReferenceCheck) -> dict:
+        task, gpu, v = self.task, self.gpu, sc.values
+        n_sets, n_sel, per_unit, ref_out = len(inputs), ref.n_selected, ref.per_unit, ref.outputs
+        row: dict[str, Any] = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
+        failures = self._prepare(roles, inputs, v)
+        if failures:   # nothing to replay: the scenario fails on the plan's rule
+            row.update({"correct": False, "failures": failures, "error": None, "errors": {},
+                        "err": None, "err_baseline": None, "err_ratio": None})
+            failures += self._runtime_bans(row)
+            row["failures"] = sorted(set(failures), key=failures.index)
+            return row
         errors = {b.name: OutputErrors() for b in task.outputs}
         stream = ctypes.c_void_p(gpu.stream_handle)
 
@@ -235,7 +287,6 @@ class Evaluation:
                 if before[name] != after[name]:
                     failures.append(f"input {name} was modified")
 
-        row: dict[str, Any] = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
         failures += self._judge(errors, row)
         failures += self._runtime_bans(row)
         if not failures and self.job.get("time", True):
@@ -246,8 +297,103 @@ class Evaluation:
         row["error"] = None
         return row
 
+    # plans ----------------------------------------------------------------------
+    def _sizes(self, v: dict) -> dict[str, int]:
+        return {b.name: self._bytes(b, v) for b in self.task.buffers}
+
+    def _candidate(self) -> CandidateProcess:
+        """The candidate's process and its device code in this context (module memory
+        counted as the candidate's own)."""
+        if self.cand is None or not self.cand.alive():
+            self.cand = CandidateProcess(Path(self.job["candidate_lib"]), self.task.entry, library_path())
+            emit({"type": "isolation", "isolation": {k: str(v) for k, v in self.cand.sandbox.items()}})
+        if self.cand_modules is None:
+            self.gpu.sync()
+            free_before = self.gpu.free_memory()
+            self.cand_modules, why = [], ""
+            try:
+                for image in fatbin_images(Path(self.job["candidate_lib"])):
+                    try:   # static cudart's own image, say, need not load: the kernels' must
+                        self.cand_modules.append(self.plan.load_image(image))
+                    except PlanError as exc:
+                        why = str(exc)
+            except PlanError as exc:
+                why = str(exc)
+            if not self.cand_modules:
+                raise LoadError(f"the candidate's device code does not load: {why}")
+            self.own_memory += max(0, free_before - self.gpu.free_memory())
+        return self.cand
+
+    def _prepare(self, roles: dict[str, RoleBuffers], inputs: list[dict], v: dict) -> list[str]:
+        """Capture each role's call on each input set and build its replay; the lines of
+        the rules the candidate's plans break (none when every replay is ready)."""
+        sizes = self._sizes(v)
+        for name, role in roles.items():
+            for s, params in enumerate(role.params):
+                writable = role.ranges(sizes)
+                readable = writable + [(int(b.handle), sizes[n]) for n, b in inputs[s].items()]
+                if name == "base":
+                    try:
+                        rc, data = self.plan.capture(self.base_entry, bytes(params))
+                        plan = parse_plan(data)
+                        check_plan(plan, writable, readable)
+                        graph = self.plan.build(plan, self.base_modules)
+                    except PlanError as exc:
+                        raise GpuError(f"the baseline cannot be captured and replayed (task problem): {exc}") from None
+                else:
+                    try:
+                        cand = self._candidate()
+                        free_before = self.gpu.free_memory()
+                        cap = cand.capture(bytes(params), readable, CAPTURE_TIMEOUT_S)
+                        self.own_memory += max(0, free_before - self.gpu.free_memory())
+                    except CandidateProcessError as exc:
+                        if "does not load" in str(exc) or "does not export" in str(exc):
+                            raise LoadError(str(exc)) from None
+                        return [str(exc)]
+                    if cap.plan is None:
+                        return [cap.error or "the candidate's call could not be captured"]
+                    rc = cap.rc if cap.rc is not None else -1
+                    try:
+                        check_plan(cap.plan, writable, readable)
+                        graph = self.plan.build(cap.plan, self.cand_modules or [])
+                    except PlanError as exc:
+                        return [str(exc)]
+                role.graphs.append(graph)
+                role.rcs.append(rc)
+        if self.own_memory > OWN_MEMORY_LIMIT and not self.own_memory_reported:
+            self.own_memory_reported = True
+            return [f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
+                    f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation"]
+        return []
+
+    def _chain(self, role: RoleBuffers, first: int, copies: int) -> int:
+        """The replay of `copies` calls back to back on input sets first, first+1, ..."""
+        key = (first, copies)
+        if key not in role.chains:
+            n = len(role.graphs)
+            role.chains[key] = self.plan.chain([role.graphs[(first + j) % n] for j in range(copies)])
+        return role.chains[key]
+
+    def _release(self, roles: dict[str, RoleBuffers]) -> None:
+        self.gpu.sync_all()
+        for role in roles.values():
+            for exec_ in role.chains.values():
+                self.plan.destroy_exec(exec_)
+            for graph in role.graphs:
+                self.plan.destroy_graph(graph)
+            role.chains.clear()
+            role.graphs.clear()
+
     def _runtime_bans(self, row: dict) -> list[str]:
-        hits = [h.to_json() for h in bans.check_runtime(bans.runtime_libraries())]
+        """Banned libraries mapped into the candidate's process (its host code runs only
+        there) or into this one."""
+        loaded = bans.runtime_libraries()
+        if self.cand is not None and self.cand.alive():
+            theirs = bans.process_libraries(self.cand.pid)
+            if theirs is None:
+                return ["the candidate's process hid its memory map from the ban check"]
+            loaded += theirs
+        hits = [h.to_json() for h in bans.check_runtime(loaded)]
         known = {h["where"] for h in row.setdefault("runtime_bans", [])}
         row["runtime_bans"] += [h for h in hits if h["where"] not in known]
         return ["banned library loaded at run time: " + ", ".join(h["where"] for h in hits)] if hits else []
@@ -274,21 +420,10 @@ class Evaluation:
             gpu.poison(buffers.outputs[b.name], b.dtype)
         for buf in buffers.workspace.values():
             gpu.scramble(buf, salt)
-        if role == "base":
-            gpu.delay()
-            gpu.flush_l2()
-            return self.base_fn(ctypes.byref(buffers.params[s]), stream)
-        # device memory the candidate takes for itself (module load included), measured
-        # around the call without waiting for its work, so side-stream checks still see it
-        gpu.sync()
-        free_before = gpu.free_memory()
         gpu.delay()       # the same lead-in as a timed call: a busy stream, a cold L2
         gpu.flush_l2()
-        if self.cand_fn is None:
-            self.cand_fn = load_entry(self.job["candidate_lib"], self.task.entry)
-        rc = self.cand_fn(ctypes.byref(buffers.params[s]), stream)
-        self.own_memory += max(0, free_before - gpu.free_memory())
-        return rc
+        self.plan.launch(self._chain(buffers, s, 1), gpu.stream_handle)
+        return buffers.rcs[s]
 
     @staticmethod
     def _check_output(b: BufferSpec, e: OutputErrors, base: OutputErrors) -> list[str]:
@@ -342,38 +477,47 @@ class Evaluation:
 
     def _time(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers],
               errors: dict[str, OutputErrors], ref: ReferenceCheck, row: dict) -> list[str]:
-        """Interleaved baseline/candidate pairs on fresh inputs, L2 flushed before each launch.
+        """Interleaved baseline/candidate pairs of replays on fresh inputs, L2 flushed before
+        each sample.
 
+        A sample is one graph launch between two events: the plan replayed `copies` times
+        back to back on rotating input sets (1 for kernels of 0.2 ms and more; up to 64 for
+        microsecond kernels, so that launch and event granularity vanish from the ratio).
         Every timed candidate output is checked for completeness right after its end event
         and against the baseline's; a few pairs, chosen at random, are audited against the
-        fp32 reference with the full pass rule, so a candidate that behaves differently when
-        it believes it is being timed is caught."""
+        fp32 reference with the full pass rule, held to the baseline's error on the same
+        inputs."""
         gpu, task, v, opts = self.gpu, self.task, sc.values, self.job["timing"]
         stream = ctypes.c_void_p(gpu.stream_handle)
+        n_sets = len(inputs)
         spot = {b.name: gpu.new_stats() for b in task.outputs}
         complete = {b.name: gpu.new_stats() for b in task.outputs}
         audit = {b.name: gpu.new_stats() for b in task.outputs}
         audit_pairs: set[int] = set()
         audited = 0
+        copies = self._copies(roles["base"])
+        row["copies"] = copies
 
         def pair(i: int, timed: bool) -> None:
-            s = i % len(inputs)
-            self._fill_inputs(inputs[s], v)
+            s = i % n_sets
+            last = (s + copies - 1) % n_sets
+            for j in sorted({(s + j) % n_sets for j in range(copies)}):
+                self._fill_inputs(inputs[j], v)
             order = ("base", "cand") if i % 2 == 0 else ("cand", "base")
             for role in order:
                 for b in task.outputs:
                     gpu.poison(roles[role].outputs[b.name], b.dtype)
                 for buf in roles[role].workspace.values():
                     gpu.scramble(buf, i)
+                exec_ = self._chain(roles[role], s, copies)
                 gpu.delay()
                 gpu.flush_l2()
                 if timed:
                     gpu.record(self._event(4 * i + (0 if role == "base" else 2)))
-                fn = self.base_fn if role == "base" else self.cand_fn
-                fn(ctypes.byref(roles[role].params[s]), stream)
+                self.plan.launch(exec_, gpu.stream_handle)
                 if timed:
                     gpu.record(self._event(4 * i + (1 if role == "base" else 3)))
-                if role == "cand":   # complete when its stream reached the end event?
+                if role == "cand":   # complete when the stream reached the end event?
                     for b in task.outputs:
                         gpu.compare(b.dtype, roles["cand"].outputs[b.name], None, None,
                                     self._count(b, v), complete[b.name])
@@ -382,23 +526,27 @@ class Evaluation:
                             None, self._count(b, v), spot[b.name])
             if i in audit_pairs:
                 nonlocal audited
-                ref.run(self.ref_fn, s, gpu, stream)
+                ref.run(self.ref_fn, last, gpu, stream)
                 for b in task.outputs:
                     gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
                                 ref.outputs[b.name], self._count(b, v), audit[b.name])
                 audited += 1
 
+        def sample_ms(i: int, role: str) -> float:
+            k = 4 * i + (0 if role == "base" else 2)
+            return (self._event(k + 1) - self._event(k)) / copies
+
         # warm-up: until the clocks settle (two consecutive pair times within 2%) or 30 pairs
         t_start = time.monotonic()
-        last: float | None = None
+        last_pair: float | None = None
         per_pair = 0.0
         for w in range(30):
             pair(w, True)
             gpu.sync()
-            per_pair = (self._event(4 * w + 1) - self._event(4 * w)) + (self._event(4 * w + 3) - self._event(4 * w + 2))
-            if last is not None and w >= 2 and abs(per_pair - last) <= 0.02 * last:
+            per_pair = (sample_ms(w, "base") + sample_ms(w, "cand")) * copies
+            if last_pair is not None and w >= 2 and abs(per_pair - last_pair) <= 0.02 * last_pair:
                 break
-            last = per_pair
+            last_pair = per_pair
         n = int(min(opts["max_pairs"], max(opts["min_pairs"], math.ceil(opts["target_ms"] / max(per_pair, 1e-4)))))
         deadline = t_start + opts["max_seconds"]
         for buf in [*spot.values(), *complete.values()]:   # warm-up outputs were judged already
@@ -417,8 +565,8 @@ class Evaluation:
             if lag > FOREIGN_WORK_S:
                 return [f"the device stayed busy {lag * 1e3:.1f} ms after timed runs: work outside the stream"]
             for i in range(start, stop):
-                base_ms.append(self._event(4 * i + 1) - self._event(4 * i))
-                cand_ms.append(self._event(4 * i + 3) - self._event(4 * i + 2))
+                base_ms.append(sample_ms(i, "base"))
+                cand_ms.append(sample_ms(i, "cand"))
             if time.monotonic() > deadline and len(base_ms) >= opts["min_pairs"] and audited == len(audit_pairs):
                 break
         took = free_before - gpu.free_memory()
@@ -432,12 +580,14 @@ class Evaluation:
         b_ms, c_ms = float(np.median(base_ms)), float(np.median(cand_ms))
         flops, nbytes = task.metric("flops", sc), task.metric("bytes", sc)
         bound = bound_ms(gpu.info.name, flops, nbytes)
+        # back-to-back copies may find their inputs in L2: the DRAM limit holds for one copy only
+        physical = bound["physical"] if copies == 1 else None
         row.update({
             "baseline_ms": b_ms, "candidate_ms": c_ms, "speedup": float(med), "spread": float((q3 - q1) / 2),
             "pairs": len(ratios), "tflops": flops / (c_ms * 1e9) if flops else None,
             "tbps": nbytes / (c_ms * 1e9) if nbytes else None,
             "bound_ms": bound["measured"], "bound_fraction": bound["measured"] / c_ms if bound["measured"] else None,
-            "below_bound": bool(bound["physical"] and c_ms < bound["physical"]),
+            "below_bound": bool(physical and c_ms < physical),
         })
         row["order_ratio"] = max(med_base_first, med_cand_first) / med
         failures = []
@@ -447,7 +597,7 @@ class Evaluation:
         if took > OWN_MEMORY_LIMIT:
             failures.append(f"candidate took {took / 2**20:.0f} MiB of device memory during timed runs")
         if row["below_bound"]:
-            failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {bound['physical']:.4g} ms")
+            failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {physical:.4g} ms")
         for b in task.outputs:
             st = gpu.read_stats(spot[b.name])
             e = errors[b.name]
@@ -459,8 +609,24 @@ class Evaluation:
                 failures.append(f"{b.name}: timed output incomplete when the candidate's stream reached its end event")
             audit_errors = OutputErrors()
             audit_errors.add(gpu.read_stats(audit[b.name]), audited * ref.n_selected * ref.per_unit[b.name])
-            failures += [f"audited timed run: {f}" for f in self._check_output(b, audit_errors, e)]
+            failures += [f"audited timed run: {f}" for f in
+                         self._check_output(b, audit_errors, _baseline_bound(audit_errors, e))]
         return failures
+
+    def _copies(self, base: RoleBuffers) -> int:
+        """How many back-to-back replays make one timed sample: enough for SAMPLE_MS, read
+        from the baseline's single replay (median of three, cold L2)."""
+        times = []
+        for _ in range(3):
+            self.gpu.delay()
+            self.gpu.flush_l2()
+            self.gpu.record(self._event(0))
+            self.plan.launch(self._chain(base, 0, 1), self.gpu.stream_handle)
+            self.gpu.record(self._event(1))
+            self.gpu.sync()
+            times.append(self._event(1) - self._event(0))
+        one = max(float(np.median(times)), 1e-4)
+        return int(min(MAX_COPIES, max(1, math.ceil(SAMPLE_MS / one)))) if one < SAMPLE_MS else 1
 
     def _event(self, i: int):
         while len(self.events) <= i:
@@ -474,6 +640,7 @@ def main() -> int:
     _key = bytes.fromhex(job.pop("key"))
     _channel = os.fdopen(job["channel_fd"], "w")
     current = None
+    ev: Evaluation | None = None
     try:
         ev = Evaluation(job)
         ev.gpu.spin(job.get("warmup_seconds", 0.3))
@@ -486,6 +653,9 @@ def main() -> int:
     except GpuError as exc:
         emit({"type": "fatal", "kind": "cuda", "id": current, "error": str(exc)})
         return 3
+    except PlanError as exc:   # the evaluator's own device code or plan library
+        emit({"type": "fatal", "kind": "internal", "id": current, "error": f"PlanError: {exc}"})
+        return 3
     except LoadError as exc:   # the parent fails every remaining scenario with this line
         emit({"type": "fatal", "kind": "load", "id": current, "error": str(exc)})
         return 3
@@ -494,6 +664,9 @@ def main() -> int:
         emit({"type": "fatal", "kind": "internal", "id": current, "error": f"{type(exc).__name__}: {exc}",
               "where": f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"})
         return 3
+    finally:
+        if ev is not None and ev.cand is not None:
+            ev.cand.kill()
     return 0
 
 

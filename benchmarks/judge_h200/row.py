@@ -1,0 +1,16 @@
+"""One line of run.sh's table: label, exit code, seconds, correct/total, geomeans, first failure."""
+import json
+import sys
+
+label, rc, secs, path, err = sys.argv[1:6]
+try:
+    doc = json.load(open(path))
+    s = doc["summary"]
+    vs = " ".join(f"{k} {v:.3f}" for k, v in (s.get("geomean_vs") or {}).items())
+    fail = next((f for r in doc["scenarios"] for f in r["failures"]), "")
+    gm = s.get("geomean_speedup")
+    print(f"{label:28s} rc={rc} {float(secs):6.1f}s {s['n_correct']:3d}/{s['n']:<3d} "
+          f"gm {gm if gm is None else round(gm, 4)} {vs} | {fail[:150]}")
+except Exception as exc:  # noqa: BLE001 - a table line whatever went wrong
+    tail = open(err).read().strip().splitlines()[-2:] if err else []
+    print(f"{label:28s} rc={rc} {float(secs):6.1f}s no result ({type(exc).__name__}) {' | '.join(tail)[:300]}")

@@ -1,0 +1,146 @@
+"""The judge's side of the candidate's process (evaluator.launcher): start it, ask it for
+the plan of one call, keep it frozen (SIGSTOP) whenever the judge is not waiting for it,
+so that it can submit no GPU work while anything is checked or timed."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from socratic.evaluator.plan import Plan, PlanError, Range, parse
+
+MAX_REPLY = 64 << 20   # bytes in one reply line; a longer one is not a plan
+START_TIMEOUT_S = 120.0
+
+
+class CandidateProcessError(Exception):
+    """The candidate's process died, hung or does not load: one line for the scenario."""
+
+
+@dataclass
+class Capture:
+    rc: int | None
+    plan: Plan | None
+    error: str | None
+
+
+class CandidateProcess:
+    def __init__(self, library: Path, entry: str, plan_lib: Path):
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        read_fd, write_fd = os.pipe()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "SOCRATIC_EVAL"))}
+        env["SOCRATIC_LAUNCHER_FD"] = str(write_fd)
+        # cwd "/": nothing of the workspace shadows an import; -P keeps it off sys.path
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", "-m", "socratic.evaluator.launcher"], stdin=subprocess.PIPE,
+            stdout=self.stderr, stderr=self.stderr, pass_fds=(write_fd,), env=env, cwd="/")
+        os.close(write_fd)
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, args=(os.fdopen(read_fd, "rb"),), daemon=True).start()
+        self._send({"library": str(library), "entry": entry, "plan_lib": str(plan_lib)})
+        self.sandbox: dict = {}
+        msg = self._wait(lambda m: m.get("type") in ("ready", "fatal"), START_TIMEOUT_S)
+        if msg.get("type") == "fatal":
+            self.kill()
+            raise CandidateProcessError(str(msg.get("error"))[:400])
+        self.sandbox = msg.get("sandbox") if isinstance(msg.get("sandbox"), dict) else {}
+        self.frozen = False
+        self.freeze()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _read(self, fh) -> None:
+        while True:
+            raw = fh.readline(MAX_REPLY)
+            if not raw:
+                break
+            try:
+                msg = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(msg, dict):
+                self.replies.put(msg)
+        self.replies.put({"type": "eof"})
+
+    def _send(self, msg: dict) -> None:
+        try:
+            assert self.proc.stdin is not None  # a PIPE
+            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise CandidateProcessError(f"the candidate's process died: {self.stderr_tail()}") from None
+
+    def _wait(self, want, timeout_s: float) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                msg = self.replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                raise CandidateProcessError(f"the candidate's entry did not return within {timeout_s:g} s") from None
+            if msg.get("type") == "eof":
+                self.proc.wait()
+                self.replies.put(msg)   # every later wait sees it too
+                code = self.proc.returncode
+                died = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
+                raise CandidateProcessError(f"the candidate's process died ({died}): {self.stderr_tail()}".rstrip(": "))
+            if msg.get("type") == "fatal":
+                return msg
+            if want(msg):
+                return msg
+
+    def capture(self, params: bytes, mirror: list[Range], timeout_s: float) -> Capture:
+        """The plan of one call of the entry with `params` (the bytes of the judge's struct)."""
+        nonce = secrets.token_hex(8)
+        self.thaw()
+        try:
+            self._send({"id": nonce, "params": params.hex(), "mirror": [list(r) for r in mirror]})
+            msg = self._wait(lambda m: m.get("type") == "plan" and m.get("id") == nonce, timeout_s)
+        finally:
+            if self.alive():
+                self.freeze()
+        if msg.get("type") == "fatal":
+            raise CandidateProcessError(str(msg.get("error"))[:400])
+        rc = msg.get("rc")
+        rc = rc if isinstance(rc, int) else None
+        if msg.get("error"):
+            return Capture(rc, None, " ".join(str(msg["error"]).split())[:600])
+        try:
+            return Capture(rc, parse(bytes.fromhex(str(msg.get("plan", "")))), None)
+        except (ValueError, PlanError) as exc:
+            return Capture(rc, None, f"the launch plan is unreadable: {exc}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def freeze(self) -> None:
+        if self.alive() and not self.frozen:
+            os.kill(self.proc.pid, signal.SIGSTOP)
+            self.frozen = True
+
+    def thaw(self) -> None:
+        if self.alive() and self.frozen:
+            os.kill(self.proc.pid, signal.SIGCONT)
+            self.frozen = False
+
+    def stderr_tail(self) -> str:
+        self.stderr.seek(0)
+        text = self.stderr.read().decode(errors="replace").strip()
+        return " | ".join(text.splitlines()[-3:])[-300:]
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()
+        self.proc.wait()
