@@ -48,14 +48,20 @@ class CandidateProcess:
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(os.fdopen(read_fd, "rb"),), daemon=True).start()
         self._send({"library": str(library), "entry": entry, "plan_lib": str(plan_lib)})
-        self.sandbox: dict = {}
-        msg = self._wait(lambda m: m.get("type") in ("ready", "fatal"), START_TIMEOUT_S)
-        if msg.get("type") == "fatal":
-            self.kill()
-            raise CandidateProcessError(str(msg.get("error"))[:400])
-        self.sandbox = msg.get("sandbox") if isinstance(msg.get("sandbox"), dict) else {}
+        self.sandbox: dict | None = None   # how it confined itself, once it is ready
         self.frozen = False
-        self.freeze()
+
+    def wait_ready(self) -> dict:
+        """Wait for its CUDA context and confinement (started early: it must initialise CUDA
+        before the judge's own sandbox is in force, which its children inherit)."""
+        if self.sandbox is None:
+            msg = self._wait(lambda m: m.get("type") in ("ready", "fatal"), START_TIMEOUT_S)
+            if msg.get("type") == "fatal":
+                self.kill()
+                raise CandidateProcessError(str(msg.get("error"))[:400])
+            self.sandbox = msg.get("sandbox") if isinstance(msg.get("sandbox"), dict) else {}
+            self.freeze()
+        return self.sandbox
 
     @property
     def pid(self) -> int:
@@ -103,6 +109,7 @@ class CandidateProcess:
 
     def capture(self, params: bytes, mirror: list[Range], timeout_s: float) -> Capture:
         """The plan of one call of the entry with `params` (the bytes of the judge's struct)."""
+        self.wait_ready()
         nonce = secrets.token_hex(8)
         self.thaw()
         try:

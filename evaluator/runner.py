@@ -246,6 +246,8 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                     gpu = msg["gpu"]
                 elif kind == "isolation" and gpu is not None:
                     gpu["isolation"] = msg["isolation"]
+                elif kind == "restart":   # its candidate process is gone: a new worker goes on
+                    break
                 elif kind == "start":
                     current = next(s for s in pending if s.id == msg["id"])
                     deadline = time.monotonic() + timeout_s

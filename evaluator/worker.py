@@ -175,13 +175,17 @@ class Evaluation:
         self.plan.init(0)
         self.base_entry = int(ctypes.cast(self.base_fn, ctypes.c_void_p).value or 0)
         self.base_modules = [self.plan.load_image(img) for img in fatbin_images(Path(job["baseline_lib"]))]
-        self.cand: CandidateProcess | None = None     # started lazily, after the sandbox
         self.cand_modules: list[int] | None = None   # the candidate's device code, loaded here
+        self.restart = False   # the candidate's process is gone: a new worker takes the rest
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
-        # from here on this process writes nowhere but /dev and temp dirs: a candidate
-        # cannot poison the build cache or the helper kernels for later evaluations
+        # the candidate's process starts now: CUDA does not initialise under the judge's
+        # file sandbox, which children inherit; it confines itself once its context is up
+        self.cand: CandidateProcess | None = CandidateProcess(
+            Path(job["candidate_lib"]), self.task.entry, library_path())
+        # from here on this process writes nowhere but /dev and temp dirs: nothing that
+        # runs in it can poison the build cache or the helper kernels for later evaluations
         cache = str(cache_root().parent.resolve())
         self.sandbox = protect_files(tuple(d for d in WRITABLE if not cache.startswith(d.rstrip("/") + "/")))
         hide_memory()   # the candidate's process, same user, cannot read the judge's memory
@@ -305,8 +309,11 @@ class Evaluation:
         """The candidate's process and its device code in this context (module memory
         counted as the candidate's own)."""
         if self.cand is None or not self.cand.alive():
-            self.cand = CandidateProcess(Path(self.job["candidate_lib"]), self.task.entry, library_path())
-            emit({"type": "isolation", "isolation": {k: str(v) for k, v in self.cand.sandbox.items()}})
+            self.restart = True
+            raise CandidateProcessError("the candidate's process is gone (it died or was killed in an earlier call)")
+        if self.cand.sandbox is None:
+            sandbox = self.cand.wait_ready()
+            emit({"type": "isolation", "isolation": {k: str(v) for k, v in sandbox.items()}})
         if self.cand_modules is None:
             self.gpu.sync()
             free_before = self.gpu.free_memory()
@@ -349,6 +356,7 @@ class Evaluation:
                     except CandidateProcessError as exc:
                         if "does not load" in str(exc) or "does not export" in str(exc):
                             raise LoadError(str(exc)) from None
+                        self.restart = self.restart or not (self.cand and self.cand.alive())
                         return [str(exc)]
                     if cap.plan is None:
                         return [cap.error or "the candidate's call could not be captured"]
@@ -650,6 +658,9 @@ def main() -> int:
             current = sid
             emit({"type": "start", "id": sid})
             emit({"type": "row", "row": ev.run(scenarios[sid])})
+            if ev.restart:   # the rest in a new worker, with a new candidate process
+                emit({"type": "restart"})
+                return 0
     except GpuError as exc:
         emit({"type": "fatal", "kind": "cuda", "id": current, "error": str(exc)})
         return 3
