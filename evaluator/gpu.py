@@ -75,7 +75,7 @@ class Gpu:
         self.stream = self.device.create_stream(options=StreamOptions(nonblocking=True))
         self.module = ObjectCode.from_fatbin(helpers_fatbin())
         self.kernels = {n: self.module.get_kernel(n) for n in (
-            "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin")}
+            "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin", "work")}
         self._timing = EventOptions(timing_enabled=True)
         props = self.device.properties
         self.info = DeviceInfo(
@@ -164,6 +164,17 @@ class Gpu:
         launch(self.stream, LaunchConfig(grid=self.info.sms * 4, block=128), self.kernels["spin"],
                np.int64(cycles), int(self._scratch.handle))
         self.stream.sync()
+
+    def work_ms(self, iters: int = 500_000) -> float:
+        """Milliseconds a fixed amount of arithmetic on every SM takes (about 1 ms alone
+        at full clocks); events around it, on our stream."""
+        start, end = self.event(), self.event()
+        self.record(start)
+        launch(self.stream, LaunchConfig(grid=self.info.sms, block=128), self.kernels["work"],
+               np.int64(iters), int(self._scratch.handle))
+        self.record(end)
+        self.stream.sync()
+        return float(end - start)
 
     def settings(self) -> dict[str, int]:
         """Device-wide and stream settings a candidate could change to slow the baseline

@@ -61,17 +61,20 @@ def main() -> int:
         reply({"type": "fatal", "error": f"the candidate's process has no GPU: {exc}"})
         return 3
     reply({"type": "ready", "sandbox": confine_launcher()})
-    try:
-        cand = ctypes.CDLL(job["library"], mode=ctypes.RTLD_LOCAL)
-        entry = ctypes.cast(getattr(cand, job["entry"]), ctypes.c_void_p).value or 0
-    except OSError as exc:
-        reply({"type": "fatal", "error": f"the candidate library does not load: {str(exc).replace(job['library'] + ': ', '')}"})
-        return 3
-    except AttributeError:
-        reply({"type": "fatal", "error": f"the candidate library does not export {job['entry']}"})
-        return 3
+    entry = 0
     for line in sys.stdin:
         req = json.loads(line)
+        if not entry:   # loaded on the first request, so the judge sees what its load takes
+            try:
+                cand = ctypes.CDLL(job["library"], mode=ctypes.RTLD_LOCAL)
+                entry = ctypes.cast(getattr(cand, job["entry"]), ctypes.c_void_p).value or 0
+            except OSError as exc:
+                why = str(exc).replace(job["library"] + ": ", "")
+                reply({"type": "fatal", "error": f"the candidate library does not load: {why}"})
+                return 3
+            except AttributeError:
+                reply({"type": "fatal", "error": f"the candidate library does not export {job['entry']}"})
+                return 3
         params = bytes.fromhex(req["params"])
         try:
             lib.mirror([(int(a), int(n)) for a, n in req["mirror"]])

@@ -55,6 +55,8 @@ ORDER_LIMIT = 1.15            # per-order medians further apart than this fail t
 SAMPLE_MS = 0.2               # a timed sample runs the plan back to back until it lasts this long
 MAX_COPIES = 64               # ... but at most this many times
 CAPTURE_TIMEOUT_S = 30.0      # one call of the candidate's entry, in its own process
+QUIET_RATIO = 1.5             # the work probe this much slower than alone: the GPU is shared
+QUIET_WAIT_S = 3.0            # ... for this long: the candidate's process left work running
 # statistics that must not change once the stream is done (not the sums: their atomic
 # order varies from run to run)
 STABLE_STATS = ("checked", "c_bad", "b_bad", "inf_mismatch", "c_max", "b_max", "cb_max")
@@ -177,6 +179,7 @@ class Evaluation:
         self.base_modules = [self.plan.load_image(img) for img in fatbin_images(Path(job["baseline_lib"]))]
         self.cand_modules: list[int] | None = None   # the candidate's device code, loaded here
         self.restart = False   # the candidate's process is gone: a new worker takes the rest
+        self.quiet_ms = 0.0    # the work probe alone (calibrate)
         self.rng = np.random.default_rng(int(job["eval_seed"]))
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
@@ -190,7 +193,6 @@ class Evaluation:
         self.sandbox = protect_files(tuple(d for d in WRITABLE if not cache.startswith(d.rstrip("/") + "/")))
         hide_memory()   # the candidate's process, same user, cannot read the judge's memory
         self.own_memory = 0           # bytes of device memory the candidate took for itself
-        self.own_memory_reported = False
 
     # setup ---------------------------------------------------------------------
     def _bytes(self, b: BufferSpec, v: dict) -> int:
@@ -294,6 +296,8 @@ class Evaluation:
         failures += self._judge(errors, row)
         failures += self._runtime_bans(row)
         if not failures and self.job.get("time", True):
+            failures += self._quiet()
+        if not failures and self.job.get("time", True):
             failures += self._time(sc, inputs, roles, errors, ref, row)
             failures += self._runtime_bans(row)   # libraries loaded during timed calls too
         row["correct"] = not failures
@@ -361,6 +365,10 @@ class Evaluation:
                     if cap.plan is None:
                         return [cap.error or "the candidate's call could not be captured"]
                     rc = cap.rc if cap.rc is not None else -1
+                    if not cap.plan.kernels:
+                        return [f"candidate returned error code {rc}" if rc else
+                                "the entry launched no kernel into the given stream (work on other streams, "
+                                "the legacy default stream included, is not captured)"]
                     try:
                         check_plan(cap.plan, writable, readable)
                         graph = self.plan.build(cap.plan, self.cand_modules or [])
@@ -368,8 +376,7 @@ class Evaluation:
                         return [str(exc)]
                 role.graphs.append(graph)
                 role.rcs.append(rc)
-        if self.own_memory > OWN_MEMORY_LIMIT and not self.own_memory_reported:
-            self.own_memory_reported = True
+        if self.own_memory > OWN_MEMORY_LIMIT:   # every scenario while it holds it
             return [f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
                     f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation"]
         return []
@@ -474,10 +481,6 @@ class Evaluation:
             }
             worst = max(worst, (e.c_max / tol_max, e.c_max, e.b_max))
             failures += self._check_output(b, e, e)
-        if self.own_memory > OWN_MEMORY_LIMIT and not self.own_memory_reported:
-            failures.append(f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
-                            f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation")
-            self.own_memory_reported = True
         row["errors"] = detail
         row["err"], row["err_baseline"] = worst[1], worst[2]
         row["err_ratio"] = worst[1] / worst[2] if worst[2] > 0 else None
@@ -621,6 +624,28 @@ class Evaluation:
                          self._check_output(b, audit_errors, _baseline_bound(audit_errors, e))]
         return failures
 
+    def calibrate(self) -> None:
+        """The work probe's time with this GPU to ourselves (clocks warm, before the
+        candidate's library has loaded)."""
+        self.quiet_ms = min(self.gpu.work_ms() for _ in range(3))
+
+    def _quiet(self) -> list[str]:
+        """Nothing but the judge on the GPU before timing: the candidate's process is
+        frozen, but work it queued in its own context (a side stream, a kernel left
+        spinning) still runs, sharing the GPU with whatever is timed."""
+        deadline = time.monotonic() + QUIET_WAIT_S
+        while True:
+            took = min(self.gpu.work_ms() for _ in range(2))
+            if took <= QUIET_RATIO * self.quiet_ms:
+                return []
+            if time.monotonic() > deadline:
+                if self.cand is not None:
+                    self.cand.kill()   # its context goes, and its work with it
+                    self.restart = True
+                return [f"the GPU stayed busy with work outside the judge ({took / self.quiet_ms:.1f}x slower "
+                        f"for {QUIET_WAIT_S:g} s): the candidate's process left work running on the GPU"]
+            time.sleep(0.02)
+
     def _copies(self, base: RoleBuffers) -> int:
         """How many back-to-back replays make one timed sample: enough for SAMPLE_MS, read
         from the baseline's single replay (median of three, cold L2)."""
@@ -652,6 +677,7 @@ def main() -> int:
     try:
         ev = Evaluation(job)
         ev.gpu.spin(job.get("warmup_seconds", 0.3))
+        ev.calibrate()
         emit({"type": "ready", "gpu": {**ev.gpu.info.__dict__, "write_protection": ev.sandbox}})
         scenarios = ev.task.all_scenarios()
         for sid in job["scenarios"]:

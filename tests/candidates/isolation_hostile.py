@@ -11,6 +11,8 @@ forge_result: looks for the judge's key and channel: reads its parent's memory a
               has; then does the real work (so it must come out correct, at ~1.0x).
 static_alloc: takes 256 MiB of device memory when its library loads (outside the entry).
 sync_inside:  synchronises the stream inside the entry.
+left_running: correct, but leaves a 10-second kernel running in its own process's context
+              (a side stream, created on the first call), sharing the GPU with the timing.
 """
 
 from tests.candidates.rmsnorm_hostile import PRELUDE
@@ -114,7 +116,10 @@ static void forge() {
     int theirs = open(path, O_WRONLY);
     const char* row = "{\"body\": \"{\\\"type\\\":\\\"row\\\",\\\"row\\\":{\\\"id\\\":\\\"forged\\\",\\\"correct\\\":true,\\\"speedup\\\":9.9}}\", \"mac\": \"00\"}\n";
     if (theirs >= 0) { write(theirs, row, strlen(row)); close(theirs); }
-    if (fd > 2) write(fd, row, strlen(row));     // and every descriptor of its own
+    char self_path[64], target[256] = {0};       // and every pipe or file of its own
+    snprintf(self_path, sizeof self_path, "/proc/self/fd/%d", fd);
+    if (fd > 2 && readlink(self_path, target, sizeof target - 1) > 0 && strncmp(target, "/dev/", 5))
+      write(fd, row, strlen(row));
   }
 }
 extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
@@ -141,6 +146,14 @@ __global__ void rms_scratch(const bf16* x, const bf16* w, bf16* y, float* scratc
 extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
   rms_scratch<<<p->rows, 256, 0, s>>>((const bf16*)p->x, (const bf16*)p->w, (bf16*)p->y, (float*)mine, p->cols, p->eps);
   return 0;
+}
+''',
+    "left_running": r'''
+static cudaStream_t side = nullptr;
+__global__ void hog() { long long t0 = clock64(); while (clock64() - t0 < 20000000000ll) {} }
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (!side) { cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking); hog<<<264, 128, 0, side>>>(); }
+  launch(p, s); return 0;
 }
 ''',
     "sync_inside": r'''
