@@ -1,6 +1,7 @@
-# on the H200, from the repository root: evaluations in order, each `LABEL=EVALUATOR:TASK:CANDIDATE:SET`
-# (EVALUATOR new or old; CANDIDATE a path, or "baseline"); JSON in $OUT/evals/LABEL.json,
-# stderr in /tmp/logs; a table last. EXTRA is added to every command line.
+# on the H200, from the repository root: evaluations in order, each
+# `LABEL=EVALUATOR:TASK:CANDIDATE:SET[:FLAGS]` (EVALUATOR new or old; CANDIDATE a path, or
+# "baseline"; FLAGS joined by "+", e.g. --no-compare+--no-timing); JSON in
+# $OUT/evals/LABEL.json, stderr in /tmp/logs; a table last. EXTRA goes on every command line.
 source benchmarks/judge_h200/setup.sh || exit 1
 # the hostile candidates of tests/candidates/*_hostile.py as files: /tmp/cands/NAME.cu
 PYTHONPATH=. python3 -c "
@@ -13,9 +14,9 @@ for m in (a, b):
 mkdir -p $OUT/evals /tmp/logs
 for item in "$@"; do
   label=${item%%=*}; spec=${item#*=}
-  IFS=: read -r which task cand set_ <<< "$spec"
+  IFS=: read -r which task cand set_ flags <<< "$spec"
   if [ "$which" = old ]; then pp=$OLD; else pp=$NEW; fi
-  args=(eval "$task" --scenarios "$set_" --json $EXTRA)
+  args=(eval "$task" --scenarios "$set_" --json $EXTRA ${flags//+/ })
   [ "$cand" != baseline ] && args+=(--candidate "$cand")
   t0=$(date +%s%N)
   PYTHONPATH=$pp timeout ${EVAL_LIMIT:-300} python3 -m socratic "${args[@]}" > $OUT/evals/$label.json 2> /tmp/logs/$label.err
