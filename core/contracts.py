@@ -272,6 +272,7 @@ class OutputErrors(Record):
     checked: int
     nonfinite: int
     inf_mismatch: int
+    distribution: str | None = None         # the input distribution these figures come from
 
 
 @dataclass(kw_only=True)
@@ -339,6 +340,18 @@ class Summary(Record):
 
 
 @dataclass(kw_only=True)
+class HiddenSummary(Record):
+    """The hidden scenarios of one evaluation (drawn from the task's [hidden] space, shown
+    only once it ended): their pass rate, and their geomeans where they were timed."""
+
+    n: int
+    n_correct: int
+    failing: list[str]
+    geomean_speedup: float | None = None
+    geomean_vs: dict[str, float] | None = None
+
+
+@dataclass(kw_only=True)
 class EvalResult(Record):
     """The evaluator's result document (`socratic eval --json`, evals/NNNN.json)."""
 
@@ -355,6 +368,8 @@ class EvalResult(Record):
     comparisons_unavailable: dict[str, str] | None = None
     gpu_lock: str | None = None             # the GPU's key (UUID, else index-N): see gpulock
     gpu_wait_s: float | None = None         # waited for the GPU's turn; never inside a time
+    hidden: list[ScenarioResult] | None = None   # the hidden scenarios' rows (their ids say so)
+    hidden_summary: HiddenSummary | None = None
 
     def min_and_geomean(self, against: str) -> tuple[float | None, float | None]:
         """The worst and the geometric mean of the scenarios' speedups against the baseline

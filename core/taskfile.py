@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import re
 import shlex
 import string
@@ -37,7 +38,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")  # a task name names sess
 # to a default (a goal of 1.0 that the unchanged baseline meets), so it is an error
 TOP_KEYS = ("name", "description", "entry", "baseline", "default_set", "seeds", "id", "build",
             "reference", "params", "buffers", "defaults", "derived", "metrics", "goal", "sets",
-            "comparisons", "banned", "bans")
+            "comparisons", "banned", "bans", "distributions", "hidden")
+TRANSFORMS = ("scale", "channels", "rows")
 
 
 class TaskError(InputError):
@@ -79,6 +81,53 @@ class ReferenceSpec:
 class Scenario:
     id: str
     values: dict[str, Any]
+    hidden: bool = False   # drawn from the task's [hidden] space for one evaluation
+
+
+@dataclass(frozen=True)
+class Transform:
+    """How one input buffer departs from its own distribution: all of it times `scale`;
+    `count` channels of every `period` elements times `factor`; each row of `row_length`
+    elements times 2**e, e a whole number drawn per row within +-`spread`."""
+    scale: float = 1.0
+    period: Any = 0
+    count: int = 0
+    factor: float = 1.0
+    row_length: Any = 0
+    spread: int = 0
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One input distribution every correctness check covers (`[[distributions]]`)."""
+    name: str
+    note: str = ""
+    inputs: dict[str, Transform] = field(default_factory=dict)
+
+
+DEFAULT_DISTRIBUTIONS = (Distribution("normal", "every input as its buffer declares"),)
+
+
+@dataclass(frozen=True)
+class HiddenField:
+    name: str
+    expr: Any = None                 # an expression over the fields drawn before it
+    choices: tuple[Any, ...] = ()
+    low: int = 0
+    high: int = 0
+    log: bool = False
+    equal_to: str | None = None      # ... or, with probability p_equal, that field's value
+    p_equal: float = 0.0
+
+
+@dataclass(frozen=True)
+class HiddenSpace:
+    """Where hidden scenarios come from (`[hidden]`): fields drawn in order, kept when
+    `where` holds and the `flops` metric is at most `max_flops`."""
+    count: int
+    fields: tuple[HiddenField, ...]
+    where: str | None = None
+    max_flops: float = 1e30
 
 
 @dataclass
@@ -99,6 +148,11 @@ class Task:
     seeds: int = 3
     comparisons: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict, repr=False)  # the file as parsed
+    distributions: tuple[Distribution, ...] = DEFAULT_DISTRIBUTIONS
+    hidden: HiddenSpace | None = None
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)
+    defaults: dict[str, Any] = field(default_factory=dict, repr=False)
+    id_template: str | None = None
 
     @property
     def outputs(self) -> list[BufferSpec]:
@@ -136,6 +190,53 @@ class Task:
     def metric(self, name: str, scenario: Scenario) -> float:
         expr = self.metrics.get(name)
         return float(evaluate(expr, scenario.values)) if expr is not None else 0.0
+
+    def scenario(self, values: dict[str, Any], sid: str | None = None, hidden: bool = False) -> Scenario:
+        """A scenario from raw values: defaults, then the derived values, then its id."""
+        full = {**self.defaults, **values}
+        for key, expr in self.derived.items():
+            if key not in values:
+                full[key] = evaluate(expr, full)
+        if sid is None:
+            sid = _IdFormatter().format(self.id_template or "s", **full)
+        return Scenario(id=str(sid), values=full, hidden=hidden)
+
+    def draw_hidden(self, count: int, seed: int) -> list[Scenario]:
+        """`count` scenarios from the [hidden] space, different for every seed; [] when
+        the task declares none. Ids `hidden-N-<id>`: they are shown once evaluated."""
+        space = self.hidden
+        if space is None or count <= 0:
+            return []
+        rng = random.Random(seed)
+        out: list[Scenario] = []
+        for _ in range(count * 200):
+            if len(out) == count:
+                break
+            values: dict[str, Any] = {}
+            for f in space.fields:
+                values[f.name] = _draw(f, values, rng)
+            try:
+                sc = self.scenario(values)
+                if space.where and not evaluate(space.where, sc.values):
+                    continue
+                if self.metric("flops", sc) > space.max_flops:
+                    continue
+            except (ExprError, TypeError, ValueError, ZeroDivisionError, KeyError):
+                continue
+            out.append(Scenario(id=f"hidden-{len(out) + 1}-{sc.id}", values=sc.values, hidden=True))
+        return out
+
+
+def _draw(f: HiddenField, values: dict[str, Any], rng: random.Random) -> Any:
+    if f.equal_to is not None and rng.random() < f.p_equal:
+        return values[f.equal_to]
+    if f.expr is not None:
+        return evaluate(f.expr, values)
+    if f.choices:
+        return rng.choice(f.choices)
+    if f.log:
+        return int(round(math.exp(rng.uniform(math.log(f.low), math.log(f.high)))))
+    return rng.randint(f.low, f.high)
 
 
 _HEADER = re.compile(r"^\[\[?\s*([^\]]+?)\s*\]\]?")
@@ -318,6 +419,8 @@ def load_task(task_dir: Path | str) -> Task:
         build_command=command, reference=reference, fields=fields, buffers=buffers,
         metrics=metrics, goal=goal, sets=sets, default_set=default_set,
         seeds=seeds, comparisons=d.get("comparisons", {}), data=d,
+        distributions=_distributions(ld, d.get("distributions"), buffers),
+        hidden=_hidden(ld, d.get("hidden")), derived=derived, defaults=defaults, id_template=id_template,
     )
     _check_expressions(ld, task)
     for key in d:  # last: a known key's own problem is the better message
@@ -328,6 +431,71 @@ def load_task(task_dir: Path | str) -> Task:
             hint = f"did you mean `{close[0]}`?" if close else f"known: {', '.join(TOP_KEYS)}"
             raise ld.fail(f"unknown key `{key}` ({hint})", key)
     return task
+
+
+def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Distribution, ...]:
+    if raw is None:
+        return DEFAULT_DISTRIBUTIONS
+    if not isinstance(raw, list) or not raw:
+        raise ld.fail("`distributions` must be a list of tables ([[distributions]])", "distributions")
+    inputs = {b.name for b in buffers if b.role == "input"}
+    out = []
+    for i, d in enumerate(raw):
+        where = f"distributions[{i}]"
+        if not isinstance(d, dict):
+            raise ld.fail(f"{where} must be a table", "distributions")
+        name = ld.text_key(d, "name", f"{where}.")
+        transforms = {}
+        for buf, t in (d.get("inputs") or {}).items():
+            if buf not in inputs:
+                raise ld.fail(f"distribution {name!r}: {buf!r} is not an input buffer "
+                              f"(inputs: {', '.join(sorted(inputs))})", "distributions", buf)
+            if not isinstance(t, dict) or set(t) - set(TRANSFORMS):
+                raise ld.fail(f"distribution {name!r}, input {buf!r}: a table of {', '.join(TRANSFORMS)}",
+                              "distributions", buf)
+            ch, rows = t.get("channels") or {}, t.get("rows") or {}
+            transforms[buf] = Transform(
+                scale=float(ld.number(t, "scale", 1.0, owner=f"distribution {name!r}")),
+                period=ch.get("period", 0), count=int(ch.get("count", 0)), factor=float(ch.get("factor", 1.0)),
+                row_length=rows.get("length", 0), spread=int(rows.get("log2_spread", 0)))
+        out.append(Distribution(name=name, note=str(d.get("note", "")), inputs=transforms))
+    names = [d.name for d in out]
+    if len(set(names)) != len(names):
+        raise ld.fail("duplicate distribution names", "distributions")
+    return tuple(out)
+
+
+def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("fields"), dict) or not raw["fields"]:
+        raise ld.fail("`[hidden]` needs `count` and a `[hidden.fields]` table", "hidden")
+    fields = []
+    for name, spec in raw["fields"].items():
+        owner = f"hidden field {name!r}"
+        if isinstance(spec, (str, int, float)) and not isinstance(spec, bool):
+            fields.append(HiddenField(name, expr=spec))
+            continue
+        if not isinstance(spec, dict):
+            raise ld.fail(f"{owner}: an expression or a table (choices, or min and max)", "hidden.fields", name)
+        equal = spec.get("equal_to")
+        if equal is not None and equal not in {f.name for f in fields}:
+            raise ld.fail(f"{owner}: equal_to names {equal!r}, which is not drawn before it", "hidden.fields", name)
+        common = {"equal_to": equal, "p_equal": float(spec.get("p_equal", 0.5 if equal else 0.0))}
+        if "choices" in spec:
+            if not isinstance(spec["choices"], list) or not spec["choices"]:
+                raise ld.fail(f"{owner}: `choices` must be a non-empty list", "hidden.fields", name)
+            fields.append(HiddenField(name, choices=tuple(spec["choices"]), **common))
+            continue
+        low = int(ld.number(spec, "min", 1, whole=True, owner=owner))
+        high = int(ld.number(spec, "max", low, whole=True, low=low, owner=owner))
+        log = spec.get("scale", "linear") == "log"
+        if log and low < 1:
+            raise ld.fail(f"{owner}: a log scale needs min >= 1", "hidden.fields", name)
+        fields.append(HiddenField(name, low=low, high=high, log=log, **common))
+    return HiddenSpace(count=int(ld.number(raw, "count", 4, low=0, whole=True, owner="[hidden]")),
+                       fields=tuple(fields), where=raw.get("where"),
+                       max_flops=float(ld.number(raw, "max_flops", 1e30, low=1, owner="[hidden]")))
 
 
 def goal_choices(data: dict[str, Any]) -> list[str]:

@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-scenario timeout (default 60 s)")
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--no-compare", action="store_true", help="skip comparison implementations")
+    p.add_argument("--hidden", type=int, metavar="N",
+                   help="hidden scenarios drawn from the task's [hidden] space (default: its count; 0: none)")
 
 
 def register(sub) -> None:
@@ -45,10 +47,14 @@ def run(args: argparse.Namespace) -> int:
         task = load_task(task_dir)
         if args.json:
             print(json.dumps({"task": task.name, "default_set": task.default_set,
-                              "sets": {n: [s.id for s in scs] for n, scs in task.sets.items()}}, indent=1))
+                              "sets": {n: [s.id for s in scs] for n, scs in task.sets.items()},
+                              "distributions": [{"name": d.name, "note": d.note} for d in task.distributions],
+                              "hidden": report.hidden_space(task)}, indent=1))
         else:
             print(report.list_sets(task))
         return 0
+    if args.hidden is not None and args.hidden < 0:
+        raise InputError(f"--hidden must be 0 or more (got {args.hidden})")
     if args.seeds is not None and args.seeds < 1:
         raise InputError(f"--seeds must be at least 1 (got {args.seeds})")
     if not (math.isfinite(args.timeout) and args.timeout > 0):
@@ -73,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
     opts = EvalOptions(task_dir=task_dir, candidate=Path(args.candidate) if args.candidate else None,
                        scenarios=args.scenarios, check_only=args.check_only, seeds=args.seeds,
-                       timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing)
+                       timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing,
+                       hidden=args.hidden)
     result = evaluate(opts, progress, waiting)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))

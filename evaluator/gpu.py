@@ -75,7 +75,8 @@ class Gpu:
         self.stream = self.device.create_stream(options=StreamOptions(nonblocking=True))
         self.module = ObjectCode.from_fatbin(helpers_fatbin())
         self.kernels = {n: self.module.get_kernel(n) for n in (
-            "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin", "work")}
+            "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin", "work",
+            "transform_bf16", "transform_f16", "transform_f32")}
         self._timing = EventOptions(timing_enabled=True)
         props = self.device.properties
         self.info = DeviceInfo(
@@ -131,6 +132,12 @@ class Gpu:
         lo, hi = (a, b) if init == "normal" else (a - b * 3 ** 0.5, a + b * 3 ** 0.5)  # same mean and std
         self._launch(f"fill_{dtype}", int(buf.handle), np.uint64(count), np.uint64(seed),
                      np.int32(DIST[init]), np.float32(lo), np.float32(hi))
+
+    def transform(self, buf, dtype: str, count: int, scale: float, period: int, channels: int, factor: float,
+                  row_length: int, spread: int, seed: int) -> None:
+        """Reshape a filled input's distribution in place (helpers.cu `transform`)."""
+        self._launch(f"transform_{dtype}", int(buf.handle), np.uint64(count), np.float32(scale), np.uint64(period),
+                     np.uint64(channels), np.float32(factor), np.uint64(row_length), np.int32(spread), np.uint64(seed))
 
     def hash(self, buf, nbytes: int) -> int:
         self._scratch.fill(0, stream=self.stream)

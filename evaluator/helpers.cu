@@ -35,6 +35,21 @@ template <> __device__ __forceinline__ __half from_float(float v) { return __flo
 template <typename T> __device__ __forceinline__ float to_float(T v);
 template <> __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <> __device__ __forceinline__ float to_float(float v) { return v; }
+template <> __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+
+// An input distribution beyond the buffer's own (task.toml [[distributions]]): all of it
+// times `scale`; `count` of every `period` elements times `factor` (outlier channels);
+// each row of `row_len` elements times 2^e, e drawn per row in [-spread, spread].
+template <typename T>
+__device__ void transform(T* p, uint64_t n, float scale, uint64_t period, uint64_t count, float factor,
+                          uint64_t row_len, int spread, uint64_t seed) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+    float v = to_float<T>(p[i]) * scale;
+    if (period && (i % period) < count) v *= factor;
+    if (row_len) v *= exp2f((float)((int)(mix64(seed ^ (i / row_len)) % (uint64_t)(2 * spread + 1)) - spread));
+    p[i] = from_float<T>(v);
+  }
+}
 
 template <typename T>
 __device__ void fill(T* p, uint64_t n, uint64_t seed, int dist, float a, float b) {
@@ -113,6 +128,9 @@ extern "C" {
 __global__ void fill_bf16(__nv_bfloat16* p, uint64_t n, uint64_t seed, int dist, float a, float b) { fill(p, n, seed, dist, a, b); }
 __global__ void fill_f16(__half* p, uint64_t n, uint64_t seed, int dist, float a, float b) { fill(p, n, seed, dist, a, b); }
 __global__ void fill_f32(float* p, uint64_t n, uint64_t seed, int dist, float a, float b) { fill(p, n, seed, dist, a, b); }
+__global__ void transform_bf16(__nv_bfloat16* p, uint64_t n, float s, uint64_t per, uint64_t cnt, float f, uint64_t row, int spread, uint64_t seed) { transform(p, n, s, per, cnt, f, row, spread, seed); }
+__global__ void transform_f16(__half* p, uint64_t n, float s, uint64_t per, uint64_t cnt, float f, uint64_t row, int spread, uint64_t seed) { transform(p, n, s, per, cnt, f, row, spread, seed); }
+__global__ void transform_f32(float* p, uint64_t n, float s, uint64_t per, uint64_t cnt, float f, uint64_t row, int spread, uint64_t seed) { transform(p, n, s, per, cnt, f, row, spread, seed); }
 
 // Order-independent, position-sensitive 64-bit digest of n 16-bit words (inputs unchanged?).
 __global__ void hash_u16(const uint16_t* p, uint64_t n, unsigned long long* out) {

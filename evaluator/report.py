@@ -43,7 +43,7 @@ def table(doc: EvalResult) -> str:
     lines.append("bans  none found" if not hits else f"bans  {len(hits)} hit(s):")
     for h in hits[:20]:
         lines.append(f"  {h.library:<14} {h.layer:<15} {h.where}: {h.detail[:80]}")
-    rows = doc.scenarios
+    rows = doc.scenarios + (doc.hidden or [])
     if rows:
         comps = sorted({n for r in rows for n in (r.comparisons or {})})
         head = (f"{'scenario':<34} {'ok':<4} {'err':>8} {'base err':>8} {'base ms':>9} {'cand ms':>9} "
@@ -69,6 +69,12 @@ def table(doc: EvalResult) -> str:
         gm = f"{s.geomean_speedup:.3f}x" if s.geomean_speedup else "-"
         mn = f"{s.min_speedup:.3f}x" if s.min_speedup else "-"
         lines.append(f"{s.n_correct}/{s.n} correct  geomean {gm}  min {mn}  worst {s.worst_scenario}{vs}")
+        if doc.hidden_summary:
+            h = doc.hidden_summary
+            hvs = "".join(f"  vs {n} {v:.3f}x" for n, v in (h.geomean_vs or {}).items())
+            hgm = f"  geomean {h.geomean_speedup:.3f}x" if h.geomean_speedup else ""
+            lines.append(f"hidden: {h.n_correct}/{h.n} correct{hgm}{hvs}"
+                         + (f"  failing {', '.join(h.failing)}" if h.failing else ""))
         if doc.gpu_wait_s:
             lines.append(f"waited {doc.gpu_wait_s:.1f} s for the GPU's turn (not part of any time)")
     for name, why in (doc.comparisons_unavailable or {}).items():
@@ -78,9 +84,36 @@ def table(doc: EvalResult) -> str:
     return "\n".join(lines)
 
 
+def hidden_space(task) -> dict | None:
+    """The task's [hidden] space as shown by --list: how many per evaluation, from where."""
+    space = task.hidden
+    if space is None:
+        return None
+    fields = {}
+    for f in space.fields:
+        if f.expr is not None:
+            fields[f.name] = str(f.expr)
+        elif f.choices:
+            fields[f.name] = "one of " + ", ".join(str(c) for c in dict.fromkeys(f.choices))
+        else:
+            fields[f.name] = f"{f.low}..{f.high}" + (" (log)" if f.log else "")
+        if f.equal_to:
+            fields[f.name] += f", or {f.equal_to} ({f.p_equal:.0%})"
+    cap = space.max_flops if space.max_flops < 1e30 else None
+    return {"count": space.count, "where": space.where, "max_flops": cap, "fields": fields}
+
+
 def list_sets(task) -> str:
     lines = [f"task {task.name} ({task.dir})  entry {task.entry}  default set {task.default_set}"]
     for name, scenarios in task.sets.items():
         lines.append(f"\n{name} ({len(scenarios)} scenarios)")
         lines += [f"  {sc.id}" for sc in scenarios]
+    lines.append("\ninput distributions (every correctness check covers each)")
+    lines += [f"  {d.name:<18} {d.note}" for d in task.distributions]
+    space = hidden_space(task)
+    if space:
+        cap = f", at most {space['max_flops']:.3g} FLOP" if space["max_flops"] else ""
+        where = f", where {space['where']}" if space["where"] else ""
+        lines.append(f"\nhidden: {space['count']} scenarios drawn per evaluation{cap}{where}")
+        lines += [f"  {name:<10} {text}" for name, text in space["fields"].items()]
     return "\n".join(lines)

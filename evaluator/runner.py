@@ -33,6 +33,7 @@ from socratic.contracts import (
     ContractError,
     EvalResult,
     GpuInfo,
+    HiddenSummary,
     KernelResources,
     ScenarioResult,
     Summary,
@@ -62,6 +63,7 @@ class EvalOptions:
     timeout_s: float = 60.0
     compare: bool = True
     time: bool = True
+    hidden: int | None = None    # hidden scenarios to draw (None: the task's [hidden] count)
 
 
 def _build_trusted(path: Path, task: Task, what: str) -> BuildResult:
@@ -140,10 +142,15 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     base_build = _build_trusted(task.baseline, task, "baseline")
     ref_build = _build_trusted(task.reference.source, task, "reference")
 
+    # hidden scenarios: drawn here, for this evaluation only, and kept in memory (the
+    # worker gets them on its stdin); they are shown once the evaluation ends
+    n_hidden = opts.hidden if opts.hidden is not None else (task.hidden.count if task.hidden else 0)
+    hidden = task.draw_hidden(n_hidden, secrets.randbits(62))
     job = {
         "task_dir": str(task.dir.resolve()), "baseline_lib": str(base_build.library),
         "candidate_lib": str(cand_build.library), "reference_lib": str(ref_build.library),
         "seeds": opts.seeds, "timing": TIMING, "time": opts.time, "eval_seed": secrets.randbits(62),
+        "hidden": [{"id": h.id, "values": h.values} for h in hidden],
     }
     comparisons = None
     if opts.compare and opts.time and task.comparisons:
@@ -154,16 +161,20 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     # another evaluation's work runs there, and the wait is reported, outside any time
     with gpu_turn(gpu_key(), f"socratic eval {task.name} (pid {os.getpid()})", waiting) as turn:
         try:
-            rows, gpu = run_workers(job, scenarios, opts.timeout_s, progress, runtime_hits)
+            rows, gpu = run_workers(job, scenarios + hidden, opts.timeout_s, progress, runtime_hits)
             if comparisons:
-                result.comparisons_unavailable = comparisons.finish(scenarios, rows, opts.timeout_s)
+                result.comparisons_unavailable = comparisons.finish(scenarios + hidden, rows, opts.timeout_s)
         finally:
             if comparisons:
                 comparisons.cancel()
     result.gpu = GpuInfo.from_dict(gpu, "the worker's gpu") if gpu is not None else None
     result.gpu_lock = turn.key
     result.gpu_wait_s = round(turn.wait_s, 3)
-    result.scenarios = rows
+    hidden_ids = {h.id for h in hidden}
+    result.scenarios = [r for r in rows if r.id not in hidden_ids]
+    if hidden:
+        result.hidden = [r for r in rows if r.id in hidden_ids]
+        result.hidden_summary = summarize_hidden(result.hidden, len(hidden))
     if runtime_hits:
         seen = {(h.library, h.where) for h in result.bans.hits}
         for h in runtime_hits:
@@ -171,8 +182,9 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
                 seen.add((h.library, h.where))
                 result.bans.hits.append(h)
         result.bans.ok = False
-    result.summary = summarize(rows, len(scenarios))
-    result.exit_code = 0 if result.summary.all_correct and result.bans.ok else 1
+    result.summary = summarize(result.scenarios, len(scenarios))
+    hidden_ok = result.hidden_summary is None or result.hidden_summary.n_correct == result.hidden_summary.n
+    result.exit_code = 0 if result.summary.all_correct and hidden_ok and result.bans.ok else 1
     return result.check()
 
 
@@ -343,6 +355,12 @@ def summarize(rows: list[ScenarioResult], expected: int) -> Summary:
         min_speedup=min(speedups) if speedups else None,
         worst_scenario=worst, geomean_vs=geomean_vs,
     )
+
+
+def summarize_hidden(rows: list[ScenarioResult], expected: int) -> HiddenSummary:
+    s = summarize(rows, expected)
+    return HiddenSummary(n=expected, n_correct=s.n_correct, failing=s.failing or [],
+                         geomean_speedup=s.geomean_speedup, geomean_vs=s.geomean_vs or None)
 
 
 def _geomean(values: list[float]) -> float:

@@ -123,6 +123,13 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
     if gone:
         failing.append({"scenario": f"({goal.against})", "correct": False, "speedup": None,
                         "goal": goal.min_speedup, "detail": gone})
+    for row in ev.result.hidden or []:   # correctness only: the goal's speed is the listed set's
+        if not row.correct:
+            shape = ", ".join(f"{k}={v}" for k, v in row.params.items() if k in _SHAPE_KEYS or len(row.params) < 8)
+            failing.append({"scenario": row.id, "correct": False, "speedup": None, "goal": goal.min_speedup,
+                            "detail": f"INCORRECT on a hidden scenario ({shape}): "
+                                      f"{(row.failures or ['failed'])[0][:200]} (the next evaluation draws "
+                                      "other hidden shapes)"})
     for row in ev.scenarios:
         sp = row.speedup_against(goal.against)
         if gone and row.correct:
@@ -135,6 +142,10 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
                                f"(the goal needs its time)")
             failing.append(f)
     return not failing, failing
+
+
+# the values that name a hidden scenario's shape in a refusal (the rest are derived)
+_SHAPE_KEYS = ("batch", "seqlen_q", "seqlen_k", "heads_q", "heads_kv", "head_dim", "causal", "rows", "cols")
 
 
 def comparison_unavailable(ev: Evaluation, goal: Goal) -> str | None:
@@ -220,6 +231,13 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
         f"{_fmt(s.geomean_speedup, '.3f')}x, min {_fmt(s.min_speedup, '.3f')}x "
         f"(worst {s.worst_scenario})"
         + (f", vs {json.dumps(s.geomean_vs)}" if s.geomean_vs else ""))
+    if r.hidden_summary:
+        h = r.hidden_summary
+        lines.append(f"hidden scenarios (drawn for this evaluation, shown now): {h.n_correct}/{h.n} correct"
+                     + (f", geomean {h.geomean_speedup:.3f}x" if h.geomean_speedup else ""))
+        for row in r.hidden or []:
+            lines.append(f"  {row.id}: {'correct' if row.correct else 'INCORRECT'}"
+                         + ("" if row.correct else f": {(row.failures or ['failed'])[0][:200]}"))
     met, failing = judge(ev, goal)
     lines.append(f"goal ({goal.describe()}): " + ("MET" if met else f"not met, {len(failing)} "
                                                    "scenario(s) short"))

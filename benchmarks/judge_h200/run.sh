@@ -6,9 +6,9 @@ source benchmarks/judge_h200/setup.sh || exit 1
 # the hostile candidates of tests/candidates/*_hostile.py as files: /tmp/cands/NAME.cu
 PYTHONPATH=. python3 -c "
 import os; os.makedirs('/tmp/cands', exist_ok=True)
-from tests.candidates import isolation_hostile as a, rmsnorm_hostile as b
-for m in (a, b):
-    for n in {**getattr(m, 'ENTRIES', {}), **getattr(m, 'STATIC', {})}:
+from tests.candidates import blindspot_hostile as c, isolation_hostile as a, rmsnorm_hostile as b
+for m in (a, b, c):
+    for n in {**getattr(m, 'ENTRIES', {}), **getattr(m, 'STATIC', {}), **getattr(m, 'SOURCES', {})}:
         open(f'/tmp/cands/{n}.cu', 'w').write(m.source(n))
 "
 mkdir -p $OUT/evals /tmp/logs
@@ -23,6 +23,7 @@ for item in "$@"; do
   rc=$?
   t1=$(date +%s%N)
   python3 benchmarks/judge_h200/row.py "$label" $rc "$(( (t1 - t0) / 1000000 ))e-3" $OUT/evals/$label.json /tmp/logs/$label.err
+  (cd $OUT && tar czf evals.tgz.part evals && mv evals.tgz.part evals.tgz)   # what is done comes back
+  tar czf $OUT/logs.tgz -C /tmp logs
 done | tee $OUT/table.txt
-(cd $OUT && tar czf evals.tgz evals && rm -rf evals)
-tar czf $OUT/logs.tgz -C /tmp logs
+rm -rf $OUT/evals

@@ -11,6 +11,8 @@ Markers (C++ comments anywhere in the candidate):
     // ban: cutlass            a ban hit
     // bound_fraction: 0.95    every scenario's bound fraction (default 0.3)
     // sleep: 0.2              seconds per scenario (to look like work)
+    // incorrect-hidden        the hidden scenarios fail (drawn from the task's [hidden] space,
+                               new ones every run, as the real evaluator draws them)
 The scenarios run inside a GPU turn (socratic.gpulock, keyed by CUDA_VISIBLE_DEVICES) as the
 real evaluator's GPU part does: fake evaluations sharing a "GPU" take turns too.
 Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval"`.
@@ -23,6 +25,7 @@ import hashlib
 import json
 import math
 import re
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -35,6 +38,7 @@ from socratic.contracts import (
     Candidate,
     EvalResult,
     GpuInfo,
+    HiddenSummary,
     KernelResources,
     ScenarioResult,
     Summary,
@@ -68,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--rules", choices=["demo"], help="markers implied by the demo kernels")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--hidden", type=int)
     args = ap.parse_args(argv)
     try:  # the task as the evaluator reads it, with the evaluator's errors
         task = load_task(args.task_dir)
@@ -93,19 +98,22 @@ def main(argv: list[str] | None = None) -> int:
     sha = hashlib.sha256(text.encode()).hexdigest()
     build_ok = "// build-error" not in text
     ban = re.search(r"//\s*ban:\s*(\w+)", text)
-    bad = re.search(r"//\s*incorrect(?::\s*([\w,.-]+))?", text)
+    bad = re.search(r"//\s*incorrect(?!-)(?::\s*([\w,.-]+))?", text)
     bad_ids = set(bad.group(1).split(",")) if bad and bad.group(1) else None
     speed = marker(text, "speedup", 1.0)
     bound = marker(text, "bound_fraction", 0.3)
     delay = marker(text, "sleep", 0.0)
     rows: list[ScenarioResult] = []
+    n_hidden = args.hidden if args.hidden is not None else (task.hidden.count if task.hidden else 0)
+    hidden = task.draw_hidden(n_hidden, secrets.randbits(62))
+    hidden_bad = "// incorrect-hidden" in text
     if build_ok and ban is None:
         with gpu_turn(visible_gpu_key(), f"fakeeval {task.name}", _say_wait) as turn:
-            for i, sc in enumerate(scenarios):
+            for i, sc in enumerate(scenarios + hidden):
                 if delay:
                     time.sleep(delay)
                 sp = marker(text, f"speedup[{sc.id}]", speed)
-                correct = not (bad and (bad_ids is None or sc.id in bad_ids))
+                correct = not (bad and (bad_ids is None or sc.id in bad_ids)) and not (sc.hidden and hidden_bad)
                 base_ms = 0.05
                 row = ScenarioResult(
                     id=sc.id, params={k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
@@ -116,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
                     pairs=60, tflops=1.0, tbps=2.0, bound_ms=base_ms * bound,
                     bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0, comparisons={})
                 rows.append(row)
-                print(json.dumps({"event": "scenario", "index": i + 1, "total": len(scenarios),
+                print(json.dumps({"event": "scenario", "index": i + 1, "total": len(scenarios) + len(hidden),
                                   **row.to_dict()}), file=sys.stderr, flush=True)
+    hidden_ids = {h.id for h in hidden}
+    hidden_rows = [r for r in rows if r.id in hidden_ids]
+    rows = [r for r in rows if r.id not in hidden_ids]
     n_ok = sum(r.correct for r in rows)
     sps = [r.speedup for r in rows if r.speedup]
     all_correct = bool(rows) and n_ok == len(rows) and build_ok and ban is None
@@ -139,8 +150,12 @@ def main(argv: list[str] | None = None) -> int:
             min_speedup=min(sps) if sps else None,
             worst_scenario=min(rows, key=lambda r: r.speedup or 0.0).id if rows else None,
             geomean_vs={}),
-        exit_code=0 if all_correct else 1,
+        exit_code=0 if all_correct and all(r.correct for r in hidden_rows) else 1,
     )
+    if hidden_rows:
+        result.hidden = hidden_rows
+        result.hidden_summary = HiddenSummary(n=len(hidden), n_correct=sum(r.correct for r in hidden_rows),
+                                              failing=[r.id for r in hidden_rows if not r.correct])
     if build_ok and ban is None:
         result.gpu_lock, result.gpu_wait_s = turn.key, round(turn.wait_s, 3)
     result.check()

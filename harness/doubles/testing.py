@@ -60,10 +60,18 @@ extern "C" int tiny_fwd(const void* p, void* stream) { return 0; }
 """
 
 
-def make_task(root: Path, goal: float = 1.2) -> Path:
+HIDDEN_TOML = """
+[hidden]
+count = 2
+[hidden.fields]
+n = { min = 1, max = 1000000 }
+"""
+
+
+def make_task(root: Path, goal: float = 1.2, hidden: bool = False) -> Path:
     d = Path(root) / "tiny_task"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "task.toml").write_text(TASK_TOML.format(goal=goal))
+    (d / "task.toml").write_text(TASK_TOML.format(goal=goal) + (HIDDEN_TOML if hidden else ""))
     (d / "baseline.cu").write_text(BASELINE)
     (d / "reference.cu").write_text("// fp32 reference\n")
     return d
