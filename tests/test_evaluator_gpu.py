@@ -39,26 +39,41 @@ def test_correct_rewrite_passes(tmp_path):
     assert res.code == 0, failures(res)
 
 
+# The candidate's host code runs in its own process and only what it launched on the given
+# stream is replayed (evaluator/plan.py), so several of these fail earlier than they used
+# to, on the rule their trick breaks; each reason below is the line the judge gives.
 @pytest.mark.parametrize("name, expected", [
-    ("wrong", "> tolerance"),
-    ("stale_output", "never written"),
-    ("partial_write", "never written"),
-    ("input_mutation", "input x was modified"),
-    ("side_stream", "outside the stream"),
-    ("side_busy", "outside the stream"),
-    ("deferred", "never written"),
-    ("pointer_cache", "timed runs differ from the baseline"),
-    ("shape_special", "> tolerance"),
-    ("precision_downgrade", "> tolerance"),
-    ("own_allocation", "device memory of its own"),
-    ("device_settings", "changed device settings"),
-    ("timed_only_downgrade", "audited timed run"),
+    ("wrong", ("> tolerance",)),
+    ("stale_output", ("no kernel into the given stream",)),        # the second input set's call launches nothing
+    ("partial_write", ("never written",)),
+    ("input_mutation", ("input x was modified",)),
+    ("side_stream", ("no kernel into the given stream",)),         # its work went elsewhere: not captured
+    ("deferred", ("no kernel into the given stream",)),
+    ("pointer_cache", ("reaches outside the buffers",)),           # its cache is a __device__ array of its own
+    ("shape_special", ("> tolerance",)),
+    ("precision_downgrade", ("> tolerance",)),
+    ("own_allocation", ("device memory of its own",)),
+    ("timed_only_downgrade", ("> tolerance", "audited timed run")),   # each input set is a call of its own
 ])
 def test_hostile_candidate_is_rejected(tmp_path, name, expected):
     res = evaluate(tmp_path, name, "--scenarios", "smoke")
     assert res.code == 1, f"{name} was accepted: {res.stderr[-2000:]}"
     assert not res.doc["summary"]["all_correct"]
-    assert expected in failures(res), failures(res)
+    assert any(e in failures(res) for e in expected), failures(res)
+
+
+@pytest.mark.parametrize("name", ["side_busy", "device_settings"])
+def test_tricks_confined_to_the_candidates_process_change_nothing(tmp_path, name):
+    """Side work and device settings now live in the candidate's own process and CUDA
+    context: the judge's measurement does not see them. Either the judge refuses the call
+    (a capture it cannot replay) or the candidate is measured at its true speed."""
+    honest = evaluate(tmp_path, "correct", "--scenarios", "smoke")
+    res = evaluate(tmp_path, name, "--scenarios", "smoke")
+    if res.code == 1:
+        assert failures(res), res.stderr[-2000:]
+        return
+    for a, b in zip(res.doc["scenarios"], honest.doc["scenarios"], strict=True):
+        assert abs(a["speedup"] / b["speedup"] - 1) < 0.03, (a["id"], a["speedup"], b["speedup"])
 
 
 def test_fault_is_reported_and_later_scenarios_still_run(tmp_path):
