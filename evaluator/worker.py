@@ -168,9 +168,11 @@ class RoleBuffers:
     outputs: dict[str, Any]
     workspace: dict[str, Any]
     params: list[ctypes.Structure] = field(default_factory=list)  # one per input set
-    graphs: list[int] = field(default_factory=list)   # the replayed plan of each input set
-    rcs: list[int] = field(default_factory=list)      # the entry's return value for each
-    chains: dict[tuple[int, int], int] = field(default_factory=dict)   # (first set, copies) -> exec
+    # per kernel ("base" or "cand") whose call was captured on these buffers: the replayed
+    # plan of each input set, the entry's return value for each, and the chains built
+    graphs: dict[str, list[int]] = field(default_factory=lambda: {"base": [], "cand": []})
+    rcs: dict[str, list[int]] = field(default_factory=lambda: {"base": [], "cand": []})
+    chains: dict[tuple[str, int, int], int] = field(default_factory=dict)   # (who, first set, copies) -> exec
 
     def ranges(self, sizes: dict[str, int]) -> list[Range]:
         """Where the entry may write: its outputs and workspace."""
@@ -353,7 +355,10 @@ class Evaluation:
         """Capture each role's call on each input set and build its replay; the lines of
         the rules the candidate's plans break (none when every replay is ready)."""
         sizes = self._sizes(v)
-        for name, role in roles.items():
+        # each kernel on its own buffers, then on the other's: timed pairs swap them, so
+        # that where a buffer lies (its L2 slices, its DRAM pages) favours neither side
+        for name, bufset in (("base", "base"), ("cand", "cand"), ("base", "cand"), ("cand", "base")):
+            role = roles[bufset]
             for s, params in enumerate(role.params):
                 writable = role.ranges(sizes)
                 readable = writable + [(int(b.handle), sizes[n]) for n, b in inputs[s].items()]
@@ -388,19 +393,20 @@ class Evaluation:
                         graph = self.plan.build(cap.plan, self.cand_modules or [])
                     except PlanError as exc:
                         return [str(exc)]
-                role.graphs.append(graph)
-                role.rcs.append(rc)
+                role.graphs[name].append(graph)
+                role.rcs[name].append(rc)
         if self.own_memory > OWN_MEMORY_LIMIT:   # every scenario while it holds it
             return [f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
                     f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation"]
         return []
 
-    def _chain(self, role: RoleBuffers, first: int, copies: int) -> int:
-        """The replay of `copies` calls back to back on input sets first, first+1, ..."""
-        key = (first, copies)
+    def _chain(self, role: RoleBuffers, who: str, first: int, copies: int) -> int:
+        """The replay of `who`'s calls on these buffers, `copies` of them back to back on
+        input sets first, first+1, ..."""
+        key = (who, first, copies)
         if key not in role.chains:
-            n = len(role.graphs)
-            role.chains[key] = self.plan.chain([role.graphs[(first + j) % n] for j in range(copies)])
+            graphs = role.graphs[who]
+            role.chains[key] = self.plan.chain([graphs[(first + j) % len(graphs)] for j in range(copies)])
         return role.chains[key]
 
     def _release(self, roles: dict[str, RoleBuffers]) -> None:
@@ -408,10 +414,11 @@ class Evaluation:
         for role in roles.values():
             for exec_ in role.chains.values():
                 self.plan.destroy_exec(exec_)
-            for graph in role.graphs:
-                self.plan.destroy_graph(graph)
+            for graphs in role.graphs.values():
+                for graph in graphs:
+                    self.plan.destroy_graph(graph)
+                graphs.clear()
             role.chains.clear()
-            role.graphs.clear()
 
     def _runtime_bans(self, row: dict) -> list[str]:
         """Banned libraries mapped into the candidate's process (its host code runs only
@@ -457,8 +464,8 @@ class Evaluation:
             gpu.scramble(buf, salt)
         gpu.delay()       # the same lead-in as a timed call: a busy stream, a cold L2
         gpu.flush_l2()
-        self.plan.launch(self._chain(buffers, s, 1), gpu.stream_handle)
-        return buffers.rcs[s]
+        self.plan.launch(self._chain(buffers, role, s, 1), gpu.stream_handle)
+        return buffers.rcs[role][s]
 
     @staticmethod
     def _check_output(b: BufferSpec, e: OutputErrors, base: OutputErrors) -> list[str]:
@@ -545,12 +552,15 @@ class Evaluation:
             for j in sorted({(s + j) % n_sets for j in range(copies)}):
                 self._fill_inputs(inputs[j], v, self.set_dists[j])
             order = ("base", "cand") if i % 2 == 0 else ("cand", "base")
+            # every other two pairs the kernels swap buffers: both orders meet both placements
+            at = {"base": roles["base"], "cand": roles["cand"]} if (i // 2) % 2 == 0 else \
+                {"base": roles["cand"], "cand": roles["base"]}
             for role in order:
                 for b in task.outputs:
-                    gpu.poison(roles[role].outputs[b.name], b.dtype)
-                for buf in roles[role].workspace.values():
+                    gpu.poison(at[role].outputs[b.name], b.dtype)
+                for buf in at[role].workspace.values():
                     gpu.scramble(buf, i)
-                exec_ = self._chain(roles[role], s, copies)
+                exec_ = self._chain(at[role], role, s, copies)
                 gpu.delay()
                 gpu.flush_l2()
                 if timed:
@@ -560,16 +570,16 @@ class Evaluation:
                     gpu.record(self._event(4 * i + (1 if role == "base" else 3)))
                 if role == "cand":   # complete when the stream reached the end event?
                     for b in task.outputs:
-                        gpu.compare(b.dtype, roles["cand"].outputs[b.name], None, None,
+                        gpu.compare(b.dtype, at["cand"].outputs[b.name], None, None,
                                     self._count(b, v), complete[b.name])
             for b in task.outputs:   # every timed output is checked against the baseline's
-                gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                gpu.compare(b.dtype, at["cand"].outputs[b.name], at["base"].outputs[b.name],
                             None, self._count(b, v), spot[b.name])
             if i in audit_pairs:
                 nonlocal audited
                 ref.run(self.ref_fn, last, gpu, stream)
                 for b in task.outputs:
-                    gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                    gpu.compare(b.dtype, at["cand"].outputs[b.name], at["base"].outputs[b.name],
                                 ref.outputs[b.name], self._count(b, v), audit[b.name])
                 audited += 1
 
@@ -684,7 +694,7 @@ class Evaluation:
             self.gpu.delay()
             self.gpu.flush_l2()
             self.gpu.record(self._event(0))
-            self.plan.launch(self._chain(base, 0, 1), self.gpu.stream_handle)
+            self.plan.launch(self._chain(base, "base", 0, 1), self.gpu.stream_handle)
             self.gpu.record(self._event(1))
             self.gpu.sync()
             times.append(self._event(1) - self._event(0))
