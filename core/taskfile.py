@@ -481,18 +481,18 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
         equal = spec.get("equal_to")
         if equal is not None and equal not in {f.name for f in fields}:
             raise ld.fail(f"{owner}: equal_to names {equal!r}, which is not drawn before it", "hidden.fields", name)
-        common = {"equal_to": equal, "p_equal": float(spec.get("p_equal", 0.5 if equal else 0.0))}
+        p_equal = float(spec.get("p_equal", 0.5 if equal else 0.0))
         if "choices" in spec:
             if not isinstance(spec["choices"], list) or not spec["choices"]:
                 raise ld.fail(f"{owner}: `choices` must be a non-empty list", "hidden.fields", name)
-            fields.append(HiddenField(name, choices=tuple(spec["choices"]), **common))
+            fields.append(HiddenField(name, choices=tuple(spec["choices"]), equal_to=equal, p_equal=p_equal))
             continue
         low = int(ld.number(spec, "min", 1, whole=True, owner=owner))
         high = int(ld.number(spec, "max", low, whole=True, low=low, owner=owner))
         log = spec.get("scale", "linear") == "log"
         if log and low < 1:
             raise ld.fail(f"{owner}: a log scale needs min >= 1", "hidden.fields", name)
-        fields.append(HiddenField(name, low=low, high=high, log=log, **common))
+        fields.append(HiddenField(name, low=low, high=high, log=log, equal_to=equal, p_equal=p_equal))
     return HiddenSpace(count=int(ld.number(raw, "count", 4, low=0, whole=True, owner="[hidden]")),
                        fields=tuple(fields), where=raw.get("where"),
                        max_flops=float(ld.number(raw, "max_flops", 1e30, low=1, owner="[hidden]")))

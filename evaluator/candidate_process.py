@@ -61,7 +61,7 @@ class CandidateProcess:
                 raise CandidateProcessError(str(msg.get("error"))[:400])
             self.sandbox = msg.get("sandbox") if isinstance(msg.get("sandbox"), dict) else {}
             self.freeze()
-        return self.sandbox
+        return self.sandbox or {}
 
     @property
     def pid(self) -> int:

@@ -322,7 +322,7 @@ class PlanLib:
 
     def __init__(self, path: Path | None = None):
         lib = self.lib = ctypes.CDLL(str(path or library_path()), mode=ctypes.RTLD_LOCAL)
-        c_err = [ctypes.c_char_p, ctypes.c_size_t]
+        c_err: list[type] = [ctypes.c_char_p, ctypes.c_size_t]
         lib.plan_init.argtypes = [ctypes.c_int, *c_err]
         lib.plan_mirror.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_int, ctypes.POINTER(ctypes.c_int), *c_err]
         lib.plan_capture.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
@@ -364,7 +364,7 @@ class PlanLib:
         if status != 0:
             raise PlanError(self.err.value.decode(errors="replace"))
         try:
-            return rc.value, ctypes.string_at(out.value, n.value) if n.value else b""
+            return rc.value, ctypes.string_at(out.value or 0, n.value) if n.value else b""
         finally:
             self.lib.plan_free(out)
 

@@ -70,11 +70,11 @@ def table(doc: EvalResult) -> str:
         mn = f"{s.min_speedup:.3f}x" if s.min_speedup else "-"
         lines.append(f"{s.n_correct}/{s.n} correct  geomean {gm}  min {mn}  worst {s.worst_scenario}{vs}")
         if doc.hidden_summary:
-            h = doc.hidden_summary
-            hvs = "".join(f"  vs {n} {v:.3f}x" for n, v in (h.geomean_vs or {}).items())
-            hgm = f"  geomean {h.geomean_speedup:.3f}x" if h.geomean_speedup else ""
-            lines.append(f"hidden: {h.n_correct}/{h.n} correct{hgm}{hvs}"
-                         + (f"  failing {', '.join(h.failing)}" if h.failing else ""))
+            hs = doc.hidden_summary
+            hvs = "".join(f"  vs {n} {v:.3f}x" for n, v in (hs.geomean_vs or {}).items())
+            hgm = f"  geomean {hs.geomean_speedup:.3f}x" if hs.geomean_speedup else ""
+            lines.append(f"hidden: {hs.n_correct}/{hs.n} correct{hgm}{hvs}"
+                         + (f"  failing {', '.join(hs.failing)}" if hs.failing else ""))
         if doc.gpu_wait_s:
             lines.append(f"waited {doc.gpu_wait_s:.1f} s for the GPU's turn (not part of any time)")
     for name, why in (doc.comparisons_unavailable or {}).items():

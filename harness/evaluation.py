@@ -232,9 +232,9 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
         f"(worst {s.worst_scenario})"
         + (f", vs {json.dumps(s.geomean_vs)}" if s.geomean_vs else ""))
     if r.hidden_summary:
-        h = r.hidden_summary
-        lines.append(f"hidden scenarios (drawn for this evaluation, shown now): {h.n_correct}/{h.n} correct"
-                     + (f", geomean {h.geomean_speedup:.3f}x" if h.geomean_speedup else ""))
+        hs = r.hidden_summary
+        lines.append(f"hidden scenarios (drawn for this evaluation, shown now): {hs.n_correct}/{hs.n} correct"
+                     + (f", geomean {hs.geomean_speedup:.3f}x" if hs.geomean_speedup else ""))
         for row in r.hidden or []:
             lines.append(f"  {row.id}: {'correct' if row.correct else 'INCORRECT'}"
                          + ("" if row.correct else f": {(row.failures or ['failed'])[0][:200]}"))
