@@ -28,7 +28,6 @@ def lines(res) -> list[str]:
     ("timer_patch", "never written"),            # the half it meant to launch after the end event never runs
     ("static_alloc", "device memory of its own"),
     ("sync_inside", "synchronises or waits for the device inside the call"),
-    ("left_running", "the GPU stayed busy with work outside the judge"),
 ])
 def test_host_code_attacks_are_rejected_in_one_line(tmp_path, name, reason):
     res = run(tmp_path, "rmsnorm", name, isolation_hostile, "--scenarios", "smoke")
@@ -38,15 +37,34 @@ def test_host_code_attacks_are_rejected_in_one_line(tmp_path, name, reason):
     assert all("\n" not in f for f in found)
 
 
-def test_a_forged_verdict_changes_nothing(tmp_path):
-    """It writes verdict lines to every pipe it has and tries the judge's memory and
-    descriptors: its result is its kernel's, at the speed of the same kernel unforged."""
-    honest = run(tmp_path, "rmsnorm", "correct", rmsnorm_hostile, "--scenarios", "smoke")
+def test_a_forged_verdict_is_never_accepted(tmp_path):
+    """It tries the judge's memory and descriptors (denied) and writes verdict lines to
+    every pipe it has, its CUDA driver's own among them, which breaks its own launches: on
+    the H200 every scenario failed, `the entry launched no kernel into the given stream`.
+    No forged row reaches the result."""
     forged = run(tmp_path, "rmsnorm", "forge_result", isolation_hostile, "--scenarios", "smoke")
-    assert forged.code == honest.code == 0, lines(forged)
-    assert [r["id"] for r in forged.doc["scenarios"]] == [r["id"] for r in honest.doc["scenarios"]]
-    for a, b in zip(forged.doc["scenarios"], honest.doc["scenarios"], strict=True):
-        assert abs(a["speedup"] / b["speedup"] - 1) < 0.03
+    ids = [r["id"] for r in forged.doc["scenarios"]]
+    assert "forged" not in ids and len(ids) == 3
+    if forged.code == 1:
+        assert all(r["failures"] for r in forged.doc["scenarios"] if not r["correct"])
+    else:   # its kernel's own result, at its own speed
+        honest = run(tmp_path, "rmsnorm", "correct", rmsnorm_hostile, "--scenarios", "smoke")
+        for a, b in zip(forged.doc["scenarios"], honest.doc["scenarios"], strict=True):
+            assert abs(a["speedup"] / b["speedup"] - 1) < 0.03
+
+
+def test_work_left_running_in_its_own_process_changes_nothing(tmp_path):
+    """A kernel it leaves running in its own CUDA context either trips the judge's quiet
+    probe before timing (`the GPU stayed busy ...`) or does not touch the measurement: the
+    candidate comes out at the speed of the same kernel without it (seen on the H200: the
+    latter, 0.770 against 0.785 in another call)."""
+    honest = run(tmp_path, "rmsnorm", "correct", rmsnorm_hostile, "--scenarios", "smoke")
+    res = run(tmp_path, "rmsnorm", "left_running", isolation_hostile, "--scenarios", "smoke")
+    if res.code == 1:
+        assert any("the GPU stayed busy with work outside the judge" in f for f in lines(res)), lines(res)
+        return
+    for a, b in zip(res.doc["scenarios"], honest.doc["scenarios"], strict=True):
+        assert abs(a["speedup"] / b["speedup"] - 1) < 0.03, (a["id"], a["speedup"], b["speedup"])
 
 
 @pytest.mark.parametrize("task, name, reason", [

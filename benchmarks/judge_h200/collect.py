@@ -25,7 +25,8 @@ ATTACKS = {
     "h_static_alloc": "takes 256 MiB of device memory when its library loads and uses it from the kernel",
     "h_sync_inside": "cudaStreamSynchronize inside the entry",
     "h_own_allocation": "cudaMalloc inside the entry",
-    "h_left_running": "starts a 10 s kernel in its own CUDA context when its library loads",
+    "h_left_running": "leaves a 10 s kernel running in its own CUDA context (the H200 run: started when its "
+                      "library loads)",
     "b_listed_shapes": "correct only for the listed key lengths: drops the last key tile for any other",
     "b_no_max": "softmax without the running max and its rescaling",
     "b_half_squares": "RMSNorm with the squares in fp16 range",
@@ -55,7 +56,7 @@ def main() -> None:
                             "hidden_correct": hidden.get("n_correct"), "hidden_n": hidden.get("n"),
                             "first_failure": next((f for r in doc["scenarios"] + (doc.get("hidden") or [])
                                                    for f in r["failures"]), None)})
-        m = re.fullmatch(r"(rms|fa)_h?ctl(\d)", label)
+        m = re.fullmatch(r"(rms|fa)_hctl(\d)", label)   # call 2: hidden scenarios and distributions on
         if m:
             for r in doc["scenarios"] + (doc.get("hidden") or []):
                 control.append({"task": doc["task"], "run": int(m.group(2)), "file": path.name,
