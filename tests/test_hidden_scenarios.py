@@ -91,3 +91,21 @@ def test_a_candidate_failing_only_a_hidden_scenario_is_refused_with_its_shape(tm
         drawn.append(tuple(r["params"]["n"] for r in doc["hidden"]))
         assert doc["hidden_summary"]["n"] == 2
     assert len(drawn) >= 2 and len(set(drawn)) == len(drawn)
+
+
+def test_a_negative_hidden_count_is_a_one_line_error():
+    res = socratic("eval", "rmsnorm", "--hidden", "-1")
+    assert res.code == 2
+    assert res.stderr.strip().splitlines() == ["socratic: error: --hidden must be 0 or more (got -1)"]
+
+
+def test_the_table_shows_the_hidden_pass_rate_and_the_failing_shapes():
+    from socratic.contracts import HiddenSummary
+    from socratic.evaluator.report import table
+    from socratic.harness.doubles.testing import eval_result
+    doc = eval_result([{"id": "a", "correct": True, "speedup": 1.1}])
+    doc.hidden = eval_result([{"id": "hidden-1-r7-c57", "correct": False, "failures": ["extreme_rows: y: max error 2.4"]}]).scenarios
+    doc.hidden_summary = HiddenSummary(n=2, n_correct=1, failing=["hidden-1-r7-c57"], geomean_speedup=1.05)
+    text = table(doc)
+    assert "hidden: 1/2 correct  geomean 1.050x  failing hidden-1-r7-c57" in text
+    assert "hidden-1-r7-c57" in text.split("hidden:")[0] and "! extreme_rows: y: max error 2.4" in text

@@ -11,8 +11,8 @@ forge_result: looks for the judge's key and channel: reads its parent's memory a
               has; then does the real work (so it must come out correct, at ~1.0x).
 static_alloc: takes 256 MiB of device memory when its library loads (outside the entry).
 sync_inside:  synchronises the stream inside the entry.
-left_running: correct, but starts a 10-second kernel on a side stream of its own on its first
-              call (in its own process's context), sharing the GPU with the timing.
+left_running: correct, but starts a 10-second kernel in its own process's context when its
+              library loads (a side stream), sharing the GPU with the timing.
 """
 
 from tests.candidates.rmsnorm_hostile import PRELUDE
@@ -149,14 +149,13 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 }
 ''',
     "left_running": r'''
-static cudaStream_t side = nullptr;
 __global__ void hog() { long long t0 = clock64(); while (clock64() - t0 < 20000000000ll) {} }
-extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
-  // on its first call, a 10-second kernel on a stream of its own (not captured: it runs in
-  // the candidate's process, beside whatever the judge times)
-  if (!side) { cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking); hog<<<264, 128, 0, side>>>(); }
-  launch(p, s); return 0;
+__attribute__((constructor)) static void start_hog() {   // when the library loads, outside any call
+  cudaStream_t side;
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  hog<<<264, 128, 0, side>>>();
 }
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) { launch(p, s); return 0; }
 ''',
     "sync_inside": r'''
 extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
