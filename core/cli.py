@@ -86,3 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a full disk, a file that cannot be written: one line naming it
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"socratic: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2

@@ -465,6 +465,7 @@ class CampaignStart(Event):
     auto_questions: bool | None = None
     limits: dict[str, float | None] | None = None
     agent: str | None = None                # socratic attach: claude|codex|gemini
+    recovered: bool | None = None           # written after the fact (the start was killed)
 
 
 @dataclass(kw_only=True)

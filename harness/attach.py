@@ -8,17 +8,18 @@ EVENT` (none for manual: its commands are run by hand, harness/manual.py).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
-import socket
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from socratic.harness import agentspec
-from socratic.harness.attached import ATTACH_KEY, AttachSettings, env_secrets
+from socratic.harness.attached import ATTACH_KEY, AttachSettings, env_secrets, start_fields
 from socratic.harness.config import Config
 from socratic.harness.hooks import MARKER
 from socratic.harness.prompt import DEFAULT_BANNED
@@ -140,13 +141,10 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     # one claim per process (so that --launch's agent can take turns with this one)
     session.release()
     SessionLog(session.dir, settings.start_epoch, role="attach").append(
-        "campaign.start", task=task.name, goal=goal.to_dict(),
-        model=_model_label(spec, model), agent=spec.name,
-        scenarios={"set": goal_set, "ids": ids}, gpu=gpu, host=socket.gethostname(),
-        versions=versions(), session=session.dir.name, task_source=str(src.dir.resolve()),
-        task_hashes=hashes, auto_questions=config.auto_questions,
-        limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
-                "max_minutes": config.max_minutes})
+        "campaign.start", **start_fields(
+            settings, task.name, goal, goal_set, config, agent_label=_model_label(spec, model),
+            session_dir=session.dir, task_source=src.dir.resolve(), task_hashes=hashes,
+            versions=versions(), gpu=gpu))
     if not spec.has_hooks:
         from socratic.harness import manual
 
@@ -175,6 +173,33 @@ def eval_task_arg(src: Task) -> str:
     return str(src.dir.resolve())
 
 
+def client_code() -> str:
+    """The hook command's program: hookclient.py imported from its folder (from its
+    compiled file: a script run by path is compiled anew each time, 3 ms), that folder
+    last on sys.path so that it shadows nothing of the standard library."""
+    from socratic.harness import hookclient
+
+    folder = str(Path(hookclient.__file__).resolve().parent)
+    return (f"import sys; sys.path.append({folder!r}); import hookclient; "
+            f"sys.exit(hookclient.main(sys.argv[1:]))")
+
+
+@functools.cache
+def isolation_flags() -> list[str]:
+    """How socratic's own processes for a session (the session server, a hook run without
+    it) start Python so that no file in the agent's workspace shadows a module: isolated
+    mode when socratic imports there (not from the user's site-packages or PYTHONPATH),
+    else with the working directory left off sys.path."""
+    try:
+        ok = subprocess.run([sys.executable, "-I", "-c", "import socratic.harness.hooks"],
+                            cwd="/", capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    if ok:
+        return ["-I"]
+    return ["-P"] if sys.version_info >= (3, 11) else []
+
+
 def _root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -183,16 +208,19 @@ def write_workspace(session: Session, spec: agentspec.AgentSpec, task: Task, goa
                     goal_set: str | None, ids: list[str], settings: AttachSettings,
                     eval_task: str = "") -> None:
     ws = session.workspace
-    python = shlex.quote(sys.executable)
-    hook_command = f"exec {python} -m socratic hook"  # exec: the agent is the hook's parent
+    # exec: the agent is the hook's parent; the client runs in a few milliseconds and
+    # nothing in the workspace can stand in for one of its modules (hookclient.py)
+    client = (f"exec {shlex.quote(sys.executable)} -I -S -c {shlex.quote(client_code())}"
+              f" --flags {shlex.quote(' '.join(isolation_flags()))}")
+    hook_command = f"{client} --block {shlex.quote(spec.block_decision)}"
     (ws / spec.instructions).write_text(instructions(task, goal, goal_set, ids, spec, eval_task),
                                         encoding="utf-8")
     script = ws / EVALUATE
     script.write_text(
         "#!/bin/sh\n# Evaluate candidate.cu: every scenario checked and timed against the "
         "baseline;\n# the result is numbered, saved and logged in the socratic session.\n"
-        f"exec {python} -m socratic hook evaluate --session "
-        f"{shlex.quote(str(session.dir.resolve()))} \"$@\"\n", encoding="utf-8")
+        f"{client} evaluate --session {shlex.quote(str(session.dir.resolve()))} \"$@\"\n",
+        encoding="utf-8")
     script.chmod(0o755)
     (ws / MARKER).write_text(json.dumps({"session": str(session.dir.resolve()),
                                          "agent": spec.name}) + "\n", encoding="utf-8")

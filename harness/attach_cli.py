@@ -48,7 +48,7 @@ def register(sub) -> None:
         "./evaluate. By hand (--agent manual): `evaluate [--import RESULT.json]`, `say TEXT` "
         "and `stop [--give-up REASON]`, no stdin.")
     p.add_argument("event", choices=("session-start", "prompt", "post-tool", "stop",
-                                     "evaluate", "say"), metavar="EVENT",
+                                     "evaluate", "say", "serve"), metavar="EVENT",
                    help="an agent's hook: session-start, prompt, post-tool, stop; by hand or "
                    "./evaluate: evaluate, say, stop")
     p.add_argument("text", nargs="?", metavar="TEXT",
@@ -63,6 +63,9 @@ def register(sub) -> None:
                    "result evaluated (default: the workspace's candidate.cu)")
     p.add_argument("--give-up", metavar="REASON", help="stop by hand: end the campaign "
                    "without the goal (campaign.end stalled), saying why")
+    p.add_argument("--block", metavar="WORD", default="block",
+                   help="stop: the agent's word for a refused stop, used when socratic "
+                   "fails before it knows the agent (the hook commands attach writes say it)")
     p.intermixed = True  # `hook say --session DIR TEXT`
     p.set_defaults(handler=handle_hook)
 
@@ -171,6 +174,10 @@ def handle_hook(args) -> int:
         return _handle_by_hand(args)
     started = time.monotonic()
     try:
+        if args.event == "serve":
+            from socratic.harness.hookserver import serve
+
+            return serve(_session(args))
         if args.event == "evaluate":
             from socratic.harness.hooks import run_evaluate
 
@@ -190,13 +197,26 @@ def handle_hook(args) -> int:
             raise InputError(f"hook {args.event}: stdin is not JSON ({raw[:80]!r})") from None
         if not isinstance(payload, dict):
             raise InputError(f"hook {args.event}: stdin is not a JSON object")
-        out = run_hook(args.event, payload, started,
-                       Path(args.session) if args.session else None)
-        print(json.dumps(out, ensure_ascii=False))
+
+        def write(out: dict) -> None:
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+
+        run_hook(args.event, payload, started, Path(args.session) if args.session else None,
+                 write=write)
         return 0
-    except InputError as exc:
+    except Exception as exc:  # noqa: BLE001 - a hook's own failure: one line, and a stop refused
+        from socratic.harness.hooks import fail_closed_reason, one_line
+
+        line = one_line(exc)
+        if args.event == "stop" and not sys.stdin.isatty():
+            # an agent's stop (a person at a terminal gets the error): failing open would
+            # let the agent stop with the goal unmet
+            print(json.dumps({"decision": args.block, "reason": fail_closed_reason(line)}))
+            print(f"socratic: error: {line} (the stop was refused)", file=sys.stderr)
+            return 0
         # never 2: to a hook's caller exit code 2 means "block this action"
-        print(f"socratic: error: {exc}", file=sys.stderr)
+        print(f"socratic: error: {line}", file=sys.stderr)
         return 1
 
 

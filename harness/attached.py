@@ -16,27 +16,41 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
-from contextlib import contextmanager
+from collections import Counter
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from socratic.contracts import read_events
+from socratic.contracts import (
+    AgentText,
+    CampaignEnd,
+    CampaignStart,
+    CampaignResume,
+    EvalEnd,
+    Event,
+    StopHook,
+    ToolCall,
+    Trigger,
+    Usage,
+    read_events,
+)
 from socratic.errors import InputError
 
 from socratic.harness import prompt
 from socratic.harness.config import Config, cost_usd
 from socratic.harness.evaluation import Evaluation
 from socratic.harness.evaluations import Evaluations
-from socratic.harness.inbox import Inbox
+from socratic.harness.inbox import Inbox, Saved, Taken
 from socratic.harness.record import Recorder
 from socratic.harness.resume import resume_state
 from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.sessionlog import SessionLog
 from socratic.harness.stophook import StopAttempts
-from socratic.harness.task import Task
+from socratic.harness.task import Goal, Task
 from socratic.harness.tools import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.triggers import Suggester, Triggers
 
@@ -80,14 +94,66 @@ class HookState:
     last_refusal: str = ""     # an agent may hand a refused stop's reason back as a prompt
 
     @classmethod
-    def load(cls, path: Path) -> HookState:
+    def load(cls, path: Path) -> HookState | None:
+        """attach.json; None when it is missing, damaged or of wrong types (then it is
+        rebuilt from the log: `rebuilt`)."""
         try:
             d = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return cls()
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names}) if isinstance(d, dict) \
-            else cls()
+            return None
+        if not isinstance(d, dict):
+            return None
+        blank = cls()
+        for f in fields(cls):
+            if f.name not in d:
+                continue
+            want, v = getattr(blank, f.name), d[f.name]
+            if f.name in ("declared_last_at", "ended") and v is None:
+                continue
+            kind = type(want) if want is not None else (int if f.name == "declared_last_at"
+                                                         else str)
+            if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+                return None
+            if isinstance(v, list) and not all(isinstance(x, str) for x in v):
+                return None
+            if isinstance(v, dict) and not all(isinstance(k, str) and isinstance(x, int)
+                                               for k, x in v.items()):
+                return None
+        return cls(**{k: v for k, v in d.items() if k in {f.name for f in fields(cls)}})
+
+    @classmethod
+    def rebuilt(cls, events: list[Event]) -> HookState:
+        """What the log says of the fields a hook keeps between calls (a state file lost or
+        damaged): the stop counters, the triggers' marks, whether the campaign has ended.
+        Transcript offsets are not in the log: the transcripts are read again, skipping
+        what the log has (`Attached.catch_up`)."""
+        st = cls()
+        n_evals = 0
+        for e in events:
+            if isinstance(e, EvalEnd):
+                n_evals += 1
+                last_n = e.n
+            elif isinstance(e, ToolCall):
+                st.calls_since += 1
+                st.blocks = 0
+            elif isinstance(e, StopHook):
+                st.in_a_row = st.in_a_row + 1 if st.calls_since == 0 and st.in_a_row else 1
+                st.calls_since = 0
+                st.blocks += 0 if e.met else 1
+            elif isinstance(e, Trigger):
+                if e.kind == "start":
+                    st.start_fired = True
+                elif e.kind == "declared_done":
+                    st.declared_last_at = n_evals
+                elif e.kind == "correctness_failure" and n_evals:
+                    st.explained_n = last_n
+            elif isinstance(e, AgentText):
+                st.recent_text = (st.recent_text + "\n" + e.text)[-4000:]
+            elif isinstance(e, CampaignEnd):
+                st.ended = e.reason
+            elif isinstance(e, CampaignResume):
+                st.ended, st.in_a_row, st.blocks = None, 0, 0
+        return st
 
 
 def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
@@ -134,6 +200,33 @@ def check_set(session_dir: Path, set_name: str | None) -> None:
     goal_scenarios({n: [sc.id for sc in scs] for n, scs in task.spec.sets.items()}, task, set_name)
 
 
+@dataclass
+class CatchUp:
+    """What the log holds of the transcripts when the offsets into them were lost."""
+
+    texts: Counter[str]
+    usage: int
+
+
+def start_fields(settings: AttachSettings, task_name: str, goal: Goal, goal_set: str | None,
+                 config: Config, *, agent_label: str, session_dir: Path,
+                 task_source: Path | None, task_hashes: dict[str, str],
+                 versions: dict[str, str], gpu: dict[str, Any] | None = None,
+                 recovered: bool = False) -> dict[str, Any]:
+    """The fields of an attached campaign's campaign.start."""
+    fields_: dict[str, Any] = dict(
+        task=task_name, goal=goal.to_dict(), model=agent_label, agent=settings.agent,
+        scenarios={"set": goal_set, "ids": settings.scenario_ids}, gpu=gpu,
+        host=socket.gethostname(), versions=versions, session=session_dir.name,
+        task_source=str(task_source) if task_source else None, task_hashes=task_hashes,
+        auto_questions=config.auto_questions,
+        limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
+                "max_minutes": config.max_minutes})
+    if recovered:
+        fields_["recovered"] = True
+    return fields_
+
+
 class Attached:
     def __init__(self, session_dir: Path, secrets: list[str] | None = None) -> None:
         self.session = Session(Path(session_dir))
@@ -141,7 +234,11 @@ class Attached:
         if not isinstance(saved.get(ATTACH_KEY), dict):
             raise InputError(f"{self.session.config_file}: not an attached session "
                              f"(made by `socratic run`, not `socratic attach`)")
-        self.settings = AttachSettings(**saved[ATTACH_KEY])
+        try:
+            self.settings = AttachSettings(**saved[ATTACH_KEY])
+        except TypeError as exc:
+            raise InputError(f"{self.session.config_file}: its `attach` section is damaged "
+                             f"({exc})") from None
         self.config = Config.from_dict(saved.get("config") or {})
         self.task = Task.load(self.session.task_dir)
         self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
@@ -157,6 +254,17 @@ class Attached:
         self.state = HookState()
         self.tool_calls = 0
         self.turns = 0
+        # a state file rebuilt from the log: transcripts are read again from their start,
+        # skipping the texts (and the first model calls) the log already has
+        self.catch_up: CatchUp | None = None
+        # a session server answers other hooks while this one evaluates or waits: it sets
+        # these to let go of the campaign and to take it back (hookserver.py)
+        self.outside: Callable[[], AbstractContextManager[object]] = nullcontext
+        self.inside: Callable[[], AbstractContextManager[object]] = nullcontext
+        parent = os.getppid()
+        # whether whoever runs this hook still waits for its answer (the agent that ran it)
+        self.caller_alive: Callable[[], bool] = lambda: os.getppid() == parent
+        self._taken: list[Taken] = []
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -173,14 +281,27 @@ class Attached:
                 camp.save()
 
     def load(self) -> None:
-        st = self.state = HookState.load(self.session.dir / HOOK_STATE)
         events = read_events(self.session.events)[0].events if self.session.events.exists() \
             else []
+        if not any(isinstance(e, CampaignStart) for e in events[:1]):
+            events = self.recover_start(events)
+        loaded = HookState.load(self.session.dir / HOOK_STATE)
+        if loaded is None:
+            loaded = HookState.rebuilt(events)
+            self.catch_up = CatchUp(Counter(e.text for e in events if isinstance(e, AgentText)),
+                                    sum(isinstance(e, Usage) for e in events))
+            if (self.session.dir / HOOK_STATE).exists():
+                self.emit("problem", where=HOOK_STATE,
+                          error="damaged or of wrong types: rebuilt from the log")
+        st = self.state = loaded
         try:
             saved_state = json.loads(self.session.state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             saved_state = None
-        rs = resume_state(events, saved_state)
+        if Saved.parse(saved_state) is None and self.session.state_file.exists():
+            self.emit("problem", where="state.json",
+                      error="damaged or of wrong types: rebuilt from the log and the inbox")
+        rs = resume_state(events, saved_state, self.session.inbox)
         self.tool_calls = rs.counters.tool_calls
         self.turns = rs.counters.turns  # the agent's model calls seen (usage events)
         auto = rs.saved.auto_questions
@@ -198,6 +319,8 @@ class Attached:
             env=self.env, redact=self.redact, emit=self.emit, goal=self.goal,
             goal_set=self.goal_set, task_hashes=self.task_hashes, task_source=self.task_source,
             triggers=self.triggers)
+        self.evals.outside = lambda: self.outside()
+        self.evals.inside = lambda: self.inside()
         # replays the detectors, nothing fires
         self.evals.restore(rs.eval_ends, rs.eval_seq, rs.retractions)
         d = self.triggers.detectors
@@ -206,6 +329,22 @@ class Attached:
         if d.correctness.pending is not None and d.correctness.pending.n <= st.explained_n:
             d.correctness.pending = None
         self.stops = StopAttempts(st.in_a_row, st.calls_since)
+
+    def recover_start(self, events: list[Event]) -> list[Event]:
+        """A log without its campaign.start: empty (the attach was killed before it wrote
+        it), it is written now from the session's settings; with events of its own, it is
+        not this session's log and nothing is written past it."""
+        if events or (self.session.events.exists() and self.session.events.stat().st_size):
+            raise InputError(f"{self.session.events}: does not begin with campaign.start; "
+                             f"not a campaign's log (nothing was written to it)")
+        from socratic.harness.campaign import versions
+
+        self.emit("campaign.start", **start_fields(
+            self.settings, self.task.name, self.goal, self.goal_set, self.config,
+            agent_label=self.settings.agent, session_dir=self.session.dir,
+            task_source=self.task_source, task_hashes=self.task_hashes,
+            versions=versions(), recovered=True))
+        return read_events(self.session.events)[0].events
 
     def save(self) -> None:
         st, d = self.state, self.triggers.detectors
@@ -288,11 +427,17 @@ class Attached:
             if text in st.echo:  # logged from a Stop payload already
                 st.echo.remove(text)
                 continue
+            if self.catch_up is not None and self.catch_up.texts[text] > 0:
+                self.catch_up.texts[text] -= 1  # in the log already (state rebuilt)
+                continue
             self.agent_text(text)
         for u in chunk.usage:
             if u["id"] in st.usage_ids:
                 continue
             st.usage_ids = (st.usage_ids + [u["id"]])[-500:]
+            if self.catch_up is not None and self.catch_up.usage > 0:
+                self.catch_up.usage -= 1
+                continue
             model = u.pop("model") or self.config.model
             u.pop("id")
             self.turns += 1
@@ -317,9 +462,9 @@ class Attached:
     def wait(self, until: Callable[[], bool], deadline: float) -> bool:
         """Poll the inbox until `until()` holds or the deadline passes; returns until().
         Gives up early when the agent that ran this hook is gone (orphaned)."""
-        parent = os.getppid()
-        while not until() and time.monotonic() < deadline and os.getppid() == parent:
-            time.sleep(max(self.config.poll_s, 0.01))
+        while not until() and time.monotonic() < deadline and self.caller_alive():
+            with self.outside():
+                time.sleep(max(self.config.poll_s, 0.01))
             self.poll_inbox()
         return until()
 
@@ -337,18 +482,35 @@ class Attached:
                     + self.evals.table(ev))
 
     def deliver(self) -> list[str]:
-        """Harness notes and questions due, as texts for the agent; the questions are
-        logged as delivered (as the campaign's safe point does)."""
-        ib = self.inbox
-        out = list(ib.notes)
-        for q in ib.questions:
-            source = q.get("source", "human")
-            self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
-                      trigger=q.get("trigger"), source=source)
-            out.append(prompt.question_message(q["text"], source, q.get("trigger")))
-        if out:
-            ib.delivered()
+        """Harness notes and questions due, as texts for the agent's answer. They count as
+        delivered (the questions logged) only once the answer was written: `settle`."""
+        taken = self.inbox.take()
+        if taken.notes or taken.questions:
+            self._taken.append(taken)
+        return list(taken.notes) + [prompt.question_message(q["text"], q.get("source", "human"),
+                                                            q.get("trigger"))
+                                    for q in taken.questions]
+
+    def deliver_now(self) -> list[str]:
+        """`deliver`, counted as delivered at once (by hand: the person reads them now)."""
+        texts = self.deliver()
+        self.settle(self.taken(), written=True)
+        return texts
+
+    def taken(self) -> list[Taken]:
+        """What `deliver` handed to the answer being made (the caller settles it)."""
+        out, self._taken = self._taken, []
         return out
+
+    def settle(self, taken: list[Taken], written: bool) -> None:
+        """The answer holding `taken` reached the agent (its questions are logged as
+        asked) or did not (they are due again at the next hook)."""
+        for t in taken:
+            if written:
+                for q in t.questions:
+                    self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
+                              trigger=q.get("trigger"), source=q.get("source", "human"))
+            self.inbox.settle(t, delivered=written)
 
     def human_question(self, text: str) -> None:
         """Words the engineer typed into the agent directly: a human question."""

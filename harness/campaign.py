@@ -241,7 +241,7 @@ class Campaign:
                                        (gpu_info() or {}).get("cc"))
         # events that do not match their declaration are skipped, and counted below
         parsed, _ = read_events(session.events)
-        r = resume_state(parsed.events, session.load_state())
+        r = resume_state(parsed.events, session.load_state(), session.inbox)
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,

@@ -6,8 +6,9 @@ campaign loop uses it, and so can anything else that holds a session (stophook.p
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from socratic.harness.evaluation import (
     run_evaluator,
 )
 from socratic.harness.record import Emit, redacted
-from socratic.harness.session import Session
+from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.task import Goal, changed_files, restore, sha256_text
 from socratic.harness.tools import Redactor
 from socratic.harness.triggers import Triggers
@@ -63,6 +64,10 @@ class Evaluations:
         self.triggers = triggers
         self.history = History()
         self.seq = 0  # the highest number given, a run cut short by a kill included
+        # a session server lets go of the campaign while the evaluator runs (other hooks
+        # are answered meanwhile) and takes it back for each row it logs (hookserver.py)
+        self.outside: Callable[[], AbstractContextManager[object]] = nullcontext
+        self.inside: Callable[[], AbstractContextManager[object]] = nullcontext
 
     def restore(self, ends: list[EvalEnd], seq: int,
                 retractions: Retractions | None = None) -> None:
@@ -111,19 +116,23 @@ class Evaluations:
         t0 = time.monotonic()
 
         def on_row(row: ScenarioProgress) -> None:
-            self._scenario(n, row.index, row.total, row)
+            with self.inside():
+                self._scenario(n, row.index, row.total, row)
 
         def on_wait(line: dict[str, Any]) -> None:  # another evaluation has this GPU's turn
-            self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
-                      holder=str(line.get("holder") or ""))
+            with self.inside():
+                self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
+                          holder=str(line.get("holder") or ""))
 
         error: str | None
         if not data:
             result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
         else:
-            result, code, stderr, error = run_evaluator(
-                self.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
-                env=self.env, timeout_s=self.timeout_s, on_scenario=on_row, on_gpu_wait=on_wait)
+            with self.outside():
+                result, code, stderr, error = run_evaluator(
+                    self.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
+                    env=self.env, timeout_s=self.timeout_s, on_scenario=on_row,
+                    on_gpu_wait=on_wait)
         stderr = self.redact(stderr)
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
@@ -149,7 +158,9 @@ class Evaluations:
 
     def _begin(self, data: bytes, sha: str, set_name: str | None, source: str) -> int:
         """Number the evaluation, keep its source, log eval.start."""
-        n = max(len(self.history), self.seq) + 1  # an evaluation cut by a kill keeps its n
+        # an evaluation cut by a kill keeps its n, and a saved result is never overwritten
+        # (a log lost or emptied does not give its numbers out again)
+        n = max(len(self.history), self.seq, self._highest_saved()) + 1
         self.seq = n
         if data:
             dest = self.session.candidates / f"{sha[:16]}.cu"
@@ -175,7 +186,7 @@ class Evaluations:
             doc = clean
             result = parse_eval(doc) if result is not None else None
         rel = f"evals/{n:04d}.json"
-        (self.session.dir / rel).write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        write_json_atomic(self.session.dir / rel, doc)  # never left half-written
         ev = Evaluation(n, sha, set_name, result, code, rel, error, seconds or 0.0,
                         stderr[-4000:])
         self.history.add(ev)
@@ -190,6 +201,11 @@ class Evaluations:
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
                   summary=ev.summary(), result=rel, **extra)
         return ev
+
+    def _highest_saved(self) -> int:
+        nums = [int(p.stem) for p in (self.session.dir / "evals").glob("[0-9][0-9][0-9][0-9]*.json")
+                if p.stem.isdigit()]
+        return max(nums, default=0)
 
     def table(self, ev: Evaluation) -> str:
         """What the agent sees of an evaluation: harness notes, then the compact table."""

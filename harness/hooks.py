@@ -25,6 +25,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from socratic.errors import InputError
 
 from socratic.harness import agentspec
 from socratic.harness.attached import Attached, check_set
+from socratic.harness.inbox import Taken
 from socratic.harness.stophook import judge_stop
 
 MARKER = ".socratic-session"   # in the workspace: the session this workspace belongs to
@@ -220,9 +222,57 @@ HANDLERS = {"session-start": on_session_start, "prompt": on_prompt,
             "post-tool": on_post_tool, "stop": on_stop}
 
 
+def answer(camp: Attached, event: str, payload: dict[str, Any], started: float,
+           spec: agentspec.AgentSpec | None = None) -> tuple[dict[str, Any], list[Taken]]:
+    """One hook's answer on an open campaign, and the questions and notes it carries (the
+    caller settles them once the answer is written: `Attached.settle`). The stop fails
+    closed: an error of socratic's own refuses the stop, with the reason, and is logged."""
+    if event not in HANDLERS:
+        raise InputError(f"hook {event}: not a hook event (one of {', '.join(HANDLERS)})")
+    spec = spec or agentspec.load(camp.settings.agent)
+    if not spec.has_hooks:
+        raise InputError(f"hook {event}: {camp.session.dir} is a campaign by hand (--agent "
+                         f"{spec.name}): its steps are `socratic hook evaluate|say|stop`")
+    deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S
+    deadline = min(deadline, started + camp.settings.wait_s)
+    try:
+        if camp.state.ended is None or event in ("session-start", "prompt"):
+            camp.read_transcript(spec.transcript, spec.value(payload, "transcript"))
+            camp.poll_inbox()
+        out = HANDLERS[event](camp, spec, payload, deadline)
+    except Exception as exc:  # noqa: BLE001 - a hook of ours that fails is logged, and a stop refused
+        line = one_line(exc)
+        try:
+            camp.emit("problem", where=f"hook.{event}", error=line)
+        except Exception:  # noqa: BLE001, S110 - the log may be what failed (a full disk)
+            pass
+        if event != "stop":
+            raise InputError(f"hook {event}: {line}") from None
+        for t in camp.taken():
+            camp.inbox.settle(t, delivered=False)
+        return refuse(spec, fail_closed_reason(line)), []
+    return out, camp.taken()
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line: its message (a full disk names the file), its type if none."""
+    if isinstance(exc, OSError) and exc.filename:
+        text = f"{exc.strerror or exc}: {exc.filename}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())[:300]
+
+
+def fail_closed_reason(line: str) -> str:
+    return (f"socratic could not judge this stop ({line}). The goal is unchecked, so the stop "
+            f"is refused: carry on with the task, and stop again later.")
+
+
 def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
-             session_dir: Path | None = None) -> dict[str, Any]:
-    """One hook call: the answer to print."""
+             session_dir: Path | None = None,
+             write: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """One hook call: the answer (given to `write`, e.g. printed, before the questions in
+    it count as delivered)."""
     started = time.monotonic() if started is None else started
     if event not in HANDLERS:
         raise InputError(f"hook {event}: not a hook event (one of {', '.join(HANDLERS)})")
@@ -231,27 +281,30 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
     session_dir = session_dir or find_session(cwd, os.environ.get("CLAUDE_PROJECT_DIR"),
                                               os.environ.get("GEMINI_PROJECT_DIR"), os.getcwd())
     with Attached.open(session_dir) as camp:
-        spec = agentspec.load(camp.settings.agent)
-        if not spec.has_hooks:
-            raise InputError(f"hook {event}: {session_dir} is a campaign by hand (--agent "
-                             f"{spec.name}): its steps are `socratic hook evaluate|say|stop`")
-        deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S
-        deadline = min(deadline, started + camp.settings.wait_s)
-        if camp.state.ended is None or event in ("session-start", "prompt"):
-            camp.read_transcript(spec.transcript, spec.value(payload, "transcript"))
-            camp.poll_inbox()
-        return HANDLERS[event](camp, spec, payload, deadline)
+        out, taken = answer(camp, event, payload, started)
+        written = True
+        if write is not None:
+            try:
+                write(out)
+            except OSError:  # the agent is gone: what the answer carried is due again
+                written = False
+        camp.settle(taken, written)
+        return out
 
 
 def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
-    """The workspace's `./evaluate`: an evaluation the agent runs itself, logged and
-    numbered like the campaign's; returns (exit code, the table the agent reads)."""
+    """The workspace's `./evaluate` without a session server: an evaluation the agent runs
+    itself, logged and numbered like the campaign's; returns (exit code, the table the
+    agent reads)."""
     check_set(session_dir, set_name)
     with Attached.open(session_dir) as camp:
-        camp.resume("the agent ran an evaluation")
-        # what the agent said before it ran this comes first in the log
-        camp.read_transcript(agentspec.load(camp.settings.agent).transcript,
-                             camp.state.transcript or None)
-        ev = camp.evaluate(set_name, source="agent")
-        text = camp.evals.table(ev)
-        return (0 if ev.all_correct else 1), text
+        return 0, evaluate_on(camp, set_name)
+
+
+def evaluate_on(camp: Attached, set_name: str | None) -> str:
+    """`./evaluate` on an open campaign: the table the agent reads."""
+    camp.resume("the agent ran an evaluation")
+    # what the agent said before it ran this comes first in the log
+    camp.read_transcript(agentspec.load(camp.settings.agent).transcript,
+                         camp.state.transcript or None)
+    return camp.evals.table(camp.evaluate(set_name, source="agent"))

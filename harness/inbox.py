@@ -38,18 +38,68 @@ class Saved:
         d = data if isinstance(data, dict) else {}
         offset = d.get("inbox_offset", 0)
         auto = d.get("auto_questions")
+        notes = d.get("notes")
         return cls(inbox_offset=offset if isinstance(offset, int) else 0,
-                   questions=[q for q in d.get("questions") or [] if isinstance(q, dict)],
-                   notes=[str(n) for n in d.get("notes") or []],
+                   questions=[q for q in _list(d.get("questions")) if isinstance(q, dict)],
+                   notes=[str(n) for n in _list(notes)],
                    paused=bool(d.get("paused", False)),
                    auto_questions=bool(auto) if auto is not None else None)
 
     @classmethod
-    def load(cls, path: Path) -> Saved:
+    def parse(cls, data: Any) -> Saved | None:
+        """Strict: None unless every field present has its type (a state file that is
+        damaged or of wrong types is rebuilt from the log, `resume.rebuild_saved`)."""
+        if not isinstance(data, dict):
+            return None
+        checks = {"inbox_offset": lambda v: isinstance(v, int) and not isinstance(v, bool)
+                  and v >= 0,
+                  "questions": lambda v: isinstance(v, list) and all(
+                      isinstance(q, dict) and isinstance(q.get("text"), str) for q in v),
+                  "notes": lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v),
+                  "paused": lambda v: isinstance(v, bool),
+                  "auto_questions": lambda v: v is None or isinstance(v, bool)}
+        if any(k in data and not ok(data[k]) for k, ok in checks.items()):
+            return None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: Path) -> Saved | None:
+        """state.json; None when it is missing, damaged or of wrong types."""
         try:
-            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            return cls.parse(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError):
-            return cls()
+            return None
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def read_commands(path: Path) -> list[tuple[dict[str, Any], int]]:
+    """Every complete command line of an inbox file, each with the offset just after it."""
+    out: list[tuple[dict[str, Any], int]] = []
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return out
+    pos = 0
+    while (end := data.find(b"\n", pos)) >= 0:
+        try:
+            c = json.loads(data[pos:end])
+        except (ValueError, UnicodeDecodeError):
+            c = None
+        if isinstance(c, dict):
+            out.append((c, end + 1))
+        pos = end + 1
+    return out
+
+
+@dataclass
+class Taken:
+    """Notes and questions handed to an answer that is still being written."""
+
+    notes: list[str]
+    questions: list[dict[str, Any]]
 
 
 class Inbox:
@@ -71,6 +121,7 @@ class Inbox:
         self.eval_requested = False
         self.asked_ids: list[str] = list(asked_ids or [])
         self.asked_texts: list[str] = list(asked_texts or [])
+        self._out: set[int] = set()   # ids of what is taken, not settled (`take`)
 
     # -------------------------------------------------------------- reading commands
     def poll(self, on_control: Callable[[str], object] | None = None) -> list[str]:
@@ -134,12 +185,29 @@ class Inbox:
     def delivered(self) -> None:
         """The queued notes and questions went out (their events are logged): the
         questions count as asked."""
-        for q in self.questions:
+        self.settle(Taken(list(self.notes), list(self.questions)), delivered=True)
+
+    def take(self) -> Taken:
+        """The notes and questions due, for an answer not yet written (a hook's): they stay
+        queued (and saved) but are not taken again until `settle`d."""
+        taken = Taken([n for n in self.notes if id(n) not in self._out],
+                      [q for q in self.questions if id(q) not in self._out])
+        self._out |= {id(x) for x in (*taken.notes, *taken.questions)}
+        return taken
+
+    def settle(self, taken: Taken, delivered: bool) -> None:
+        """What `take` gave out went out (`delivered`: the questions count as asked) or
+        did not (they are due again)."""
+        mine = {id(x) for x in (*taken.notes, *taken.questions)}
+        self._out -= mine
+        if not delivered:
+            return
+        for q in taken.questions:
             if q.get("bank_id"):
                 self.asked_ids.append(str(q["bank_id"]))
             self.asked_texts.append(q["text"])
-        self.questions = []
-        self.notes = []
+        self.questions = [q for q in self.questions if id(q) not in mine]
+        self.notes = [n for n in self.notes if id(n) not in mine]
         self.save()
 
     # -------------------------------------------------------------- state.json

@@ -54,7 +54,7 @@ class Step:
         an agent that has hooks, its questions wait for its next hook (said so)."""
         if self.by_hand:
             notes = list(self.camp.inbox.notes)
-            self.camp.deliver()  # logs the questions due: the person reads them now
+            self.camp.deliver_now()  # logs the questions due: the person reads them now
         else:
             notes = []
         lines: list[str] = []
@@ -110,7 +110,7 @@ def step(session_dir: Path) -> Iterator[Step]:
             camp.fire_start()
             # questions already waiting (injected since the last step) were posed before
             # this command: log them first, so the text that answers them follows them
-            camp.deliver()
+            camp.deliver_now()
         yield s
 
 

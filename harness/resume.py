@@ -7,8 +7,10 @@ both (campaign.py); nothing here touches a file.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from socratic.contracts import (
@@ -18,11 +20,12 @@ from socratic.contracts import (
     Event,
     Question,
     Retractions,
+    Control,
     ToolCall,
     ToolResult,
     Usage,
 )
-from socratic.harness.inbox import Saved
+from socratic.harness.inbox import CONTROL_ACTIONS, Saved, read_commands
 
 RESTARTED = ("(The campaign process was restarted; the workspace and your notes are as you "
              "left them. Continue.)")
@@ -51,11 +54,16 @@ class ResumeState:
     saved: Saved = field(default_factory=Saved)                   # state.json
 
 
-def resume_state(events: Iterable[Event], state: Any) -> ResumeState:
+def resume_state(events: Iterable[Event], state: Any, inbox: Path | None = None) -> ResumeState:
     """The campaign's counters, evaluations, tool results and questions asked, from its
     (parsed) events; the inbox's offset, queue and flags from state.json (`state`, as
-    parsed)."""
-    r = ResumeState(saved=Saved.from_dict(state))
+    parsed), or, when that is missing, damaged or of wrong types and the `inbox` file is
+    given, rebuilt from the log and the inbox (`rebuild_saved`)."""
+    events = list(events)
+    saved = Saved.parse(state)
+    if saved is None:
+        saved = rebuild_saved(events, inbox) if inbox is not None else Saved.from_dict(state)
+    r = ResumeState(saved=saved)
     for e in events:
         if isinstance(e, ToolCall):
             r.counters.tool_calls += 1
@@ -75,6 +83,47 @@ def resume_state(events: Iterable[Event], state: Any) -> ResumeState:
         elif isinstance(e, EvalRetract):
             r.retractions.add(e)
     return r
+
+
+def rebuild_saved(events: list[Event], inbox: Path) -> Saved:
+    """state.json as it must have been, from the log and the inbox: every control the log
+    shows applied and every human question it shows asked is read already (the offset
+    goes past the last of them, the flags as they left them); the human questions read
+    but not yet asked are queued again. Notes waiting for the agent are not kept anywhere
+    else and are lost."""
+    applied = Counter(e.action for e in events
+                      if isinstance(e, Control) and e.action in CONTROL_ACTIONS)
+    asked = Counter(e.text for e in events if isinstance(e, Question) and e.source == "human")
+    auto: bool | None = None
+    saved = Saved()
+    read: list[tuple[dict[str, Any], int]] = []
+    for cmd, end in read_commands(inbox):
+        kind, action, text = cmd.get("type"), cmd.get("action"), str(cmd.get("text", ""))
+        if kind == "control" and applied[action] > 0:
+            applied[action] -= 1
+        elif kind == "question" and asked[text] > 0:
+            asked[text] -= 1
+        else:
+            read.append((cmd, end))
+            continue
+        saved.inbox_offset = end
+        if action in ("pause", "resume"):
+            saved.paused = action == "pause"
+        elif action in ("auto_on", "auto_off"):
+            auto = action == "auto_on"
+        # a question read before this point but not asked yet was queued: queue it again
+        saved.questions += [_queued(c) for c, e in read
+                            if e <= end and c.get("type") == "question"
+                            and str(c.get("text", "")).strip()]
+        read = [(c, e) for c, e in read if e > end]
+    saved.auto_questions = auto
+    return saved
+
+
+def _queued(cmd: dict[str, Any]) -> dict[str, Any]:
+    bank_id, trigger = cmd.get("bank_id"), cmd.get("trigger")
+    return {"text": str(cmd["text"]), "bank_id": bank_id if isinstance(bank_id, str) else None,
+            "trigger": trigger if isinstance(trigger, str) else None, "source": "human"}
 
 
 def restart_messages(messages: list[dict[str, Any]], results: dict[str, ToolResult],

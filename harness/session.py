@@ -47,13 +47,19 @@ def session_id(task_name: str, now: datetime | None = None) -> str:
 
 
 def write_json_atomic(path: Path, data: Any, fsync: bool = True) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
-        fh.flush()
-        if fsync:
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write through a temporary file and rename: a reader (or a full disk) never sees a
+    half-written file, and a failed write leaves the old one and no temporary behind."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def repair_tail(path: Path) -> bool:
@@ -207,12 +213,13 @@ class Session:
         return data
 
     # -- state ------------------------------------------------------------------------
-    def load_state(self) -> dict[str, Any]:
-        """state.json as the inbox saved it (inbox.py), {} when missing or damaged."""
+    def load_state(self) -> Any:
+        """state.json as the inbox saved it (inbox.py), None when missing or damaged (the
+        caller rebuilds it from the log: resume.resume_state)."""
         try:
             return json.loads(self.state_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return {}
+        except (OSError, ValueError):
+            return None
 
     # Messages survive the campaign process being killed (written and flushed before the
     # next step); they are not fsync'd per step: the event log is the record.

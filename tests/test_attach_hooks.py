@@ -92,8 +92,9 @@ def test_attach_writes_the_agents_configuration(tmp_path, agent):
     stop_event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent"}[agent]
     handler = hooks[stop_event][0]["hooks"][0]
     assert handler["type"] == "command"
-    assert handler["command"].startswith("exec ") and handler["command"].endswith(
-        "-m socratic hook stop")
+    # the tiny client, isolated from the workspace (-I -S), with the agent's block word
+    assert handler["command"].startswith("exec ") and " -I -S " in handler["command"]
+    assert handler["command"].endswith(f"--block {spec.block_decision} stop")
     # long enough for an evaluation and a wait; Gemini counts milliseconds
     scale = 1000 if agent == "gemini" else 1
     assert handler["timeout"] == (60 + 600 + 120) * scale  # eval_timeout_s 60 in fake_config
@@ -446,9 +447,15 @@ def socratic(*args, stdin: str = "", cwd=None, env=None):
 
 
 def test_hook_errors_are_one_line_and_never_exit_2(tmp_path):
-    r = socratic("hook", "stop", stdin=json.dumps({"cwd": str(tmp_path)}), cwd=tmp_path)
+    r = socratic("hook", "post-tool", stdin=json.dumps({"cwd": str(tmp_path)}), cwd=tmp_path)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "no socratic session" in r.stderr
+    # the stop fails closed: refused, with the reason, in the agent's word for it
+    r = socratic("hook", "stop", "--block", "deny", stdin=json.dumps({"cwd": str(tmp_path)}),
+                 cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr.count("\n") == 1
+    out = json.loads(r.stdout)
+    assert out["decision"] == "deny" and "no socratic session" in out["reason"]
     a = make(tmp_path, "claude")
     r = socratic("hook", "post-tool", stdin="{not json", cwd=a.session.workspace)
     assert r.returncode == 1 and "not JSON" in r.stderr and r.stderr.count("\n") == 1
