@@ -142,8 +142,11 @@ def gpu_turn(key: str, what: str = "",
             turn.wait_s = time.monotonic() - t0
         me = Holder(os.getpid(), socket.gethostname(),
                     datetime.now(timezone.utc).isoformat(timespec="seconds"), what)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(asdict(me)).encode(), 0)
+        try:  # the record only names the holder: a full disk keeps the turn
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(asdict(me)).encode(), 0)
+        except OSError:
+            pass
         try:
             yield turn
         finally:

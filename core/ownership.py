@@ -130,8 +130,11 @@ class SessionOwner:
                 time.sleep(0.02)
         owner = Owner(os.getpid(), socket.gethostname(),
                       datetime.now(timezone.utc).isoformat(timespec="seconds"), role)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(asdict(owner)).encode(), 0)
+        try:  # the record only names the holder in messages: a full disk keeps the claim
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(asdict(owner)).encode(), 0)
+        except OSError:
+            pass
         return cls(session_dir, fd, owner)
 
     @property

@@ -173,6 +173,7 @@ def handle_hook(args) -> int:
     if _by_hand(args.event, args) or _session_by_hand(args) is not None:
         return _handle_by_hand(args)
     started = time.monotonic()
+    answered: list[bool] = []  # the agent has its answer: a later failure is only reported
     try:
         if args.event == "serve":
             from socratic.harness.hookserver import serve
@@ -201,6 +202,7 @@ def handle_hook(args) -> int:
         def write(out: dict) -> None:
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
             sys.stdout.flush()
+            answered.append(True)
 
         run_hook(args.event, payload, started, Path(args.session) if args.session else None,
                  write=write)
@@ -209,6 +211,9 @@ def handle_hook(args) -> int:
         from socratic.harness.hooks import fail_closed_reason, one_line
 
         line = one_line(exc)
+        if answered:
+            print(f"socratic: error: {line}", file=sys.stderr)
+            return 0
         if args.event == "stop" and not sys.stdin.isatty():
             # an agent's stop (a person at a terminal gets the error): failing open would
             # let the agent stop with the goal unmet

@@ -142,7 +142,15 @@ def handle_run(args) -> int:
     session_dir: Path | None
     if args.resume:
         session_dir = Path(args.session_dir or args.task)
-        if not (session_dir / "events.jsonl").is_file():
+        from socratic.harness.session import Session
+
+        if Session(session_dir).killed_start():
+            pass  # started again from its saved settings (_run_headless)
+        elif (session_dir / "events.jsonl").is_file() and \
+                not (session_dir / "events.jsonl").stat().st_size:
+            raise InputError(f"{session_dir / 'events.jsonl'}: empty, though the session has "
+                             f"evaluations or messages: not resumed (nothing was changed)")
+        elif not (session_dir / "events.jsonl").is_file():
             from socratic.resources import unknown_session_hint
 
             from socratic.fleet.folder import is_fleet
@@ -197,7 +205,19 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
     from socratic.harness.config import DEFAULT_MODEL, Config
 
     ov = _config_overrides(args)
-    if args.resume:
+    from socratic.harness.session import Session
+
+    if args.resume and session_dir is not None and Session(session_dir).killed_start():
+        # cut short before its first event: it starts again, as it was set up
+        saved = Session(session_dir).load_config()
+        config = Config.from_dict({**(saved.get("config") or {}),
+                                   **{k: v for k, v in ov.items() if v is not None}})
+        src = saved.get("task_source")
+        if not isinstance(src, str):
+            raise InputError(f"{Session(session_dir).config_file}: no task_source to start from")
+        camp = Campaign.create(Path(src), config, session_dir=session_dir, api_key=key,
+                               base_url=_base_url(args))
+    elif args.resume:
         assert session_dir is not None  # handle_run sets it for --resume
         camp = Campaign.resume(session_dir, overrides=ov, api_key=key, base_url=_base_url(args))
     else:

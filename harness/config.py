@@ -44,7 +44,9 @@ def default_evaluator() -> list[str]:
             from socratic.errors import InputError
 
             raise InputError(f"$SOCRATIC_EVALUATOR {env!r}: not shell words ({exc})") from None
-    return [sys.executable, "-m", "socratic.evaluator"]
+    # -P: the working directory (an agent's workspace, say) is not on sys.path
+    return [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m",
+            "socratic.evaluator"]
 
 
 @dataclass

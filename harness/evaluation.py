@@ -263,6 +263,9 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
     argv = [*argv_prefix, str(task_dir), "--candidate", str(candidate), "--json"]
     if set_name:
         argv += ["--scenarios", set_name]
+    # a Python evaluator run from the agent's workspace must not import the agent's files
+    # (a json.py there): the working directory stays off its sys.path (Python 3.11+)
+    env = {**env, "PYTHONSAFEPATH": "1"}
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, env=env, cwd=cwd,

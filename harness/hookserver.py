@@ -28,7 +28,7 @@ import socket
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,9 +124,15 @@ class HookServer:
                 camp.load()  # a hook that could not reach us wrote the session
             try:
                 yield camp
-            finally:
                 camp.save()
-                self.stamp = self.files()
+            except BaseException:
+                # what is in memory may differ from the files now (a full disk): the next
+                # request loads the campaign again from them
+                self.stamp = ()
+                with suppress(OSError):
+                    camp.save()
+                raise
+            self.stamp = self.files()
 
     # ------------------------------------------------------------------ requests
     def handle(self, conn: socket.socket) -> None:
@@ -266,7 +272,8 @@ def serve(session_dir: Path) -> int:
     if not private_dir(socket_dir()):
         raise InputError(f"{socket_dir()}: not a private folder of this user; no server")
     path = socket_path(str(session_dir))
-    lock = open(path[:-len(".sock")] + ".lock", "a")  # noqa: SIM115 - held for the server's life
+    lock_path = path[:-len(".sock")] + ".lock"
+    lock = open(lock_path, "a")  # noqa: SIM115 - held for the server's life
     try:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -300,6 +307,8 @@ def serve(session_dir: Path) -> int:
         except OSError:
             pass
         listener.close()
+        with suppress(OSError):
+            os.unlink(lock_path)  # still held: a server starting now makes a new one
     # let the last answers' threads finish writing
     deadline = time.monotonic() + 5
     while threading.active_count() > 1 and time.monotonic() < deadline:

@@ -57,6 +57,9 @@ def write_json_atomic(path: Path, data: Any, fsync: bool = True) -> None:
             if fsync:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None  # it names the file
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -179,7 +182,7 @@ class Session:
         # and an inbox may hold questions queued before the start (benchmarks/record_demo.py)
         own = ("campaign.log", LOCK_FILE, INBOX_FILE)
         others = sorted(p.name for p in s.dir.iterdir() if p.name not in own)
-        if others:
+        if others and not s.killed_start():  # a start cut short is started again
             s.release()
             shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
             raise InputError(f"{session_dir}: not empty and no campaign ({shown}); give a new "
@@ -211,6 +214,18 @@ class Session:
             raise InputError(f"{self.config_file}: not a campaign's settings (a JSON object "
                              f"with a `config` object)")
         return data
+
+    def killed_start(self) -> bool:
+        """A session whose start was cut short before anything was recorded: laid out
+        (config.json) but no event, no evaluation and no message. Starting it again loses
+        nothing."""
+        if not self.config_file.is_file():
+            return False
+        if self.events.exists() and self.events.stat().st_size > 0:
+            return False
+        if any(self.evals.glob("*.json")) if self.evals.is_dir() else False:
+            return False
+        return not (self.messages.exists() and self.messages.stat().st_size > 0)
 
     # -- state ------------------------------------------------------------------------
     def load_state(self) -> Any:
