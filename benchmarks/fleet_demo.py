@@ -2,11 +2,11 @@
 Messages API and the fake evaluator, run by the real `socratic fleet run` (local executor,
 fake GPUs 0 and 1), so the fleet screen can be tried and captured:
 
-    python benchmarks/fleet_demo.py /tmp/fleet-demo &      # runs for ~2 minutes
+    python benchmarks/fleet_demo.py /tmp/fleet-demo &      # about 3 minutes
     socratic watch /tmp/fleet-demo/fleet                     # the fleet screen
 
 Campaigns: three `auto`, two `none`, one `human` (it waits for your question once its
-stop attempts fail: press / or i on it). Each agent writes a candidate, evaluates a few
+stop attempts fail: press / or i on it; with none it ends `max_minutes` after 3 minutes). Each agent writes a candidate, evaluates a few
 times (0.3 s per scenario, so evaluations on one fake GPU take turns) and declares done.
 """
 
@@ -44,6 +44,7 @@ max_turns = 40
 task = "{task}"
 questions = "human"
 max_turns = 40
+max_minutes = 3
 goal_min_speedup = 1.8
 """
 

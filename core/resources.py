@@ -57,6 +57,18 @@ def resolve_session_dir(path: Path) -> Path:
     return bundled if (bundled / "events.jsonl").is_file() else path
 
 
+def session_arg(path: Path) -> str:
+    """How to name a session on a command line: a bundled campaign by its name
+    (`fa3-h200`), any other folder by its path, quoted for a shell."""
+    import shlex
+
+    try:
+        bundled = Path(path).resolve().parent == bundled_dir("socratic.sessions").resolve()
+    except OSError:
+        bundled = False
+    return Path(path).name if bundled else shlex.quote(str(path))
+
+
 def installed(path: Path) -> bool:
     """Whether `path` lies inside the installed `socratic` package (a pip install; a
     checkout installed in editable mode keeps its sessions/ outside it): the campaigns

@@ -125,6 +125,15 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
         raise InputError(f"{final.parent}: cannot create the build cache ({exc.strerror or exc}; "
                          f"set $SOCRATIC_CACHE to a writable folder)") from None
     work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=final.parent))
+    try:
+        return _build_in(work, final, code, sha, source, command_template, src_dir)
+    except BaseException:  # Ctrl-C, a full disk: no half-built folder left in the cache
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _build_in(work: Path, final: Path, code: bytes, sha: str, source: Path,
+              command_template: str, src_dir: str) -> BuildResult:
     (work / "candidate.cu").write_bytes(code)
     (work / "keep").mkdir()
     command = command_template.format(
@@ -141,6 +150,8 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
         log, ok = _run_build(command, work)
         log = f"note: no libcuda.so to link here; linked against an empty stub ({stub})\n{log}"
     seconds = time.monotonic() - t0
+    # the compiler's messages name the file the user wrote, not the cache's copy of it
+    log = log.replace(str(work / "candidate.cu"), str(source))
     result = BuildResult(ok=ok, cached=False, seconds=round(seconds, 3), command=command, log=log,
                          sha256=sha, resources=parse_resources(log), dir=work)
     if not ok:

@@ -12,12 +12,14 @@ import functools
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from socratic.errors import InputError
 from socratic.harness import agentspec
 from socratic.harness.attached import ATTACH_KEY, AttachSettings, env_secrets, start_fields
 from socratic.harness.config import Config
@@ -116,7 +118,17 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     from socratic.harness.evaluation import list_sets
 
     spec = agentspec.load(agent)
+    # the hooks run the evaluator with the agent's PATH: a bare `python` there may be
+    # another interpreter, so it is found now, as it is here
+    config.evaluator = resolved_command(config.evaluator)
     src = Task.load(task_dir)
+    session_dir = Path(session_dir) if session_dir is not None else None
+    if session_dir is not None and (session_dir / "events.jsonl").is_file() and \
+            (session_dir / "events.jsonl").stat().st_size:
+        raise InputError(f"{session_dir}: already holds a campaign; to go on with it, start "
+                         f"its agent again in {session_dir / 'workspace'} (its hooks resume "
+                         f"it; by hand: its `socratic hook` steps); for a new campaign give "
+                         f"a new --session-dir")
     env = scrubbed_env(env_secrets())
     sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
     goal_set = config.scenarios or src.default_set
@@ -152,6 +164,17 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
         return Attachment(session, spec, "", [], manual.begin(session.dir))
     return Attachment(session, spec, spec.launch_line(prompt, ws, model, as_root=_root()),
                       spec.launch_argv(prompt, ws, model))
+
+
+def resolved_command(argv: list[str]) -> list[str]:
+    """argv with its program as an absolute path (found on this PATH)."""
+    if not argv or os.sep in argv[0]:
+        return list(argv)
+    found = shutil.which(argv[0])
+    if found is None:
+        raise InputError(f"evaluator {argv[0]!r} ($SOCRATIC_EVALUATOR or the config): not "
+                         f"found on PATH")
+    return [found, *argv[1:]]
 
 
 def _model_label(spec: agentspec.AgentSpec, model: str | None) -> str:

@@ -381,6 +381,8 @@ class Campaign:
         self.emit("control", action="wait", reason="repeated stop attempts; waiting for a question")
         while not self.inbox.stop_requested:
             self.safe_point()
+            if self.limit_reached() == "max_minutes":  # the wait counts: no question came
+                return self.end("max_minutes")
             if self.inbox.has_human_question():
                 for q in self.inbox.questions:  # they answer the stop attempts
                     if q.get("source") == "human" and not q.get("trigger"):

@@ -60,8 +60,9 @@ class Evaluation:
 
     @property
     def failed_check(self) -> bool:
-        """The candidate failed a check (build, ban, or a scenario's correctness)."""
-        return not self.all_correct
+        """The candidate failed a check (build, ban, or a scenario's correctness); an
+        evaluator that gave no result at all (it failed to start) says nothing of it."""
+        return self.result is not None and not self.all_correct
 
     def counts_on(self, against: str) -> bool:
         """Its figures against `against` (baseline or a comparison) may be used: it is not
@@ -105,7 +106,9 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
     failing: list[dict[str, Any]] = []
     if ev.result is None:
         failing.append({"scenario": "(evaluator)", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup, "detail": ev.error or "no result"})
+                        "goal": goal.min_speedup,
+                        "detail": "the evaluator failed (no result; not the candidate's "
+                                  f"fault): {ev.error or 'no result'}"})
         return False, failing
     if not ev.build_ok:
         failing.append({"scenario": "(build)", "correct": False, "speedup": None,
@@ -207,8 +210,10 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
     rows = ev.scenarios
     if rows:
         w = max(8, min(28, max(len(x.id) for x in rows)))
+        # the ratio column is the goal's: against the baseline, or against a comparison
+        vs = "x base" if goal.against == "baseline" else f"x {goal.against}"[:8]
         lines.append(f"{'scenario':<{w}}  ok   max_err   err/base  base_ms    cand_ms    "
-                     f"speedup  +-      bound%")
+                     f"{vs:<7}  +-      bound%")
         for row in rows[:max_rows]:
             sp = row.speedup_against(goal.against)
             bf = row.bound_fraction
@@ -226,11 +231,12 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
         if len(rows) > max_rows:
             lines.append(f"... {len(rows) - max_rows} more scenarios (full result saved)")
     s = r.summary
+    vs_others = "".join(f", {_fmt(v, '.3f')}x vs {name}"
+                        for name, v in sorted((s.geomean_vs or {}).items()))
     lines.append(
-        f"summary: {s.n_correct}/{s.n} correct, geomean "
-        f"{_fmt(s.geomean_speedup, '.3f')}x, min {_fmt(s.min_speedup, '.3f')}x "
-        f"(worst {s.worst_scenario})"
-        + (f", vs {json.dumps(s.geomean_vs)}" if s.geomean_vs else ""))
+        f"summary: {s.n_correct}/{s.n} correct, geomean {_fmt(s.geomean_speedup, '.3f')}x vs "
+        f"baseline (min {_fmt(s.min_speedup, '.3f')}x, worst {s.worst_scenario})"
+        + (f"; geomean{vs_others[1:]}" if vs_others else ""))
     if r.hidden_summary:
         hs = r.hidden_summary
         lines.append(f"hidden scenarios (drawn for this evaluation, shown now): {hs.n_correct}/{hs.n} correct"
@@ -339,7 +345,8 @@ def run_evaluator(argv_prefix: list[str], task_dir: Path, candidate: Path, set_n
     if not isinstance(doc, dict):
         tail = (stderr_text or raw_out)[-500:].strip().splitlines()
         return None, proc.returncode, stderr_text, (
-            f"exit {proc.returncode}, no JSON result" + (f": {tail[-1]}" if tail else ""))
+            f"the evaluator failed to start or gave no result (exit {proc.returncode})"
+            + (f": {tail[-1]}" if tail else ""))
     try:
         result = parse_eval(doc, "the evaluator's result")
     except ContractError as exc:

@@ -150,6 +150,18 @@ def start_server(session: str, path: str, flags: list[str]) -> _socket.socket | 
     return None
 
 
+def recv_line(s: _socket.socket) -> tuple[bytes, bytes]:
+    """(the first line, what came after it); OSError if the peer hangs up first."""
+    buf = b""
+    while b"\n" not in buf:
+        b = s.recv(1 << 16)
+        if not b:
+            raise OSError("the peer hung up")
+        buf += b
+    line, rest = buf.split(b"\n", 1)
+    return line, rest
+
+
 def recv_exactly(s: _socket.socket, n: int, buf: bytes) -> tuple[bytes, bytes]:
     while len(buf) < n:
         b = s.recv(1 << 16)
@@ -164,13 +176,7 @@ def ask(s: _socket.socket, head: str, body: bytes) -> tuple[str, bool, bytes, by
     (the server died)."""
     try:
         s.sendall(head.encode("utf-8") + b"\n" + body)
-        buf = b""
-        while b"\n" not in buf:
-            b = s.recv(1 << 16)
-            if not b:
-                return None
-            buf += b
-        line, buf = buf.split(b"\n", 1)
+        line, buf = recv_line(s)
         code, ack, n_out, n_err = line.decode().split("\t")
         out, buf = recv_exactly(s, int(n_out), buf)
         err, _ = recv_exactly(s, int(n_err), buf)

@@ -36,7 +36,14 @@ from pathlib import Path
 from socratic.errors import InputError
 from socratic.harness import agentspec
 from socratic.harness.attached import HOOK_STATE, Attached, check_set
-from socratic.harness.hookclient import PROTOCOL, private_dir, socket_dir, socket_path
+from socratic.harness.hookclient import (
+    PROTOCOL,
+    private_dir,
+    recv_exactly,
+    recv_line,
+    socket_dir,
+    socket_path,
+)
 from socratic.harness.hooks import answer, evaluate_on, one_line
 from socratic.harness.inbox import Taken
 
@@ -221,26 +228,15 @@ class Request:
 
 def read_request(conn: socket.socket) -> Request | None:
     """The client's request (hookclient.py says the format); None if it is not one."""
-    buf = b""
     try:
-        while b"\n" not in buf:
-            b = conn.recv(1 << 16)
-            if not b:
-                return None
-            buf += b
-        line, buf = buf.split(b"\n", 1)
+        line, buf = recv_line(conn)  # type: ignore[arg-type]
         proto, kind, event, started, size, scenarios = line.decode().split("\t")
-        n = int(size)
-        while len(buf) < n:
-            b = conn.recv(1 << 20)
-            if not b:
-                return None
-            buf += b
+        payload, _ = recv_exactly(conn, int(size), buf)  # type: ignore[arg-type]
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     if proto != PROTOCOL or kind not in ("hook", "evaluate"):
         return None
-    return Request(kind, event, _monotonic(started), buf[:n], scenarios)
+    return Request(kind, event, _monotonic(started), payload, scenarios)
 
 
 def _monotonic(started: str) -> float:

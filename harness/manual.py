@@ -52,7 +52,7 @@ class Step:
     def surfaced(self) -> list[str]:
         """Lines for what the step's events surfaced: triggers, questions, the end. With
         an agent that has hooks, its questions wait for its next hook (said so)."""
-        if self.by_hand:
+        if self.by_hand and self.camp.state.ended is None:  # after the end nothing is posed
             notes = list(self.camp.inbox.notes)
             self.camp.deliver_now()  # logs the questions due: the person reads them now
         else:
@@ -110,7 +110,8 @@ def step(session_dir: Path) -> Iterator[Step]:
             camp.fire_start()
             # questions already waiting (injected since the last step) were posed before
             # this command: log them first, so the text that answers them follows them
-            camp.deliver_now()
+            if camp.state.ended is None:
+                camp.deliver_now()
         yield s
 
 
@@ -161,9 +162,12 @@ def read_result(path: Path) -> tuple[EvalResult, str]:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    def not_a_number(token: str) -> None:  # NaN, Infinity: no JSON, and no measurement
+        raise ValueError(f"{token} is not a number JSON allows")
+
     try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json.loads(raw, parse_constant=not_a_number)
+    except ValueError as exc:
         raise InputError(f"{path}: not JSON ({exc}); import what `socratic eval TASK "
                          f"--candidate FILE --json` prints on stdout") from None
     try:
@@ -173,6 +177,12 @@ def read_result(path: Path) -> tuple[EvalResult, str]:
     if result.build.ok and not result.scenarios:
         raise InputError(f"{path}: a --check-only result (no scenario ran): nothing to "
                          f"import; evaluate without --check-only on the GPU node")
+    for row in result.scenarios:
+        for name in ("baseline_ms", "candidate_ms", "speedup"):
+            v = getattr(row, name)
+            if v is not None and not v > 0:
+                raise InputError(f"{path}: scenario {row.id}: {name} {v} is not a positive "
+                                 f"time or ratio: not a result the evaluator writes")
     return result, hashlib.sha256(raw).hexdigest()
 
 
@@ -233,6 +243,11 @@ def import_evaluation(session_dir: Path, path: Path,
         if ev.set != camp.goal_set:
             lines.append(f"socratic: set {ev.set!r} is not the goal's set "
                          f"({camp.goal_set!r}): recorded; it never satisfies the goal")
+        ws = camp.session.candidate
+        if not ws.exists() or ws.read_bytes() != data:
+            lines.append(f"socratic: {ws} is not {cand}: the next `socratic hook stop` "
+                         f"judges {ws.name} as it is, not this evaluation (copy {cand} there "
+                         f"to have it judged)")
         s.limit()
         return ev, "\n".join(lines + s.surfaced())
 

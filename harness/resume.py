@@ -98,7 +98,7 @@ def rebuild_saved(events: list[Event], inbox: Path) -> Saved:
     saved = Saved()
     read: list[tuple[dict[str, Any], int]] = []
     for cmd, end in read_commands(inbox):
-        kind, action, text = cmd.get("type"), cmd.get("action"), str(cmd.get("text", ""))
+        kind, action, text = cmd.get("type"), str(cmd.get("action")), str(cmd.get("text", ""))
         if kind == "control" and applied[action] > 0:
             applied[action] -= 1
         elif kind == "question" and asked[text] > 0:

@@ -219,7 +219,19 @@ class Session:
         """A session whose start was cut short before anything was recorded: laid out
         (config.json) but no event, no evaluation and no message. Starting it again loses
         nothing."""
-        if not self.config_file.is_file():
+        layout = {"config.json", "workspace", "task", "evals", "candidates", "blobs",
+                  "inbox.jsonl", "state.json", "attach.json", "events.jsonl", "messages.jsonl",
+                  "campaign.log", "session.lock", "hookserver.log", "config.json.tmp"}
+        if not self.config_file.is_file() or not self.dir.is_dir() or \
+                any(p.name not in layout and not p.name.endswith(".tmp")
+                    for p in self.dir.iterdir()):
+            return False  # a folder of other files is not a session
+        try:
+            saved = json.loads(self.config_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not (isinstance(saved, dict) and isinstance(saved.get("config"), dict)
+                and isinstance(saved.get("task_source"), str)):
             return False
         if self.events.exists() and self.events.stat().st_size > 0:
             return False

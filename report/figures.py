@@ -153,7 +153,7 @@ class SessionReport:
     goal_set: str | None
     best_geomean: float | None
     best_min: float | None
-    best_evaluation: int | None
+    best_evaluation: int | None             # ranked by min, then geomean (the harness's best)
     best_scenarios: list[dict[str, Any]]
     goal_met: bool
     time_to_goal_s: float | None
@@ -176,6 +176,8 @@ class SessionReport:
     window: int = DEFAULT_WINDOW
     events: int = 0
     notes: list[str] = field(default_factory=list)
+    best_geomean_evaluation: int | None = None   # the evaluation each best figure is from
+    best_min_evaluation: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -264,6 +266,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     explaining: Failure | None = None
     said: list[str] = []
     best_geo = best_min = None
+    best_geo_n: int | None = None
+    best_min_n: int | None = None
     goal_at: tuple[float, int, int] | None = None   # t, tool calls, evaluations
     end: CampaignEnd | None = None
     last_t = 0.0
@@ -307,6 +311,10 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             else:   # the goal's terms: speedups against the comparison (FA3 ...)
                 geo, mn = _on_comparison(files, e, against)
             if correct and on_goal:
+                if geo is not None and (best_geo is None or geo > best_geo):
+                    best_geo_n = e.n
+                if mn is not None and (best_min is None or mn > best_min):
+                    best_min_n = e.n
                 best_geo, best_min = _max(best_geo, geo), _max(best_min, mn)
                 if (goal_at is None and goal_min is not None
                         and mn is not None and mn >= goal_min):
@@ -379,6 +387,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         goal=goal, goal_set=goal_set,
         best_geomean=best_geo, best_min=best_min,
         best_evaluation=best.n if best else None, best_scenarios=best_rows,
+        best_geomean_evaluation=best_geo_n, best_min_evaluation=best_min_n,
         goal_met=goal_at is not None or bool(end and end.reason == "goal_met" and stands(end.n)),
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,

@@ -81,6 +81,10 @@ def question_label(g: QuestionGain) -> str:
     return g.bank_id or f'"{one_line(g.text, 50)}"'
 
 
+def _from(n: int | None) -> str:
+    return f" (#{n})" if n is not None else ""
+
+
 def summary_lines(r: SessionReport) -> list[str]:
     """A session in a dozen lines (the default terminal output and the TUI's summary)."""
     ended = r.end_reason or "not ended"
@@ -91,9 +95,11 @@ def summary_lines(r: SessionReport) -> list[str]:
         f"  {duration(r.duration_s)}, {r.turns} turns, {r.tool_calls} tool calls, "
         f"{r.evaluations} evaluations ({r.evaluations_correct} correct, "
         f"{r.evaluations_incorrect} incorrect)",
-        f"  best on {r.goal_set or 'the goal set'}{vs_goal(r)}: geomean {x(r.best_geomean)}, min "
-        f"{x(r.best_min)}" + (f" (best evaluation #{r.best_evaluation})"
-                              if r.best_evaluation is not None else ""),
+        f"  best on {r.goal_set or 'the goal set'}{vs_goal(r)}: geomean {x(r.best_geomean)}"
+        + _from(r.best_geomean_evaluation) + f", min {x(r.best_min)}"
+        + _from(r.best_min_evaluation)
+        + (f"; best evaluation (min, then geomean) #{r.best_evaluation}"
+           if r.best_evaluation is not None else ""),
         *[f"  {line}" for line in retraction_lines(r)],
         f"  {goal_text(r)}",
         f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "

@@ -13,6 +13,8 @@ def pytest_configure(config):
     # GPU turns (socratic.gpulock) of this run's fake evaluations stay among themselves: a
     # test run beside another on one machine must not wait for the other's "GPU"
     os.environ.setdefault("SOCRATIC_GPU_LOCKS", tempfile.mkdtemp(prefix="socratic-gpu-locks-"))
+    # the session servers the hooks of this run start exit soon after their last hook
+    os.environ.setdefault("SOCRATIC_HOOK_SERVER_IDLE_S", "30")
 
 
 @functools.lru_cache(maxsize=1)

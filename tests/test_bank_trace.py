@@ -508,3 +508,17 @@ def test_bank_stats_sessions_trace_is_what_trace_would_record(tmp_path, capsys):
     assert code == 0 and by_id["user.gain"]["trace"] == f"s#{seq}"
     assert by_id["user.flat"]["followed_by_progress"] == 1   # within 5 evaluations: progress
     assert by_id["user.flat"]["trace"] is None               # but not a trace of its own
+
+
+def test_every_shipped_trace_is_confirmed_by_its_session():
+    # a trace resting on evaluations retracted since (fa3-h200 1-12) no longer stands
+    from socratic.resources import resolve_session_dir
+
+    bank = load_bank(user=False)
+    traced = [e for e in bank.entries if e.provenance == "trace" and e.trace]
+    assert traced
+    for entry in traced:
+        session = entry.trace.split("#")[0]
+        found = bank_traces([resolve_session_dir(Path(session))], bank)
+        confirmed = {(a.id, a.trace) for a in found.askings if a.candidate}
+        assert (entry.id, entry.trace) in confirmed, (entry.id, entry.trace)

@@ -158,6 +158,29 @@ def test_build_failure_is_a_failed_check_with_the_log(cache, tmp_path):
     res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only", "--json")
     assert res.code == 1
     assert not res.doc["build"]["ok"] and "error" in res.doc["build"]["log"]
+    # the compiler's messages name the user's file, not the cache's copy of it
+    assert str(src) in res.doc["build"]["log"] and "/builds/" not in res.doc["build"]["log"]
+
+
+@needs_nvcc
+def test_ctrl_c_during_a_build_leaves_no_build_folder(cache, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    src = tmp_path / "slow.cu"
+    src.write_text(source("correct") + "\n// " + str(time.time()) + "\n")
+    env = {**os.environ, "SOCRATIC_CACHE": str(cache)}
+    p = subprocess.Popen([sys.executable, "-m", "socratic", "eval", "rmsnorm", "--candidate",
+                          str(src), "--check-only"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any((cache / "builds").glob("*.*/candidate.cu")):
+        time.sleep(0.02)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=60)
+    assert not [d for d in (cache / "builds").iterdir() if "." in d.name], "a temporary build left"
 
 
 @needs_nvcc

@@ -345,6 +345,18 @@ def test_empty_stops_wait_for_a_human_when_attached(tmp_path):
     assert "What limits you?" in last_user_text(api.requests[3])
 
 
+def test_a_wait_for_a_human_ends_at_max_minutes(tmp_path):
+    # it waited forever (benchmarks/fleet_demo.py's human campaign)
+    with FakeAnthropic([{"text": "done"}] * 3) as api:
+        c = make(tmp_path, api, wait_for_human=True, max_minutes=1.5 / 60)
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("r", c.run()), daemon=True)
+        th.start()
+        th.join(30)
+    assert out.get("r") == "max_minutes"
+    assert any(e.get("action") == "wait" for e in of(events(c), "control"))
+
+
 def test_context_handoff(tmp_path):
     script = [{"text": "Noting things.", "tools": [("bash", {"command": "echo keep-me"})]},
               {"tools": [write(1.5)]}, {"text": "done"}]

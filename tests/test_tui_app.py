@@ -3,6 +3,8 @@ behaviour, pruning and copy."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from socratic.tui.app import SPEEDS, SocraticApp
 from socratic.tui.ask_screen import AskScreen
@@ -210,6 +212,16 @@ async def test_watch_keys_do_nothing_in_replay(tiny):
         await pilot.pause()
         assert not (tiny / "inbox.jsonl").exists()
         assert not isinstance(app.screen, (PickerScreen, AskScreen, ConfirmScreen))
+        # ... but say why (they did nothing with no hint)
+        assert any("read-only" in str(n.message) for n in app._notifications)
+
+
+async def test_ctrl_c_quits(tiny):
+    app = replay_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app._exit  # Textual's own ctrl+c only showed a toast
 
 
 async def test_copy_selected_block_and_row(tiny):
@@ -1045,3 +1057,17 @@ async def test_a_goal_against_fa3_gets_its_own_column_and_sorts():
         await pilot.press("home")
         await pilot.pause()
         assert [c.label.plain for c in table.columns.values()] == [c[1] for c in COLUMNS]
+
+
+async def test_the_report_hint_names_a_bundled_campaign_by_its_name():
+    # it printed the site-packages path of the bundled campaign
+    from socratic.resources import resolve_session_dir
+    from socratic.tui.report_screen import ReportScreen
+
+    app = replay_app(resolve_session_dir(Path("demo")))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ReportScreen)
+        hint = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "socratic report demo --html FILE" in hint, hint

@@ -171,3 +171,13 @@ def test_run_watch_api_for_socratic_run(tmp_path, monkeypatch):
     assert runs == [("watch", False, {"mouse": True}), ("watch", True, {"mouse": False})]
     with pytest.raises(InputError):
         tui_app.run_watch(tmp_path / "missing")
+
+
+def test_watch_and_replay_without_a_terminal_say_so(tmp_path):
+    # they wrote escape codes into the pipe
+    from socratic.resources import demo_session_dir
+
+    for verb in ("watch", "replay"):
+        r = socratic(verb, str(demo_session_dir()))
+        assert_one_line_error(r, "needs a terminal")
+        assert "\x1b" not in r.stdout

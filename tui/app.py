@@ -56,7 +56,9 @@ class SocraticApp(App):
                 Path(__file__).with_name("fleet_screen.tcss")]
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+    # ctrl+c quits too, as in any terminal program (Textual's default only says ctrl+q)
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True),
+                Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
 
     def __init__(self, session_dir: Path, mode: str = "watch", *, poll: bool = False,
                  speed: float = 10.0, clock: Callable[[], float] | None = None,
@@ -112,6 +114,8 @@ def run_replay(session_dir: Path, **opts: Any) -> int:
         raise InputError(f"cannot read {session_dir / EVENTS_FILE}: {exc}") from None
     if not chunk.events:
         raise InputError(describe_empty(session_dir / EVENTS_FILE, chunk.skipped))
+    if opts.get("terminal"):
+        opts["terminal"]()  # the command line's check that there is a terminal to draw on
     app = SocraticApp(session_dir, "replay", speed=float(opts.get("speed") or 10.0))
     app.run(mouse=not opts.get("no_mouse", False))
     return 0

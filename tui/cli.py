@@ -39,11 +39,21 @@ def register(sub) -> None:
     p.set_defaults(handler=_replay)
 
 
+def need_terminal(verb: str, where: object) -> None:
+    """The TUI draws with escape codes: into a pipe or a file they are noise."""
+    import sys
+
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        raise InputError(f"{verb}: needs a terminal (stdin and stdout are not both one); for "
+                         f"text, `socratic report {where}`")
+
+
 def _watch(args: argparse.Namespace) -> int:
     from socratic.fleet import is_fleet
     from socratic.tui.app import check_session_dir, run_watch
 
     check_session_dir(args.session_dir, need_events=not is_fleet(args.session_dir))
+    need_terminal("watch", args.session_dir)
     return run_watch(args.session_dir, poll=args.poll, no_mouse=args.no_mouse)
 
 
@@ -64,4 +74,5 @@ def _replay(args: argparse.Namespace) -> int:
         session_dir = resolve_session_dir(session_dir)
     from socratic.tui.app import run_replay
 
-    return run_replay(session_dir, speed=args.speed, no_mouse=args.no_mouse)
+    return run_replay(session_dir, speed=args.speed, no_mouse=args.no_mouse,
+                      terminal=lambda: need_terminal("replay", args.session_dir or "demo"))

@@ -39,6 +39,8 @@ class ReplayScreen(CampaignScreen):
         Binding("minus", "speed(-1)", "Speed", show=False, priority=True),
         Binding("home", "seek_home", "Start", show=False, priority=True),
         Binding("end", "seek_end", "End", show=False, priority=True),
+        # the watch screen's keys that change a live campaign: say why nothing happens
+        *[Binding(k, "read_only", show=False) for k in ("slash", "i", "x", "p", "e", "a")],
     ]
 
     def __init__(self, session_dir: Path, clock: Callable[[], float], *, speed: float = 10.0,
@@ -129,6 +131,10 @@ class ReplayScreen(CampaignScreen):
             self._play(False)
 
     # ------------------------------------------------------------------ actions
+
+    def action_read_only(self) -> None:
+        self.notify(f"a replay is read-only: questions and controls go to a live campaign "
+                    f"(socratic watch {self.session_dir})", timeout=4)
 
     def action_play(self) -> None:
         if self.timeline is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from socratic.resources import session_arg
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -30,7 +32,7 @@ class ReportScreen(ModalScreen[None]):
         with VerticalScroll(id="report-body"):
             yield Static(Text("Report summary", style="bold"))
             yield Static("computing…", id="report-text")
-            yield Static(Text(f"socratic report {self.session_dir} --html FILE: the full "
+            yield Static(Text(f"socratic report {session_arg(self.session_dir)} --html FILE: the full "
                               "report with plots. Escape closes this.", style="dim"))
 
     def on_mount(self) -> None:

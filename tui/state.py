@@ -412,7 +412,10 @@ class CampaignState:
             return
         if self._text_open and self.blocks and self.blocks[-1].kind == "text":
             last = self.blocks[-1]  # (direct construction: replace() is slow on hot paths)
-            self.blocks[-1] = Block("text", last.seq, last.t, text=last.text + chunk)
+            # socratic's own loop logs a message in streamed pieces; an outside agent's
+            # hooks (and a person's `hook say`) log whole messages: those are paragraphs
+            glue = "\n\n" if self.agent else ""
+            self.blocks[-1] = Block("text", last.seq, last.t, text=last.text + glue + chunk)
         else:
             self.blocks.append(Block("text", seq, t, text=chunk))
         self._text_open = True
