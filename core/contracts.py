@@ -724,7 +724,7 @@ class CampaignEnd(Event):
     cost_usd: float | None = None
     best: BestEvaluation | None = None
     n: int | None = None                    # goal_met: the evaluation that met it
-    error: str | None = None                # api_error: what the API said
+    error: str | None = None                # api_error: what the API said; error: the file that failed
     stop_attempts: int | None = None        # stalled
     refusals: int | None = None             # attached: stalled before the agent's refusal cap
     gave_up: str | None = None              # by hand (stalled): the engineer's reason

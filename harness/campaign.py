@@ -273,6 +273,15 @@ class Campaign:
             return self.end(exc.reason)
         except FatalAPIError as exc:
             return self.end("api_error", error=self.redact(str(exc))[:500])
+        except OSError as exc:  # a full disk: the end is logged if the log can take it
+            where = f": {exc.filename}" if exc.filename else ""
+            line = f"{exc.strerror or exc}{where}"
+            try:
+                self.end("error", error=line)
+            except OSError:
+                pass
+            raise OSError(exc.errno, f"the campaign stopped ({exc.strerror or exc})",
+                          exc.filename) from None
         finally:
             self.session.release()
             if main:

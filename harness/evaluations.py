@@ -148,7 +148,11 @@ class Evaluations:
         row per scenario, evals/NNNN.json, eval.end with `imported`, history, triggers).
         The caller has checked that `result` is of this task and of `data`."""
         sha = sha256_text(data)
-        n = self._begin(data, sha, result.set, "import")
+        # the result is saved first: a disk too full for it leaves nothing logged
+        n = max(len(self.history), self.seq, self._highest_saved()) + 1
+        write_json_atomic(self.session.dir / f"evals/{n:04d}.json",
+                          redacted(result.to_dict(), self.redact))
+        n = self._begin(data, sha, result.set, "import", n)
         for i, row in enumerate(result.scenarios):
             self._scenario(n, i + 1, len(result.scenarios), row)
         ev = self._end(n, sha, result.set, "import", result.to_dict(), result, result.exit_code,
@@ -156,11 +160,14 @@ class Evaluations:
         self.triggers.on_eval(ev)
         return ev
 
-    def _begin(self, data: bytes, sha: str, set_name: str | None, source: str) -> int:
-        """Number the evaluation, keep its source, log eval.start."""
+    def _begin(self, data: bytes, sha: str, set_name: str | None, source: str,
+               n: int | None = None) -> int:
+        """Number the evaluation (unless `n` was taken already), keep its source, log
+        eval.start."""
         # an evaluation cut by a kill keeps its n, and a saved result is never overwritten
         # (a log lost or emptied does not give its numbers out again)
-        n = max(len(self.history), self.seq, self._highest_saved()) + 1
+        if n is None:
+            n = max(len(self.history), self.seq, self._highest_saved()) + 1
         self.seq = n
         if data:
             dest = self.session.candidates / f"{sha[:16]}.cu"

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from socratic.contracts import (AgentText, CampaignEnd, CampaignStart, EvalEnd, EvalResult,
+from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart, EvalEnd, EvalResult,
                                 EvalScenario, EvalStart, EvalSummary, Question, Retractions,
                                 StopHook, ToolCall, Trigger, Usage)
 from socratic.report.churn import Churn, churn
@@ -45,6 +45,25 @@ def _rel(new: float | None, old: float | None) -> float | None:
     if new is None or old is None or old <= 0:
         return None
     return new / old - 1.0
+
+
+def sessions_time(events: list[Any]) -> tuple[int, float]:
+    """(how many sessions, their time): each from a campaign.start or campaign.resume to
+    the next campaign.end (or the last event); the gaps between sessions left out."""
+    n, active, t0 = 0, 0.0, None
+    last = 0.0
+    for e in events:
+        t = _num(getattr(e, "t", None))
+        if t is None:
+            continue
+        last = max(last, t)
+        if isinstance(e, (CampaignStart, CampaignResume)) and t0 is None:
+            n, t0 = n + 1, t
+        elif isinstance(e, CampaignEnd) and t0 is not None:
+            active, t0 = active + max(0.0, t - t0), None
+    if t0 is not None:
+        active += max(0.0, last - t0)
+    return n, active
 
 
 def _max(a: float | None, b: float | None) -> float | None:
@@ -178,6 +197,8 @@ class SessionReport:
     notes: list[str] = field(default_factory=list)
     best_geomean_evaluation: int | None = None   # the evaluation each best figure is from
     best_min_evaluation: int | None = None
+    sessions: int = 1                # a campaign ended and resumed has several
+    active_s: float | None = None    # their time, the gaps between them left out
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -353,6 +374,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         by_trigger[key] = by_trigger.get(key, 0) + 1
         by_group[g.group] = by_group.get(g.group, 0) + 1
 
+    n_sessions, active_s = sessions_time(events)
     best = _best([p for p in series if stands(p.n)])
     best_rows = rows.get(best.n, []) if best else []
     if best and not best_rows:
@@ -388,6 +410,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         best_geomean=best_geo, best_min=best_min,
         best_evaluation=best.n if best else None, best_scenarios=best_rows,
         best_geomean_evaluation=best_geo_n, best_min_evaluation=best_min_n,
+        sessions=n_sessions, active_s=round(active_s, 3),
         goal_met=goal_at is not None or bool(end and end.reason == "goal_met" and stands(end.n)),
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,

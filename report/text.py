@@ -81,6 +81,14 @@ def question_label(g: QuestionGain) -> str:
     return g.bank_id or f'"{one_line(g.text, 50)}"'
 
 
+def _sessions(r: SessionReport) -> str:
+    """The campaign's time; several sessions: their own time, and the span with the gaps."""
+    if r.sessions <= 1 or r.active_s is None:
+        return duration(r.duration_s)
+    return (f"{r.sessions} sessions: {duration(r.active_s)} of campaign time over "
+            f"{duration(r.duration_s)}")
+
+
 def _from(n: int | None) -> str:
     return f" (#{n})" if n is not None else ""
 
@@ -92,7 +100,7 @@ def summary_lines(r: SessionReport) -> list[str]:
     lines = [
         f"{r.session}: {r.task or '?'}, agent {r.agent}{model}, questions {r.questions_mode}, "
         f"{ended}",
-        f"  {duration(r.duration_s)}, {r.turns} turns, {r.tool_calls} tool calls, "
+        f"  {_sessions(r)}, {r.turns} turns, {r.tool_calls} tool calls, "
         f"{r.evaluations} evaluations ({r.evaluations_correct} correct, "
         f"{r.evaluations_incorrect} incorrect)",
         f"  best on {r.goal_set or 'the goal set'}{vs_goal(r)}: geomean {x(r.best_geomean)}"

@@ -20,7 +20,12 @@ import pytest
 
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attach import attach
-from socratic.harness.doubles.testing import candidate_source, fake_config, make_task
+from socratic.harness.doubles.testing import (
+    FAKE_EVALUATOR,
+    candidate_source,
+    fake_config,
+    make_task,
+)
 
 MODES = ("server", "direct")
 
@@ -384,4 +389,31 @@ def test_a_full_disk_is_one_line_and_the_stop_is_refused(tmp_path, mode):
     finally:
         subprocess.run(["pkill", "-f", f"hook serve --session {disk}"], check=False)
         time.sleep(0.3)
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_full_disk_at_an_import_records_nothing_half(tmp_path, monkeypatch):
+    from tests.test_manual import SRC, attach_rmsnorm, cli, use
+
+    disk = tmp_path / "disk"
+    if not _tmpfs(disk, "3m"):
+        pytest.skip("needs root and tmpfs to fill a small disk")
+    try:
+        monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
+        sess, _ = attach_rmsnorm(disk)
+        use(sess, 1)
+        with open(disk / "filler", "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            except OSError:
+                pass
+        before = (sess / "events.jsonl").read_bytes()
+        code, out, err = cli("hook", "evaluate", "--session", str(sess), "--import", str(SRC[1]))
+        assert code == 2 and err.count("\n") == 1 and "No space left" in err, err
+        assert "Traceback" not in err and str(sess) in err
+        assert (sess / "events.jsonl").read_bytes() == before
+        assert not list(sess.rglob("*.tmp")) and not list((sess / "evals").iterdir())
+    finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)

@@ -146,3 +146,23 @@ def test_the_evaluator_runs_with_the_workspace_off_its_path():
     if sys.version_info >= (3, 11):
         assert "-P" in argv
     assert Path(argv[0]).is_absolute()
+
+
+def test_the_gaps_between_sessions_are_not_campaign_time(capsys):
+    # fa3-h200: four sessions of about a minute each, over 19 h 43 min
+    from socratic.cli import main
+    from socratic.resources import resolve_session_dir
+    from socratic.tui.state import CampaignState
+    from socratic.contracts import read_events
+
+    assert main(["report", "fa3-h200"]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert "4 sessions: 3 min 42 s of campaign time over 19 h 43 min" in line, line
+    st = CampaignState()
+    events = read_events(resolve_session_dir(Path("fa3-h200")) / "events.jsonl")[0].events
+    for e in events[:200]:   # within the first session
+        st.apply(e)
+    assert st.sessions == 1 and st.active_at(st.t) < 40
+    for e in events[200:]:
+        st.apply(e)
+    assert st.sessions == 4 and 200 < st.active_at(st.t) < 240

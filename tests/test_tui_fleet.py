@@ -184,8 +184,11 @@ def test_watch_on_a_fleet_folder_opens_the_fleet_screen(fleet, monkeypatch):
 
     d, _ = fleet
     seen = {}
+    from socratic.tui import cli as tui_cli
+
     monkeypatch.setattr(tui_app.SocraticApp, "run",
                         lambda self, **kw: seen.setdefault("mode", self.mode))
+    monkeypatch.setattr(tui_cli, "need_terminal", lambda verb, where: None)  # no tty here
     assert main(["watch", str(d)]) == 0
     assert seen["mode"] == "fleet"
 

@@ -263,6 +263,11 @@ class CampaignState:
     eval_index: dict[int, int] = field(default_factory=dict)  # eval n -> block index
     retractions: Retractions = field(default_factory=Retractions)
     _text_open: bool = False
+    # campaign time with the gaps between sessions (an end, then a resume) left out
+    sessions: int = 0
+    active_before: float = 0.0      # the finished sessions' time
+    segment_t0: float = 0.0         # t at the current session's start or resume
+    segment_open: bool = False
 
     # ----------------------------------------------------------------- copying
 
@@ -384,7 +389,19 @@ class CampaignState:
 
     # ----------------------------------------------------------------- handlers
 
+    def active_at(self, t: float) -> float:
+        """Campaign time at `t` (the log's clock), the gaps between sessions left out."""
+        if not self.segment_open:
+            return self.active_before
+        return self.active_before + max(0.0, t - self.segment_t0)
+
+    def _open_segment(self, t: float) -> None:
+        if not self.segment_open:
+            self.sessions += 1
+            self.segment_t0, self.segment_open = t, True
+
     def _start(self, ev: c.CampaignStart, seq: int, t: float) -> None:
+        self._open_segment(t)
         self.started = True
         self.task = ev.task
         self.model = ev.model
@@ -605,6 +622,7 @@ class CampaignState:
                                  text=ev.reason or ""))
 
     def _resume(self, ev: c.CampaignResume, seq: int, t: float) -> None:
+        self._open_segment(t)
         if self.status in ("ended", "starting", "stopping"):
             self.status = "running"
         self.blocks.append(Block("control", seq, t, title="campaign resumed"))
@@ -615,6 +633,9 @@ class CampaignState:
         self.retry = Retry(attempt=ev.attempt, error=ev.error, wait_s=num(ev.wait_s), t=t)
 
     def _end(self, ev: c.CampaignEnd, seq: int, t: float) -> None:
+        if self.segment_open:
+            self.active_before += max(0.0, t - self.segment_t0)
+            self.segment_open = False
         self.status = "ended"
         self.eval_running = False
         self.end_reason = ev.reason

@@ -87,7 +87,10 @@ class StatusLine(Static):
             parts.append((retry_text(state, elapsed or 0.0, compact), "bold"))
         parts += [(label, "bold") for label in extra or []]
         parts += [
-            (("t " if compact else "campaign ") + fmt.elapsed(elapsed), "bold"),
+            # the sessions' own time: a gap between two sessions is not campaign time
+            (("t " if compact else "campaign ") + fmt.elapsed(state.active_at(elapsed or 0.0))
+             + (f" (session {state.sessions})" if state.sessions > 1 and not compact else ""),
+             "bold"),
             ((f"ev {len(state.evals)}" if compact else f"evals {len(state.evals)}") + running, ""),
             (f"tools {state.tool_calls}", ""),
             ((f"{tokens}" if compact else f"tok {tokens}"), ""),
