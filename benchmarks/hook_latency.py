@@ -3,6 +3,7 @@ Claude Code's settings, run as Claude Code runs them (`sh -c COMMAND`, the paylo
 stdin, in the workspace), timed from spawn to exit.
 
     python benchmarks/hook_latency.py [--runs 60] [--events 73,25000] [--json OUT]
+                                      [--modes server,direct] [--python-client]
 
 For each log length (the session's events.jsonl padded with tool calls) and each mode
 (`server`: the session server answers, as attach sets it up; `direct`: every hook a
@@ -14,7 +15,9 @@ process of its own, SOCRATIC_HOOK_SERVER=0), it times
   during eval   post-tool hooks while ./evaluate runs a 6 s evaluation.
 and prints median and p95 in ms. Targets (issue 23, on a 2-CPU machine): post-tool and an
 answered stop <= 30 ms median and <= 60 ms p95 with the server, at 73 and 25,000 events.
-The evaluator is the fake one (no GPU): this measures socratic's own cost.
+The evaluator is the fake one (no GPU): this measures socratic's own cost. The hook
+command is the compiled client where a C compiler is found (--python-client: the Python
+one, as on a machine without).
 """
 
 from __future__ import annotations
@@ -139,7 +142,13 @@ def main() -> int:
     ap.add_argument("--events", default="73,25000")
     ap.add_argument("--modes", default="server,direct")
     ap.add_argument("--json", metavar="OUT")
+    ap.add_argument("--python-client", action="store_true",
+                    help="the hook commands of a machine without a C compiler")
     args = ap.parse_args()
+    if args.python_client:
+        from socratic.harness import attach as attach_mod
+
+        attach_mod.compiled_client = lambda: None  # type: ignore[assignment]
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.events.split(",")]:

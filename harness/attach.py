@@ -9,6 +9,7 @@ EVENT` (none for manual: its commands are run by hand, harness/manual.py).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shlex
@@ -196,15 +197,48 @@ def eval_task_arg(src: Task) -> str:
     return str(src.dir.resolve())
 
 
+def hookclient_dir() -> Path:
+    from socratic.harness import hookclient
+
+    return Path(hookclient.__file__).resolve().parent
+
+
 def client_code() -> str:
     """The hook command's program: hookclient.py imported from its folder (from its
     compiled file: a script run by path is compiled anew each time, 3 ms), that folder
     last on sys.path so that it shadows nothing of the standard library."""
-    from socratic.harness import hookclient
-
-    folder = str(Path(hookclient.__file__).resolve().parent)
-    return (f"import sys; sys.path.append({folder!r}); import hookclient; "
+    return (f"import sys; sys.path.append({str(hookclient_dir())!r}); import hookclient; "
             f"sys.exit(hookclient.main(sys.argv[1:]))")
+
+
+@functools.cache
+def compiled_client() -> Path | None:
+    """hookclient.c built with the host C compiler (nvcc needs one: where socratic builds
+    kernels it is there), cached by its source; None without a compiler (the hooks run the
+    Python client, a few milliseconds slower to start)."""
+    src = hookclient_dir() / "hookclient.c"
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None or not src.is_file():
+        return None
+    data = src.read_bytes()
+    root = os.environ.get("SOCRATIC_CACHE")
+    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or
+                                        Path.home() / ".cache") / "socratic"
+    out = base / "hookclient" / f"hookclient-{hashlib.sha256(data).hexdigest()[:16]}"
+    if out.is_file() and os.access(out, os.X_OK):
+        return out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+        done = subprocess.run([cc, "-O2", "-o", str(tmp), str(src)], capture_output=True,
+                              timeout=120)
+        if done.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            return None
+        os.replace(tmp, out)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out
 
 
 @functools.cache
@@ -233,8 +267,13 @@ def write_workspace(session: Session, spec: agentspec.AgentSpec, task: Task, goa
     ws = session.workspace
     # exec: the agent is the hook's parent; the client runs in a few milliseconds and
     # nothing in the workspace can stand in for one of its modules (hookclient.py)
-    client = (f"exec {shlex.quote(sys.executable)} -I -S -c {shlex.quote(client_code())}"
-              f" --flags {shlex.quote(' '.join(isolation_flags()))}")
+    flags = f" --flags {shlex.quote(' '.join(isolation_flags()))}"
+    compiled = compiled_client()
+    if compiled is not None:  # the same client in C: no interpreter to start (hookclient.c)
+        client = (f"exec {shlex.quote(str(compiled))} {shlex.quote(sys.executable)} "
+                  f"{shlex.quote(str(hookclient_dir()))}{flags}")
+    else:
+        client = f"exec {shlex.quote(sys.executable)} -I -S -c {shlex.quote(client_code())}{flags}"
     hook_command = f"{client} --block {shlex.quote(spec.block_decision)}"
     (ws / spec.instructions).write_text(instructions(task, goal, goal_set, ids, spec, eval_task),
                                         encoding="utf-8")

@@ -265,6 +265,7 @@ class Attached:
         # whether whoever runs this hook still waits for its answer (the agent that ran it)
         self.caller_alive: Callable[[], bool] = lambda: os.getppid() == parent
         self._taken: list[Taken] = []
+        self._hook_state_written: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -356,7 +357,10 @@ class Attached:
             st.explained_n = max([st.explained_n] + [e.n for e in self.evals.history.evals])
         st.stop_requested = self.inbox.stop_requested
         st.eval_requested = self.inbox.eval_requested
-        write_json_atomic(self.session.dir / HOOK_STATE, asdict(st), fsync=False)
+        data = asdict(st)
+        if data != self._hook_state_written or not (self.session.dir / HOOK_STATE).exists():
+            write_json_atomic(self.session.dir / HOOK_STATE, data, fsync=False)
+            self._hook_state_written = data
         self.inbox.save()
 
     # ------------------------------------------------------------------ the campaign's life

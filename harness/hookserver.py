@@ -69,6 +69,9 @@ class HookServer:
         with self.lock, self.camp.log.locked():
             self.camp.load()
             self.stamp = self.files()
+        # as a campaign does: every event flushed, fsync'd at most once a second (and at the
+        # end, and when idle: `sync`), not twice per hook
+        self.camp.log.log.fsync_every_s = 1.0
         self.in_flight = 0
         self.last_request = time.monotonic()
         self.inbox_size = self.size(self.camp.session.inbox)
@@ -208,6 +211,13 @@ class HookServer:
         finally:
             self.lock.release()
 
+    def sync(self) -> None:
+        """fsync the log when it has events newer than the last fsync (between hooks)."""
+        log = self.camp.log.log
+        if log._size > 0 and log._last_sync < self.last_request:
+            with suppress(OSError):
+                log.sync()
+
     def done(self) -> bool:
         with self.lock:
             if self.in_flight:
@@ -284,6 +294,7 @@ def serve(session_dir: Path) -> int:
     bound = os.stat(path).st_ino
     listener.listen(64)
     listener.settimeout(INBOX_POLL_S)
+    server: HookServer | None = None
     try:
         server = HookServer(session_dir)
         print(f"socratic hook serve: pid {os.getpid()} serving {session_dir} on {path}",
@@ -293,10 +304,13 @@ def serve(session_dir: Path) -> int:
                 conn, _ = listener.accept()
             except TimeoutError:
                 server.poll_inbox()
+                server.sync()
                 continue
             conn.settimeout(None)
             threading.Thread(target=_answer, args=(server, conn), daemon=True).start()
     finally:
+        if server is not None:
+            server.sync()
         try:
             if os.stat(path).st_ino == bound:  # not a successor's
                 os.unlink(path)

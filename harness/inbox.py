@@ -122,6 +122,7 @@ class Inbox:
         self.asked_ids: list[str] = list(asked_ids or [])
         self.asked_texts: list[str] = list(asked_texts or [])
         self._out: set[int] = set()   # ids of what is taken, not settled (`take`)
+        self._written: dict[str, Any] | None = None   # what save() last wrote
 
     # -------------------------------------------------------------- reading commands
     def poll(self, on_control: Callable[[str], object] | None = None) -> list[str]:
@@ -217,6 +218,9 @@ class Inbox:
     def save(self) -> None:
         # written and flushed before the next step, not fsync'd: the event log is the record
         s = self.saved()
-        write_json_atomic(self.state_file, {
-            "inbox_offset": s.inbox_offset, "questions": s.questions, "notes": s.notes,
-            "paused": s.paused, "auto_questions": s.auto_questions}, fsync=False)
+        data = {"inbox_offset": s.inbox_offset, "questions": s.questions, "notes": s.notes,
+                "paused": s.paused, "auto_questions": s.auto_questions}
+        if data == self._written and self.state_file.exists():
+            return  # unchanged since our last write (a hook server saves after every hook)
+        write_json_atomic(self.state_file, data, fsync=False)
+        self._written = json.loads(json.dumps(data))  # a copy: the queue changes in place

@@ -92,8 +92,9 @@ def test_attach_writes_the_agents_configuration(tmp_path, agent):
     stop_event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent"}[agent]
     handler = hooks[stop_event][0]["hooks"][0]
     assert handler["type"] == "command"
-    # the tiny client, isolated from the workspace (-I -S), with the agent's block word
-    assert handler["command"].startswith("exec ") and " -I -S " in handler["command"]
+    # the tiny client (compiled, or Python isolated from the workspace: -I -S), with the
+    # agent's block word
+    assert handler["command"].startswith("exec ") and "hookclient" in handler["command"]
     assert handler["command"].endswith(f"--block {spec.block_decision} stop")
     # long enough for an evaluation and a wait; Gemini counts milliseconds
     scale = 1000 if agent == "gemini" else 1

@@ -92,8 +92,20 @@ def no_server_left(tmp_path):
 SHADOW = "import pathlib; pathlib.Path({flag!r}).write_text('ran'); raise SystemExit(3)\n"
 
 
+@pytest.fixture(params=["compiled", "python"])
+def client(request, monkeypatch):
+    """Which hook client attach writes: the C one, or the Python one (no C compiler)."""
+    from socratic.harness import attach as attach_mod
+
+    if request.param == "python":
+        monkeypatch.setattr(attach_mod, "compiled_client", lambda: None)
+    elif attach_mod.compiled_client() is None:
+        pytest.skip("no C compiler here")
+    return request.param
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_files_in_the_workspace_shadow_nothing(tmp_path, mode):
+def test_files_in_the_workspace_shadow_nothing(tmp_path, mode, client):
     a = make(tmp_path)
     ws, sess = a.session.workspace, a.session.dir
     flag = tmp_path / "SHADOWED"
@@ -287,7 +299,7 @@ def test_hooks_are_answered_while_an_evaluation_runs(tmp_path):
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
 
-def test_sixteen_hooks_at_once_are_all_logged(tmp_path):
+def test_sixteen_hooks_at_once_are_all_logged(tmp_path, client):
     a = make(tmp_path)
     ws, sess = a.session.workspace, a.session.dir
     env, cmd = env_for("server"), commands(ws)
@@ -308,7 +320,7 @@ def test_sixteen_hooks_at_once_are_all_logged(tmp_path):
 
 # ------------------------------------------------------------------ kill -9
 
-def test_kill_9_at_any_moment_loses_no_question_and_asks_none_twice(tmp_path):
+def test_kill_9_at_any_moment_loses_no_question_and_asks_none_twice(tmp_path, client):
     a = make(tmp_path)
     ws, sess = a.session.workspace, a.session.dir
     env, cmd = env_for("server"), commands(ws)
