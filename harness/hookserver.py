@@ -239,9 +239,9 @@ class Request:
 def read_request(conn: socket.socket) -> Request | None:
     """The client's request (hookclient.py says the format); None if it is not one."""
     try:
-        line, buf = recv_line(conn)  # type: ignore[arg-type]
+        line, buf = recv_line(conn)
         proto, kind, event, started, size, scenarios = line.decode().split("\t")
-        payload, _ = recv_exactly(conn, int(size), buf)  # type: ignore[arg-type]
+        payload, _ = recv_exactly(conn, int(size), buf)
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     if proto != PROTOCOL or kind not in ("hook", "evaluate"):
