@@ -166,3 +166,23 @@ def test_the_gaps_between_sessions_are_not_campaign_time(capsys):
     for e in events[200:]:
         st.apply(e)
     assert st.sessions == 4 and 200 < st.active_at(st.t) < 240
+
+
+async def test_the_attention_campaign_at_160_columns():
+    # the header was cut at `TF/s bo`, the table at End showed a correctness-only run of
+    # the full set (210 rows of -), and the plot tracked the speedup over the baseline
+    from socratic.resources import resolve_session_dir
+    from socratic.tui.app import SocraticApp
+    from socratic.tui.widgets.scenario_table import ScenarioTable
+    from socratic.tui.widgets.speedup_plot import SpeedupPlot
+
+    app = SocraticApp(resolve_session_dir(Path("fa3-h200")), "replay", autoplay=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        await pilot.pause()
+        table = app.screen.query_one(ScenarioTable)
+        assert table.size.width >= table.needed_width - 1, (table.size.width, table.needed_width)
+        assert app.screen.state.table_set == "bench" and len(table.rows) == 26
+        plot = str(app.screen.query_one(SpeedupPlot).render())
+        assert "0.96×" in plot and "2.99×" not in plot, plot

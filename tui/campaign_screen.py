@@ -91,7 +91,9 @@ class CampaignScreen(Screen):
             self.query_one(EvalHeader).show(s)
             self.query_one(ScenarioTable).show(s)
             self._fit_table()
-            self.query_one(SpeedupPlot).show(s.goal_evals(), s.goal)
+            # the id column's width is known once the table has laid out its new rows
+            self.call_after_refresh(self._fit_table)
+            self.query_one(SpeedupPlot).show(s.goal_evals(), s.goal, s.goal_against)
             transcript = self.query_one(Transcript)
             transcript.show(s.blocks, reset=reset)
             transcript.set_note("" if s.blocks else self.empty_note())

@@ -175,10 +175,17 @@ class EvalPoint:
     seq: int = 0
     set: str = ""
     retracted: str | None = None  # eval.retract's part (all | comparisons)
+    comparisons_min: tuple = ()  # (name, the lowest scenario speedup vs that implementation)
 
     def shows(self, against: str = "baseline") -> bool:
         """Its figures against `against` (baseline, or a comparison) stand: not retracted."""
         return not retracted_on(self.retracted, against)
+
+    def on(self, against: str = "baseline") -> tuple[float | None, float | None]:
+        """(geomean, min) on the goal's terms: against the baseline or a comparison."""
+        if against in ("", "baseline"):
+            return self.geomean, self.min
+        return dict(self.comparisons).get(against), dict(self.comparisons_min).get(against)
 
 
 @dataclass(frozen=True)
@@ -514,11 +521,16 @@ class CampaignState:
         summary = ev.summary
         comparisons = tuple((name, v) for name, v in (summary.geomean_vs or {}).items()
                             if num(v) is not None)
+        lowest: dict[str, float] = {}
+        for vs in (ev.scenario_vs or {}).values():
+            for name, v in vs.items():
+                if num(v) is not None:
+                    lowest[name] = min(lowest.get(name, math.inf), float(v))
         point = EvalPoint(
             n=ev.n, geomean=num(summary.geomean_speedup), min=num(summary.min_speedup),
             all_correct=summary.all_correct, worst=summary.worst_scenario or None,
             comparisons=comparisons, t=t, seq=seq, set=ev.set or self.table_set,
-            retracted=self.retractions.part(ev.n),
+            retracted=self.retractions.part(ev.n), comparisons_min=tuple(lowest.items()),
         )
         self.evals.append(point)
         rows = self.sets.get(ev.set or self.table_set, self.rows)
@@ -528,6 +540,11 @@ class CampaignState:
                 rows[sid] = replace(row, vs=tuple((k, num(v)) for k, v in vs.items()))
         self.eval_n = ev.n
         self.eval_running = False
+        shown = ev.set or self.table_set
+        if (self.goal_set and shown != self.goal_set and self.goal_set in self.sets
+                and not any(r.speedup is not None for r in rows.values() if r.n == ev.n)):
+            # a correctness-only run of another set (rows of `-`): back to the goal's table
+            self._show_set(self.goal_set)
         idx = self.eval_index.get(ev.n)
         error = summary.error
         if not error and summary.build_ok is False:

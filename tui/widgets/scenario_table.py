@@ -28,13 +28,13 @@ from socratic.tui.state import CampaignState, ScenarioRow
 # stays visible at 80 columns; the id column sizes itself to the ids
 COLUMNS = (
     ("verdict", "ok", 7, False), ("id", "scenario", None, False), ("spd", "speedup", 8, True),
-    ("best", "best", 7, True), ("cand", "cand ms", 8, True), ("base", "base ms", 8, True),
+    ("best", "best", 6, True), ("cand", "cand ms", 8, True), ("base", "base ms", 8, True),
     ("err", "err", 8, True), ("errx", "err×", 6, True), ("tf", "TF/s", 7, True),
     ("bnd", "bound", 6, True),
 )
 # under a goal against a comparison (FA3, say), each row's speedup against it, beside the
 # speedup against the baseline: the column the ok verdict and the sorts judge by
-GOAL_COLUMN = ("goal", 8, True)
+GOAL_COLUMN = ("goal", 7, True)
 FIXED = 2  # ok and scenario stay on screen while the table scrolls sideways
 # "goal": rows missing the goal first (then scenario order), so they are on screen
 SORT_LABELS = {"goal": "misses first", "order": "scenario order", "worst": "worst first",

@@ -36,10 +36,12 @@ class SpeedupPlot(Static):
         super().__init__(*args, **kwargs)
         self._evals: list[EvalPoint] = []
         self._goal: float | None = None
+        self._against = "baseline"
         self._key: tuple | None = None
 
-    def show(self, evals: list[EvalPoint], goal: float | None) -> None:
-        self._evals, self._goal = evals, goal
+    def show(self, evals: list[EvalPoint], goal: float | None, against: str = "baseline") -> None:
+        """On the goal's terms: against the baseline, or the comparison the goal names."""
+        self._evals, self._goal, self._against = evals, goal, against or "baseline"
         self._draw()
 
     def on_resize(self) -> None:
@@ -49,6 +51,7 @@ class SpeedupPlot(Static):
     def _draw(self) -> None:
         width = max(10, self.size.width or 60)
         key = (len(self._evals), self._evals[-1] if self._evals else None, self._goal, width,
+               self._against,
                tuple(p.n for p in self._evals if p.retracted))   # a retraction redraws
         if key == self._key:
             return
@@ -57,8 +60,9 @@ class SpeedupPlot(Static):
         tail_w = 18  # " 1.25×  █=1.25×", room for 12.34×
         n = max(1, width - label_w - tail_w)
         pts = self._evals[-n:]
-        geo = [p.geomean if p.shows() else None for p in pts]
-        mins = [p.min if p.shows() else None for p in pts]
+        vs = self._against
+        geo = [p.on(vs)[0] if p.shows(vs) else None for p in pts]
+        mins = [p.on(vs)[1] if p.shows(vs) else None for p in pts]
         fails = [p.all_correct is False for p in pts]
         vals = [v for v in geo + mins if v is not None]
         if self._goal is not None:
@@ -74,11 +78,11 @@ class SpeedupPlot(Static):
         last = self._evals[-1]
         t.append("geo  ", style="dim")
         t.append(spark(geo, lo, hi, fails), style="bold")
-        t.append(f" {fmt.speedup(last.geomean if last else None)}")
+        t.append(f" {fmt.speedup(last.on(vs)[0] if last else None)}")
         t.append(f"  █={hi:.2f}×" if vals else "", style="dim")
         t.append("\n")
         t.append("min  ", style="dim")
         t.append(spark(mins, lo, hi, fails))
-        t.append(f" {fmt.speedup(last.min if last else None)}")
+        t.append(f" {fmt.speedup(last.on(vs)[1] if last else None)}")
         t.append(f"  ▁={lo:.2f}×" if vals else "", style="dim")
         self.update(t, layout=False)
