@@ -217,3 +217,26 @@ def test_a_campaign_waiting_for_its_gpu_turn_says_so():
                                               compact=False).plain
     block = st.blocks[st.eval_index[1]]
     assert "12.5 s waiting for the GPU" in render_block(block).plain
+
+
+async def test_the_fleet_at_80_columns(fleet):
+    # goal, pending, trigger, cost and gpu were off screen, `>` did nothing and → cut the
+    # campaign's name
+    from socratic.tui.widgets.fleet_table import FleetTable
+
+    d, names = fleet
+    app = app_for(d)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FleetTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[:7] == ["campaign", "state", "evals", "geomean", "min", "goal", "pending"]
+        assert table.fixed_columns == 1
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert table.scroll_x > 0
+        shown = app.export_screenshot()
+        assert names[0] in shown  # the campaign column stays
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert table.scroll_x == 0

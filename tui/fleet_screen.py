@@ -30,6 +30,8 @@ class FleetScreen(Screen):
         Binding("slash", "pick", "Ask"),
         Binding("i", "ask", "Text"),
         Binding("question_mark", "help", "Help"),
+        Binding("less_than_sign", "table_scroll(-1)", "Columns", key_display="<>"),
+        Binding("greater_than_sign", "table_scroll(1)", "Columns", show=False),
     ]
 
     def __init__(self, fleet_dir: Path, clock: Callable[[], float], *, poll: bool = False,
@@ -54,6 +56,9 @@ class FleetScreen(Screen):
         yield FleetTable(id="fleet-table")
         yield Static(id="fleet-detail")
         yield KeyHints("fleet", id="keys")
+
+    def action_table_scroll(self, delta: int) -> None:
+        self.query_one(FleetTable).scroll_columns(delta)
 
     def on_mount(self) -> None:
         self.refresh_rows()

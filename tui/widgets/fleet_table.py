@@ -8,10 +8,14 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
-COLUMNS = [("campaign", "campaign"), ("task", "task"), ("agent", "agent"),
-           ("questions", "q"), ("state", "state"), ("evals", "evals"),
-           ("geomean", "geomean"), ("min", "min"), ("goal", "goal"), ("trigger", "trigger"),
-           ("pending", "pending"), ("cost", "cost"), ("gpu", "gpu")]
+from socratic.tui.widgets.column_scroll import scroll_columns
+
+# what a glance needs first (at 80 columns the rest is a `>` away); the name stays put
+COLUMNS = [("campaign", "campaign"), ("state", "state"), ("evals", "evals"),
+           ("geomean", "geomean"), ("min", "min"), ("goal", "goal"), ("pending", "pending"),
+           ("questions", "q"), ("trigger", "trigger"), ("agent", "agent"), ("task", "task"),
+           ("cost", "cost"), ("gpu", "gpu")]
+FIXED = 1
 
 # pass/fail and waiting are words and symbols, never colour alone
 STATE_MARK = {"running": "▶", "starting": "▶", "paused": "‖", "waiting": "?",
@@ -43,19 +47,20 @@ def cells(row: Any) -> list[Any]:
         goal = f"{row.goal:g}x" + (" ✓ met" if row.met else "")
     best_min = _x(row.best_min)
     miss = row.goal is not None and row.best_min is not None and row.best_min < row.goal
-    return [row.name, row.task, row.agent, row.questions, state_text(row),
-            str(row.evaluations), _x(row.best_geomean),
+    return [row.name, state_text(row), str(row.evaluations), _x(row.best_geomean),
             Text(best_min + (" ▼" if miss else ""), style="yellow" if miss else ""), goal,
-            row.last_trigger or "-",
-            Text(str(row.pending), style="bold") if row.pending else "0",
+            Text(str(row.pending), style="bold") if row.pending else "0", row.questions,
+            row.last_trigger or "-", row.agent, row.task,
             f"${row.cost_usd:.2f}", row.gpu if row.gpu is not None else (row.job or "-")]
 
 
 class FleetTable(DataTable):
+    """`scroll_columns` (the screen's < and >): sideways by whole columns."""
+
     DEFAULT_CSS = "FleetTable { height: 1fr; scrollbar-size-vertical: 1; }"
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(cursor_type="row", zebra_stripes=False, fixed_columns=FIXED, **kwargs)
         self._shown: dict[str, list[str]] = {}
 
     def on_mount(self) -> None:
@@ -75,6 +80,9 @@ class FleetTable(DataTable):
                     if before != now:
                         self.update_cell(row.name, key, value, update_width=True)
             self._shown[row.name] = plain
+
+    def scroll_columns(self, delta: int) -> None:
+        scroll_columns(self, FIXED, delta)
 
     @property
     def current(self) -> str | None:

@@ -10,7 +10,7 @@ from textual.widgets import Static
 HINTS = {
     "watch": [("/", "ask"), ("i", "text"), ("p", "pause"), ("e", "eval"), ("x", "stop"),
               ("a", "auto"), ("c", "copy"), ("?", "help"), ("^q", "quit")],
-    "fleet": [("enter", "open"), ("/", "ask"), ("i", "text"), ("?", "help"), ("^q", "quit")],
+    "fleet": [("enter", "open"), ("/", "ask"), ("i", "text"), ("<>", "columns"), ("?", "help"), ("^q", "quit")],
     "replay": [("space", "play"), ("←→", "step"), ("[]", "eval"), ("{}", "question"),
                ("+-", "speed"), ("home/end", ""), ("c", "copy"), ("?", "help"), ("^q", "quit")],
 }

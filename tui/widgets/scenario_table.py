@@ -23,6 +23,7 @@ from textual.widgets import DataTable
 
 from socratic.tui import format as fmt
 from socratic.tui.state import CampaignState, ScenarioRow
+from socratic.tui.widgets.column_scroll import scroll_columns
 
 # (key, header, width incl. the gap, right-aligned); speedup sits next to the id so that it
 # stays visible at 80 columns; the id column sizes itself to the ids
@@ -223,20 +224,8 @@ class ScenarioTable(DataTable):
         self.notify(f"scenarios sorted: {SORT_LABELS[self.sort_mode]}", timeout=2)
 
     def scroll_columns(self, delta: int) -> None:
-        """Sideways by `delta` columns (the fixed ok and scenario columns stay): each
-        step lands on a column's start, so no column shows cut in half."""
-        starts, x = [], 0
-        for col in list(self.columns.values())[FIXED:]:
-            starts.append(x)
-            x += col.get_render_width(self)
-        here = round(self.scroll_x)
-        ahead = [s for s in starts if (s > here if delta > 0 else s < here)]
-        if not ahead:
-            target = self.max_scroll_x if delta > 0 else 0
-        else:
-            target = ahead[min(abs(delta), len(ahead)) - 1] if delta > 0 else \
-                ahead[-min(abs(delta), len(ahead))]
-        self.scroll_to(x=min(target, self.max_scroll_x), animate=False, immediate=True)
+        """Sideways by `delta` columns; the fixed ok and scenario columns stay."""
+        scroll_columns(self, FIXED, delta)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         col = str(event.column_key.value)
