@@ -429,3 +429,43 @@ def test_a_full_disk_at_an_import_records_nothing_half(tmp_path, monkeypatch):
         assert not list(sess.rglob("*.tmp")) and not list((sess / "evals").iterdir())
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_campaign_on_a_disk_that_fills_ends_in_one_line(tmp_path):
+    # `socratic run --headless` died with a traceback, no campaign.end, its last line cut
+    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from tests.test_harness_cli import socratic as run_socratic
+
+    disk = tmp_path / "disk"
+    if not _tmpfs(disk, "3m"):
+        pytest.skip("needs root and tmpfs to fill a small disk")
+    try:
+        task = make_task(tmp_path)
+        script = [{"delay": 1.5, "text": "Trying a faster variant.",
+                   "tools": [("write_file", {"path": "candidate.cu",
+                                             "content": candidate_source(1.5)})]},
+                  {"text": "done"}]
+        with FakeAnthropic(script) as api:
+            r = run_socratic("run", str(task), "--headless", "--session-dir",
+                             str(disk / "s"), api=api)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not (disk / "s" / "events.jsonl").exists():
+                time.sleep(0.05)
+            with open(disk / "filler", "wb") as fh:  # the disk fills while the model thinks
+                try:
+                    while True:
+                        fh.write(b"\0" * 65536)
+                        fh.flush()
+                except OSError:
+                    pass
+            _, err = r.communicate(timeout=120)
+        text = err.decode()
+        assert r.returncode == 2 and "Traceback" not in text, text
+        assert text.strip().splitlines()[-1].startswith("socratic: error:"), text
+        assert "No space left" in text.strip().splitlines()[-1]
+        raw = (disk / "s" / "events.jsonl").read_bytes()
+        assert raw.endswith(b"\n")
+        for line in raw.splitlines():
+            json.loads(line)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
