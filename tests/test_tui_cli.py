@@ -83,7 +83,8 @@ def test_cli_module_is_cheap_to_import():
 class Tmux:
     def __init__(self, name: str, cmd: str, width: int = 100, height: int = 30) -> None:
         self.sock = f"socratic-test-{os.getpid()}-{name}"
-        env = "env TERM=xterm-256color COLORTERM= TEXTUAL_ANIMATIONS=none"
+        # COLUMNS/LINES from the test runner would override the pane's own size
+        env = "env -u COLUMNS -u LINES TERM=xterm-256color COLORTERM= TEXTUAL_ANIMATIONS=none"
         subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-s", "t", "-x",
                         str(width), "-y", str(height), f"cd {ROOT} && {env} {cmd}; echo EXITED rc=$?; sleep 30"],
                        check=True)
@@ -111,6 +112,8 @@ class Tmux:
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
 
+
+from tests.test_tui_fleet import fleet  # noqa: E402, F401 - the fixture
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -181,3 +184,42 @@ def test_watch_and_replay_without_a_terminal_say_so(tmp_path):
         r = socratic(verb, str(demo_session_dir()))
         assert_one_line_error(r, "needs a terminal")
         assert "\x1b" not in r.stdout
+
+
+@needs_tmux
+def test_real_terminal_attention_campaign_at_160x45_and_ctrl_c():
+    # issue 27: the header ended `err×   TF/s bo`, the table at End was a correctness-only
+    # run, the plot followed the baseline (2.99x); replay keys said nothing; ctrl+c a toast
+    tm = Tmux("fa3", f"{sys.executable} -m socratic replay fa3-h200 --no-mouse", 160, 45)
+    try:
+        tm.wait_for("event ")
+        tm.keys("End")
+        tm.wait_for("event 6864/6864")
+        screen = tm.wait_for(" bound")  # the pane is fitted once the table has laid out
+        header = next(ln for ln in screen.splitlines() if " scenario " in ln and "speedup" in ln)
+        assert header.rstrip().endswith("bound"), header
+        assert "d128-s1k-b16-h16-full" in screen and "0.96×" in screen
+        assert "campaign 03:42 (session 4)" in screen
+        tm.keys("x")
+        tm.wait_for("read-only")
+        tm.keys("C-c")
+        tm.wait_for("EXITED rc=0", timeout=10)
+    finally:
+        tm.close()
+
+
+@needs_tmux
+def test_real_terminal_fleet_at_80_columns(tmp_path, fleet):  # noqa: F811 - the fixture
+    rel, names = fleet
+    d = tmp_path / rel
+    tm = Tmux("fleet", f"{sys.executable} -m socratic watch {d} --no-mouse", 80, 24)
+    try:
+        screen = tm.wait_for(names[0])
+        assert "goal" in screen and "geomean" in screen  # the glance's columns, at 80
+        tm.keys(">", ">", ">", ">", ">")   # a column at a time, to the last ones
+        screen = tm.wait_for("cost")
+        assert names[0] in screen
+        tm.keys("C-q")
+        tm.wait_for("EXITED rc=0", timeout=10)
+    finally:
+        tm.close()
