@@ -10,6 +10,7 @@ Cheap to import: registered by the harness's cli module.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,27 @@ def handle_retract(args) -> int:
     what = "the comparisons of evaluation(s)" if part == "comparisons" else "evaluation(s)"
     print(f"socratic: retracted {what} {number_runs(event['evals'])} of {session} "
           f"(event seq {event['seq']})", file=sys.stderr)
+    cited = bank_entries_citing(session.name, event["evals"])
+    if cited:
+        # a trace resting on what was taken back no longer stands: say which, and how to
+        # judge them again (`--write` there demotes what it no longer confirms)
+        print(f"socratic: bank entries citing those evaluations as evidence: "
+              f"{', '.join(cited)}; `socratic bank trace {shlex.quote(str(given))}` judges "
+              f"them again", file=sys.stderr)
     return 0
+
+
+def bank_entries_citing(session_name: str, ns: list[int]) -> list[str]:
+    """Ids of the bank's entries whose evidence names one of the session's evaluations."""
+    from socratic.bank import load_bank
+    from socratic.bank.model import BankError
+
+    files = {f"{session_name}/evals/{n:04d}.json" for n in ns}
+    try:
+        bank = load_bank()
+    except BankError:
+        return []
+    return sorted(e.id for e in bank.entries if files & set(e.evidence))
 
 
 def retract(session: Path, ns: list[int], part: str, why: str) -> dict[str, Any]:

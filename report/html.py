@@ -138,7 +138,8 @@ def scenario_plot(Figure: Any, r: SessionReport) -> str:
         ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(1.01, 0.0))
     ax.margins(x=0.12)
     ax.set_xlabel(f"speedup vs {against} (x)")
-    ax.set_title(f"best evaluation #{r.best_evaluation}: speedup per scenario", fontsize=11)
+    ax.set_title(f"best evaluation #{r.best_evaluation} (highest min, then geomean): "
+                 f"speedup per scenario", fontsize=11)
     ax.grid(axis="x", alpha=.3)
     return _svg(fig)
 

@@ -358,3 +358,14 @@ def test_fleet_rows_drop_a_retracted_best(tmp_path, capsys):
     for line in (s / "events.jsonl").read_text().splitlines():
         summary.feed(json.loads(line))
     assert summary.best == (1.10, 1.20) and summary.evaluations == 3
+
+
+def test_a_retraction_names_the_bank_entries_it_undoes(tmp_path, capsys):
+    # comparison.where-it-wins is a trace on fa3-h200's evaluations 23 and 36: retracting
+    # 36 in a copy says so, and how to judge it again
+    s = copy_fa3(tmp_path)
+    code, err = retract(capsys, s, 36, "--why", "a test of the notice")
+    assert code == 0, err
+    assert any("comparison.where-it-wins" in ln and "bank trace" in ln for ln in err), err
+    code, err = retract(capsys, s, 2, "--why", "cited by nothing")
+    assert code == 0 and len(err) == 1, err
