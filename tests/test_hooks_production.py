@@ -356,6 +356,17 @@ def test_kill_9_at_any_moment_loses_no_question_and_asks_none_twice(tmp_path, cl
 
 # ------------------------------------------------------------------ a full disk
 
+def fill(disk: Path) -> None:
+    """Write to `disk` until it is full."""
+    with open(disk / "filler", "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+
+
 def _tmpfs(path: Path, size: str) -> bool:
     if not shutil.which("mount") or os.geteuid() != 0:
         return False
@@ -375,13 +386,7 @@ def test_a_full_disk_is_one_line_and_the_stop_is_refused(tmp_path, mode):
         env, cmd = env_for(mode), commands(ws)
         assert hook(cmd["post-tool"], ws, tool(ws, 0), env).returncode == 0
         filler = disk / "filler"
-        with open(filler, "wb") as fh:  # fill it
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-                    fh.flush()
-            except OSError:
-                pass
+        fill(disk)
         before = (sess / "events.jsonl").read_bytes()
         r = hook(cmd["post-tool"], ws, tool(ws, 1), env)
         # exit 1, or 0 when the answer went out before the state could not be saved
@@ -414,13 +419,7 @@ def test_a_full_disk_at_an_import_records_nothing_half(tmp_path, monkeypatch):
         monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
         sess, _ = attach_rmsnorm(disk)
         use(sess, 1)
-        with open(disk / "filler", "wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-                    fh.flush()
-            except OSError:
-                pass
+        fill(disk)
         before = (sess / "events.jsonl").read_bytes()
         code, out, err = cli("hook", "evaluate", "--session", str(sess), "--import", str(SRC[1]))
         assert code == 2 and err.count("\n") == 1 and "No space left" in err, err
@@ -451,13 +450,7 @@ def test_a_campaign_on_a_disk_that_fills_ends_in_one_line(tmp_path):
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not (disk / "s" / "events.jsonl").exists():
                 time.sleep(0.05)
-            with open(disk / "filler", "wb") as fh:  # the disk fills while the model thinks
-                try:
-                    while True:
-                        fh.write(b"\0" * 65536)
-                        fh.flush()
-                except OSError:
-                    pass
+            fill(disk)
             _, err = r.communicate(timeout=120)
         text = err.decode()
         assert r.returncode == 2 and "Traceback" not in text, text
