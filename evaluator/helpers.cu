@@ -39,14 +39,19 @@ template <> __device__ __forceinline__ float to_float(__half v) { return __half2
 
 // An input distribution beyond the buffer's own (task.toml [[distributions]]): all of it
 // times `scale`; `count` of every `period` elements times `factor` (outlier channels);
-// each row of `row_len` elements times 2^e, e drawn per row in [-spread, spread].
+// each row of `row_len` elements times 2^e, e drawn per row in [-spread, spread] (rows 0
+// and 1 at +spread and -spread).
 template <typename T>
 __device__ void transform(T* p, uint64_t n, float scale, uint64_t period, uint64_t count, float factor,
                           uint64_t row_len, int spread, uint64_t seed) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
     float v = to_float<T>(p[i]) * scale;
     if (period && (i % period) < count) v *= factor;
-    if (row_len) v *= exp2f((float)((int)(mix64(seed ^ (i / row_len)) % (uint64_t)(2 * spread + 1)) - spread));
+    if (row_len) {   // rows 0 and 1 at the two extremes, so that a one-row scenario meets one too
+      const uint64_t r = i / row_len;
+      const int e = r == 0 ? spread : r == 1 ? -spread : (int)(mix64(seed ^ r) % (uint64_t)(2 * spread + 1)) - spread;
+      v *= exp2f((float)e);
+    }
     p[i] = from_float<T>(v);
   }
 }

@@ -146,3 +146,15 @@ def test_the_candidate_process_confines_itself(tmp_path):
     assert not (tmp_path / "poison").exists()
 
 
+
+
+def test_timed_samples_use_the_first_distributions_input_sets_only():
+    """Timed runs rotate over the input sets of the task's first distribution (the inputs
+    its comparisons are timed on); the other distributions are for correctness."""
+    from socratic.evaluator.worker import sample_sets, timed_sets
+
+    dists = ["normal", "large_logits", "outlier_channels"]
+    assert timed_sets(dists) == [0]
+    assert timed_sets(["normal", "extreme_rows", "normal"]) == [0, 2]
+    assert [sample_sets([0, 2], i, 3) for i in range(3)] == [(0, 2, 0), (2, 0, 2), (0, 2, 0)]
+    assert sample_sets([0], 5, 1) == (0,)
