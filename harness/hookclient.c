@@ -193,7 +193,7 @@ int main(int argc, char **argv) {
     const char *off = getenv("SOCRATIC_HOOK_SERVER");
     if (off && !strcmp(off, "0")) fallback();
     struct stat st;
-    if (stat(session, &st) != 0) fallback();
+    if (stat(session, &st) != 0) fallback();  /* (the Python client starts the server) */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof addr.sun_path, "/tmp/socratic-%u/%lx-%lx.sock",
              (unsigned)getuid(), (unsigned long)st.st_dev, (unsigned long)st.st_ino);

@@ -270,6 +270,7 @@ def main(argv: list[str]) -> int:
             return fallback(rest, flags, payload, event, block)  # its one-line error
     if os.environ.get("SOCRATIC_HOOK_SERVER") == "0":  # asked for: every hook on its own
         return fallback(rest, flags, payload, event, block)
+    session = os.path.abspath(session)  # the server starts in the session folder
     try:
         path = socket_path(session)
     except OSError:

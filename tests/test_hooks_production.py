@@ -462,3 +462,14 @@ def test_a_campaign_on_a_disk_that_fills_ends_in_one_line(tmp_path):
             json.loads(line)
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_relative_session_in_the_environment_still_reaches_the_server(tmp_path, client):
+    a = make(tmp_path)
+    ws, sess = a.session.workspace, a.session.dir
+    env = dict(env_for("server"), SOCRATIC_SESSION="s")   # relative to the hook's cwd
+    r = subprocess.run(["sh", "-c", commands(ws)["post-tool"]], input=json.dumps(tool(tmp_path, 1)),
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "serving" in (sess / "hookserver.log").read_text()
+    assert [e["id"] for e in of(sess, "tool.call")] == ["t-1"]
