@@ -292,6 +292,26 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
         return out
 
 
+def settle(camp: Attached, path: str, quiet_s: float = 0.15, most_s: float = 1.0) -> None:
+    """Wait until the transcript at `path` exists and has not grown for `quiet_s` (at most
+    `most_s`): an agent writes its transcript in batches, after the tool has started."""
+    if not path:
+        return
+    deadline = time.monotonic() + most_s
+    last, since = -2, time.monotonic()
+    while time.monotonic() < deadline:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = -1   # not written yet
+        if size != last:
+            last, since = size, time.monotonic()
+        elif size >= 0 and time.monotonic() - since >= quiet_s:
+            return
+        with camp.outside():
+            time.sleep(0.02)
+
+
 def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     """The workspace's `./evaluate` without a session server: an evaluation the agent runs
     itself, logged and numbered like the campaign's; returns (exit code, the table the
@@ -304,7 +324,10 @@ def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
 def evaluate_on(camp: Attached, set_name: str | None) -> str:
     """`./evaluate` on an open campaign: the table the agent reads."""
     camp.resume("the agent ran an evaluation")
-    # what the agent said before it ran this comes first in the log
+    # what the agent said before it ran this comes first in the log; its agent may still
+    # be writing that message to the transcript (a hook's client now starts in
+    # milliseconds): wait for the file to settle, briefly
+    settle(camp, camp.state.transcript)
     camp.read_transcript(agentspec.load(camp.settings.agent).transcript,
                          camp.state.transcript or None)
     return camp.evals.table(camp.evaluate(set_name, source="agent"))
