@@ -153,6 +153,7 @@ class EventLog:
     fsync_every_s: float = 0.0
     _last_sync: float = field(default=0.0, repr=False)
     _size: int = field(default=-1, repr=False)  # file size after our last append
+    _dirty: bool = field(default=False, repr=False)  # appended since the last fsync
 
     @classmethod
     def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> EventLog:
@@ -190,8 +191,17 @@ class EventLog:
             if self.fsync_every_s <= 0 or now - self._last_sync >= self.fsync_every_s:
                 os.fsync(fh.fileno())
                 self._last_sync = now
+                self._dirty = False
+            else:
+                self._dirty = True
             self._size = size + len(data)
         return event
+
+    def sync_if_behind(self) -> None:
+        """fsync the log if an event appended since the last fsync is not on disk yet (a
+        writer that batches fsyncs calls it when idle)."""
+        if self._dirty:
+            self.sync()
 
     def sync(self) -> None:
         """fsync the log now (e.g. at the end of a campaign)."""
@@ -202,6 +212,7 @@ class EventLog:
             finally:
                 os.close(fd)
         self._last_sync = time.monotonic()
+        self._dirty = False
 
 
 def inject(session_dir: Path, command: dict[str, Any]) -> None:

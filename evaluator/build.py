@@ -77,9 +77,9 @@ class BuildResult:
 
 
 def cache_root() -> Path:
-    root = os.environ.get("SOCRATIC_CACHE")
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "socratic"
-    return base / "builds"
+    from socratic.gpulock import cache_base
+
+    return cache_base() / "builds"
 
 
 def find_nvcc() -> str:

@@ -221,10 +221,9 @@ def compiled_client() -> Path | None:
     if cc is None or not src.is_file():
         return None
     data = src.read_bytes()
-    root = os.environ.get("SOCRATIC_CACHE")
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or
-                                        Path.home() / ".cache") / "socratic"
-    out = base / "hookclient" / f"hookclient-{hashlib.sha256(data).hexdigest()[:16]}"
+    from socratic.gpulock import cache_base
+
+    out = cache_base() / "hookclient" / f"hookclient-{hashlib.sha256(data).hexdigest()[:16]}"
     if out.is_file() and os.access(out, os.X_OK):
         return out
     try:

@@ -156,7 +156,7 @@ class Evaluations:
         for i, row in enumerate(result.scenarios):
             self._scenario(n, i + 1, len(result.scenarios), row)
         ev = self._end(n, sha, result.set, "import", result.to_dict(), result, result.exit_code,
-                       None, None, "", imported=imported)
+                       None, None, "", saved=True, imported=imported)
         self.triggers.on_eval(ev)
         return ev
 
@@ -185,15 +185,17 @@ class Evaluations:
 
     def _end(self, n: int, sha: str, set_name: str | None, source: str, doc: dict[str, Any],
              result: EvalResult | None, code: int, error: str | None, seconds: float | None,
-             stderr: str, **extra: Any) -> Evaluation:
-        """Save the result as evals/NNNN.json, add it to the history, log eval.end."""
+             stderr: str, saved: bool = False, **extra: Any) -> Evaluation:
+        """Save the result as evals/NNNN.json (unless `saved` already), add it to the
+        history, log eval.end."""
         # a candidate can smuggle text into its build log (e.g. #include of a /proc file)
         clean = redacted(doc, self.redact)
         if clean is not doc:
             doc = clean
             result = parse_eval(doc) if result is not None else None
         rel = f"evals/{n:04d}.json"
-        write_json_atomic(self.session.dir / rel, doc)  # never left half-written
+        if not saved:
+            write_json_atomic(self.session.dir / rel, doc)  # never left half-written
         ev = Evaluation(n, sha, set_name, result, code, rel, error, seconds or 0.0,
                         stderr[-4000:])
         self.history.add(ev)

@@ -213,10 +213,8 @@ class HookServer:
 
     def sync(self) -> None:
         """fsync the log when it has events newer than the last fsync (between hooks)."""
-        log = self.camp.log.log
-        if log._size > 0 and log._last_sync < self.last_request:
-            with suppress(OSError):
-                log.sync()
+        with suppress(OSError):
+            self.camp.log.log.sync_if_behind()
 
     def done(self) -> bool:
         with self.lock:

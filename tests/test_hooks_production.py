@@ -473,3 +473,16 @@ def test_a_relative_session_in_the_environment_still_reaches_the_server(tmp_path
     assert r.returncode == 0, r.stderr
     assert "serving" in (sess / "hookserver.log").read_text()
     assert [e["id"] for e in of(sess, "tool.call")] == ["t-1"]
+
+
+def test_hook_serve_by_hand_on_bad_input_is_one_line(tmp_path):
+    for args in (["--session", str(tmp_path / "nope")], []):
+        r = subprocess.run([sys.executable, "-m", "socratic", "hook", "serve", *args],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        assert r.returncode in (1, 2) and r.stderr.count("\n") == 1, r.stderr
+        assert "Traceback" not in r.stderr and "session" in r.stderr
+    # a campaign by hand has no hooks to serve
+    a = attach(make_task(tmp_path), "manual", fake_config(), session_dir=tmp_path / "m")
+    r = subprocess.run([sys.executable, "-m", "socratic", "hook", "serve", "--session",
+                        str(a.session.dir)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "by hand" in r.stderr and r.stderr.count("\n") == 1, r.stderr
