@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from socratic.contracts import build_event
+from socratic.contracts import InboxCommand, build_event, command_line
 
 EVENTS_FILE = "events.jsonl"
 INBOX_FILE = "inbox.jsonl"
@@ -215,6 +215,6 @@ class EventLog:
         self._dirty = False
 
 
-def inject(session_dir: Path, command: dict[str, Any]) -> None:
+def inject(session_dir: Path, command: InboxCommand) -> None:
     """Append one command to a session's inbox (question or control)."""
-    append_jsonl(Path(session_dir) / INBOX_FILE, command)
+    append_jsonl(Path(session_dir) / INBOX_FILE, command_line(command))

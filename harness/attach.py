@@ -22,11 +22,11 @@ from pathlib import Path
 
 from socratic.errors import InputError
 from socratic.harness import agentspec
-from socratic.harness.attached import ATTACH_KEY, AttachSettings, env_secrets, start_fields
+from socratic.harness.attached import AttachSettings, env_secrets, start_fields
 from socratic.harness.config import Config
 from socratic.harness.hooks import MARKER
 from socratic.harness.prompt import DEFAULT_BANNED
-from socratic.harness.session import Session, write_json_atomic
+from socratic.harness.session import Session
 from socratic.harness.sessionlog import SessionLog
 from socratic.harness.task import Goal, Task
 from socratic.harness.tools import scrubbed_env
@@ -114,11 +114,13 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
            model: str | None = None, wait_s: float = 3000.0) -> Attachment:
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
-    from socratic.harness.campaign import (bank_suggester, goal_scenarios, gpu_info,
-                                           has_comparison, versions)
     from socratic.harness.evaluation import list_sets
+    from socratic.harness.startup import (bank_suggester, goal_scenarios, gpu_info,
+                                          has_comparison, versions)
 
     spec = agentspec.load(agent)
+    # a stalled agent waits for the engineer's question (as long as its hook may wait)
+    config.wait_for_human = True
     # the hooks run the evaluator with the agent's PATH: a bare `python` there may be
     # another interpreter, so it is found now, as it is here
     config.evaluator = resolved_command(config.evaluator)
@@ -147,8 +149,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
                               timeouts_s=hook_timeouts(config, wait_s), wait_s=wait_s,
                               cc=(gpu or {}).get("cc"), has_comparison=comparison)
     saved = session.load_config()
-    saved[ATTACH_KEY] = asdict(settings)
-    write_json_atomic(session.config_file, saved)
+    saved.attach = asdict(settings)
+    session.save_config(saved)
     write_workspace(session, spec, task, goal, goal_set, ids, settings, eval_task_arg(src))
     # Session.create claimed the session; from here on it is written as the hooks write it,
     # one claim per process (so that --launch's agent can take turns with this one)

@@ -84,7 +84,7 @@ def handle_attach(args) -> int:
     if args.launch and by_hand(args.agent):
         raise InputError(f"--launch: --agent {args.agent} has no agent to start (it prints "
                          f"the commands that drive the campaign)")
-    data = {**goal_overrides(args), "wait_for_human": True}
+    data = goal_overrides(args)
     if args.model:
         data["model"] = args.model
     config = Config.from_dict({k: v for k, v in data.items() if v is not None})

@@ -4,12 +4,10 @@ process that holds the session (socratic.ownership, as a campaign does; harness/
 rebuilds the campaign's pieces from the event log and its state files, acts, and saves the
 state back before it lets go.
 
-The pieces are the campaign's own: the inbox and its controls (inbox.py, state.json), the
-evaluations service (evaluations.py), the triggers with the bank (triggers.Triggers), the
-stop-hook judgement and stall count (stophook.py), rebuilt as `--resume` rebuilds them
-(resume.py). What only a hook-driven campaign needs between two calls (transcript offsets,
-the stop counters, the detectors' state that replaying evaluations cannot give) is kept
-in attach.json.
+The rules are the campaign's own (engine.py), over its pieces rebuilt as `--resume`
+rebuilds them (resume.py). What a hook call leaves for the next is kept in attach.json:
+the engine's `Marks`, and what only a hook-driven campaign needs (transcript offsets, the
+texts already logged, the last refusal).
 """
 
 from __future__ import annotations
@@ -25,23 +23,11 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from socratic.contracts import (
-    AgentText,
-    CampaignEnd,
-    CampaignStart,
-    CampaignResume,
-    EvalEnd,
-    Event,
-    StopHook,
-    ToolCall,
-    Trigger,
-    Usage,
-    read_events,
-)
+from socratic.contracts import AgentText, CampaignStart, Event, Usage, read_events
 from socratic.errors import InputError
 
-from socratic.harness import prompt
 from socratic.harness.config import Config, cost_usd
+from socratic.harness.engine import MARK_FIELDS, Engine, Marks
 from socratic.harness.evaluation import Evaluation
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox, Saved, Taken
@@ -49,12 +35,10 @@ from socratic.harness.record import Recorder
 from socratic.harness.resume import resume_state
 from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.sessionlog import SessionLog
-from socratic.harness.stophook import StopAttempts
 from socratic.harness.task import Goal, Task
 from socratic.harness.tools import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.triggers import Suggester, Triggers
 
-ATTACH_KEY = "attach"          # config.json section of an attached session
 HOOK_STATE = "attach.json"     # what one hook call leaves for the next
 
 
@@ -73,24 +57,14 @@ class AttachSettings:
 
 
 @dataclass
-class HookState:
-    """attach.json: what the campaign's pieces do not keep themselves between processes."""
+class HookState(Marks):
+    """attach.json: the engine's marks, and what reading the agent's transcripts needs."""
 
     transcripts: dict[str, int] = field(default_factory=dict)  # path -> offset read
     transcript: str = ""       # the path the last hook call named (./evaluate reads it too)
     echo: list[str] = field(default_factory=list)   # texts logged before the transcript had them
     text_keys: list[str] = field(default_factory=list)   # transcript texts that may repeat
     usage_ids: list[str] = field(default_factory=list)
-    in_a_row: int = 0          # StopAttempts: stop attempts in a row with no tool call between
-    calls_since: int = 0       # StopAttempts: tool calls since the last attempt
-    blocks: int = 0            # refused stops in a row with no tool call between them
-    recent_text: str = ""      # the agent's latest words, for the bank's suggestions
-    start_fired: bool = False
-    declared_last_at: int | None = None
-    explained_n: int = 0       # correctness_failure settled for evaluations up to this n
-    stop_requested: bool = False   # read from the inbox by a hook that could not act on it
-    eval_requested: bool = False
-    ended: str | None = None   # the campaign.end reason, while ended
     last_refusal: str = ""     # an agent may hand a refused stop's reason back as a prompt
 
     @classmethod
@@ -123,37 +97,10 @@ class HookState:
 
     @classmethod
     def rebuilt(cls, events: list[Event]) -> HookState:
-        """What the log says of the fields a hook keeps between calls (a state file lost or
-        damaged): the stop counters, the triggers' marks, whether the campaign has ended.
-        Transcript offsets are not in the log: the transcripts are read again, skipping
-        what the log has (`Attached.catch_up`)."""
-        st = cls()
-        n_evals = 0
-        for e in events:
-            if isinstance(e, EvalEnd):
-                n_evals += 1
-                last_n = e.n
-            elif isinstance(e, ToolCall):
-                st.calls_since += 1
-                st.blocks = 0
-            elif isinstance(e, StopHook):
-                st.in_a_row = st.in_a_row + 1 if st.calls_since == 0 and st.in_a_row else 1
-                st.calls_since = 0
-                st.blocks += 0 if e.met else 1
-            elif isinstance(e, Trigger):
-                if e.kind == "start":
-                    st.start_fired = True
-                elif e.kind == "declared_done":
-                    st.declared_last_at = n_evals
-                elif e.kind == "correctness_failure" and n_evals:
-                    st.explained_n = last_n
-            elif isinstance(e, AgentText):
-                st.recent_text = (st.recent_text + "\n" + e.text)[-4000:]
-            elif isinstance(e, CampaignEnd):
-                st.ended = e.reason
-            elif isinstance(e, CampaignResume):
-                st.ended, st.in_a_row, st.blocks = None, 0, 0
-        return st
+        """The marks as the log leaves them (a state file lost or damaged). Transcript
+        offsets are not in the log: the transcripts are read again, skipping what the log
+        has (`CatchUp`)."""
+        return cls(**asdict(Marks.rebuilt(events)))
 
 
 def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
@@ -167,7 +114,7 @@ def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
 
 def lazy_suggester(settings: AttachSettings) -> Suggester:
     """The bank's suggester, loaded only when a trigger fires (most hook calls fire none)."""
-    from socratic.harness.campaign import bank_suggester
+    from socratic.harness.startup import bank_suggester
 
     loaded: list[Suggester | None] = []
 
@@ -194,7 +141,7 @@ def check_set(session_dir: Path, set_name: str | None) -> None:
     task_dir = Session(session_dir).task_dir
     if not (task_dir / "task.toml").is_file():
         return
-    from socratic.harness.campaign import goal_scenarios
+    from socratic.harness.startup import goal_scenarios
 
     task = Task.load(task_dir)
     goal_scenarios({n: [sc.id for sc in scs] for n, scs in task.spec.sets.items()}, task, set_name)
@@ -228,32 +175,32 @@ def start_fields(settings: AttachSettings, task_name: str, goal: Goal, goal_set:
 
 
 class Attached:
+    """An attached session's campaign: the engine over its files, as one hook call (or a
+    session server between calls) holds it."""
+
     def __init__(self, session_dir: Path, secrets: list[str] | None = None) -> None:
         self.session = Session(Path(session_dir))
         saved = self.session.load_config()
-        if not isinstance(saved.get(ATTACH_KEY), dict):
+        if saved.attach is None:
             raise InputError(f"{self.session.config_file}: not an attached session "
                              f"(made by `socratic run`, not `socratic attach`)")
         try:
-            self.settings = AttachSettings(**saved[ATTACH_KEY])
+            self.settings = AttachSettings(**saved.attach)
         except TypeError as exc:
             raise InputError(f"{self.session.config_file}: its `attach` section is damaged "
                              f"({exc})") from None
-        self.config = Config.from_dict(saved.get("config") or {})
+        self.config = Config.from_dict(saved.config)
         self.task = Task.load(self.session.task_dir)
         self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
         self.goal_set = self.config.scenarios or self.task.default_set
-        self.task_hashes: dict[str, str] = dict(saved.get("task_hashes") or {})
-        src = saved.get("task_source")
-        self.task_source = Path(src) if src else None
+        self.task_hashes: dict[str, str] = dict(saved.task_hashes)
+        self.task_source = Path(saved.task_source) if saved.task_source else None
         self.log = SessionLog(self.session.dir, self.settings.start_epoch)
         secrets = env_secrets() if secrets is None else secrets
         self.redact = Redactor(secrets)
         self.env = scrubbed_env(secrets)
         self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
         self.state = HookState()
-        self.tool_calls = 0
-        self.turns = 0
         # a state file rebuilt from the log: transcripts are read again from their start,
         # skipping the texts (and the first model calls) the log already has
         self.catch_up: CatchUp | None = None
@@ -264,7 +211,6 @@ class Attached:
         parent = os.getppid()
         # whether whoever runs this hook still waits for its answer (the agent that ran it)
         self.caller_alive: Callable[[], bool] = lambda: os.getppid() == parent
-        self._taken: list[Taken] = []
         self._hook_state_written: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ opening
@@ -294,7 +240,7 @@ class Attached:
             if (self.session.dir / HOOK_STATE).exists():
                 self.emit("problem", where=HOOK_STATE,
                           error="damaged or of wrong types: rebuilt from the log")
-        st = self.state = loaded
+        self.state = loaded
         try:
             saved_state = json.loads(self.session.state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -303,33 +249,41 @@ class Attached:
             self.emit("problem", where="state.json",
                       error="damaged or of wrong types: rebuilt from the log and the inbox")
         rs = resume_state(events, saved_state, self.session.inbox)
-        self.tool_calls = rs.counters.tool_calls
-        self.turns = rs.counters.turns  # the agent's model calls seen (usage events)
-        auto = rs.saved.auto_questions
-        self.inbox = Inbox(self.session.inbox, self.session.state_file,
-                           auto_questions=self.config.auto_questions if auto is None else auto,
-                           saved=rs.saved, asked_ids=rs.asked_ids, asked_texts=rs.asked_texts)
-        self.inbox.stop_requested = st.stop_requested
-        self.inbox.eval_requested = st.eval_requested
-        self.triggers = Triggers(self.config.triggers, goal_set=self.goal_set,
-                                 inbox=self.inbox, emit=self.emit,
-                                 suggester=lazy_suggester(self.settings), against=self.goal.against)
-        self.triggers.recent_text = st.recent_text
-        self.evals = Evaluations(
-            self.session, evaluator=self.config.evaluator, timeout_s=self.config.eval_timeout_s,
-            env=self.env, redact=self.redact, emit=self.emit, goal=self.goal,
-            goal_set=self.goal_set, task_hashes=self.task_hashes, task_source=self.task_source,
-            triggers=self.triggers)
+        self.engine = Engine(
+            self.session, self.task, self.config, emit=self.emit, env=self.env,
+            redact=self.redact, suggester=lazy_suggester(self.settings),
+            task_hashes=self.task_hashes, task_source=self.task_source, resumed=rs,
+            marks=loaded, minutes=lambda: (time.time() - self.settings.start_epoch) / 60,
+            sync=self.log.sync)
+        self.engine.sleep = self._sleep
+        self.engine.caller_alive = lambda: self.caller_alive()
         self.evals.outside = lambda: self.outside()
         self.evals.inside = lambda: self.inside()
-        # replays the detectors, nothing fires
-        self.evals.restore(rs.eval_ends, rs.eval_seq, rs.retractions)
-        d = self.triggers.detectors
-        d.start.done = st.start_fired
-        d.declared.last_at = st.declared_last_at
-        if d.correctness.pending is not None and d.correctness.pending.n <= st.explained_n:
-            d.correctness.pending = None
-        self.stops = StopAttempts(st.in_a_row, st.calls_since)
+
+    # the engine's pieces, by their names
+    @property
+    def inbox(self) -> Inbox:
+        return self.engine.inbox
+
+    @property
+    def evals(self) -> Evaluations:
+        return self.engine.evals
+
+    @property
+    def triggers(self) -> Triggers:
+        return self.engine.triggers
+
+    @property
+    def ended(self) -> str | None:
+        return self.engine.ended
+
+    @property
+    def tool_calls(self) -> int:
+        return self.engine.counters.tool_calls
+
+    def _sleep(self, seconds: float) -> None:
+        with self.outside():  # other hooks are answered meanwhile
+            time.sleep(seconds)
 
     def recover_start(self, events: list[Event]) -> list[Event]:
         """A log without its campaign.start: empty (the attach was killed before it wrote
@@ -338,7 +292,7 @@ class Attached:
         if events or (self.session.events.exists() and self.session.events.stat().st_size):
             raise InputError(f"{self.session.events}: does not begin with campaign.start; "
                              f"not a campaign's log (nothing was written to it)")
-        from socratic.harness.campaign import versions
+        from socratic.harness.startup import versions
 
         self.emit("campaign.start", **start_fields(
             self.settings, self.task.name, self.goal, self.goal_set, self.config,
@@ -348,16 +302,10 @@ class Attached:
         return read_events(self.session.events)[0].events
 
     def save(self) -> None:
-        st, d = self.state, self.triggers.detectors
-        st.in_a_row, st.calls_since = self.stops.in_a_row, self.stops.calls_since
-        st.recent_text = self.triggers.recent_text
-        st.start_fired = d.start.done
-        st.declared_last_at = d.declared.last_at
-        if d.correctness.pending is None:
-            st.explained_n = max([st.explained_n] + [e.n for e in self.evals.history.evals])
-        st.stop_requested = self.inbox.stop_requested
-        st.eval_requested = self.inbox.eval_requested
-        data = asdict(st)
+        marks = self.engine.marks()
+        for name in MARK_FIELDS:
+            setattr(self.state, name, getattr(marks, name))
+        data = asdict(self.state)
         if data != self._hook_state_written or not (self.session.dir / HOOK_STATE).exists():
             write_json_atomic(self.session.dir / HOOK_STATE, data, fsync=False)
             self._hook_state_written = data
@@ -366,53 +314,18 @@ class Attached:
     # ------------------------------------------------------------------ the campaign's life
     def resume(self, why: str) -> None:
         """A hook call after campaign.end (the engineer typed into the agent): go on."""
-        if self.state.ended is None:
+        if self.engine.ended is None:
             return
         # the fields of a `run` resume (no conversation of ours: ctx and messages 0), and why
-        self.emit("campaign.resume", evaluations=len(self.evals.history),
-                  tool_calls=self.tool_calls, turns=self.turns, ctx=0, messages=0,
-                  reason=why, ended=self.state.ended)
-        self.state.ended = None
-        self.inbox.stop_requested = False
-        self.stops.reset()
-        self.state.blocks = 0
+        self.engine.resumed(ctx=0, messages=0, reason=why, ended=self.engine.ended)
 
     def end(self, reason: str, **extra: Any) -> None:
-        if self.state.ended is not None:
-            return
-        best = self.evals.history.best(self.goal, self.goal_set)
-        self.emit("campaign.end", reason=reason, evaluations=len(self.evals.history),
-                  tool_calls=self.tool_calls, best=best.to_record() if best else None, **extra)
-        self.log.sync()
-        self.state.ended = reason
+        self.engine.end(reason, **extra)
 
     def limit_reached(self) -> str | None:
-        c = self.config
-        if c.max_tool_calls is not None and self.tool_calls >= c.max_tool_calls:
-            return "max_tool_calls"
-        if c.max_turns is not None and self.turns >= c.max_turns:
-            return "max_turns"  # turns: the agent's model responses its transcript reported
-        if c.max_minutes is not None and \
-                (time.time() - self.settings.start_epoch) / 60 >= c.max_minutes:
-            return "max_minutes"
-        return None
-
-    def fire_start(self) -> None:
-        self.triggers.start(self.task.name, self.goal.describe())
-
-    def tool_done(self) -> None:
-        """A tool call was logged: it counts, and breaks a run of stop attempts."""
-        self.tool_calls += 1
-        self.stops.tool_call()
-        self.state.blocks = 0  # the agents count refusals afresh after a tool call
+        return self.engine.limit_reached()
 
     # ------------------------------------------------------------------ the agent's words
-    def agent_text(self, text: str) -> None:
-        if not text.strip():
-            return
-        self.emit("agent.text", text=text)
-        self.triggers.on_text(text, len(self.evals.history))
-
     def read_transcript(self, fmt: str, path: str | None) -> None:
         """Log what the agent wrote since the last call (text, and token usage)."""
         from socratic.harness.transcripts import read_new
@@ -434,7 +347,7 @@ class Attached:
             if self.catch_up is not None and self.catch_up.texts[text] > 0:
                 self.catch_up.texts[text] -= 1  # in the log already (state rebuilt)
                 continue
-            self.agent_text(text)
+            self.engine.agent_text(text)
         for u in chunk.usage:
             if u["id"] in st.usage_ids:
                 continue
@@ -444,10 +357,10 @@ class Attached:
                 continue
             model = u.pop("model") or self.config.model
             u.pop("id")
-            self.turns += 1
-            self.emit("usage", **u, model=model, cost_usd=round(cost_usd(
-                model, u["input_tokens"], u["output_tokens"], u["cache_read"],
-                u["cache_write"]), 6))
+            cost = round(cost_usd(model, u["input_tokens"], u["output_tokens"], u["cache_read"],
+                                  u["cache_write"]), 6)
+            self.engine.model_turn(cost)  # turns: the agent's model responses
+            self.emit("usage", **u, model=model, cost_usd=cost)
 
     def last_message(self, text: Any) -> None:
         """The agent's final words as the Stop payload has them: a transcript written
@@ -456,71 +369,12 @@ class Attached:
             return
         if self.triggers.recent_text.rstrip().endswith(text.strip()):
             return
-        self.agent_text(text)
+        self.engine.agent_text(text)
         self.state.echo = (self.state.echo + [text])[-5:]
-
-    # ------------------------------------------------------------------ inbox and questions
-    def poll_inbox(self) -> None:
-        self.inbox.poll(on_control=lambda action: self.emit("control", action=action))
-
-    def wait(self, until: Callable[[], bool], deadline: float) -> bool:
-        """Poll the inbox until `until()` holds or the deadline passes; returns until().
-        Gives up early when the agent that ran this hook is gone (orphaned)."""
-        while not until() and time.monotonic() < deadline and self.caller_alive():
-            with self.outside():
-                time.sleep(max(self.config.poll_s, 0.01))
-            self.poll_inbox()
-        return until()
-
-    def wait_while_paused(self, deadline: float) -> None:
-        ib = self.inbox
-        if ib.paused and not ib.stop_requested:
-            self.wait(lambda: not ib.paused or ib.stop_requested, deadline)
-
-    def run_requested_evaluation(self) -> None:
-        ib = self.inbox
-        if ib.eval_requested and not ib.stop_requested:
-            ib.eval_requested = False
-            ev = self.evals.run(self.goal_set, source="control")
-            ib.note("The engineer ran an evaluation of the current candidate:\n"
-                    + self.evals.table(ev))
-
-    def deliver(self) -> list[str]:
-        """Harness notes and questions due, as texts for the agent's answer. They count as
-        delivered (the questions logged) only once the answer was written: `settle`."""
-        taken = self.inbox.take()
-        if taken.notes or taken.questions:
-            self._taken.append(taken)
-        return list(taken.notes) + [prompt.question_message(q["text"], q.get("source", "human"),
-                                                            q.get("trigger"))
-                                    for q in taken.questions]
-
-    def deliver_now(self) -> list[str]:
-        """`deliver`, counted as delivered at once (by hand: the person reads them now)."""
-        texts = self.deliver()
-        self.settle(self.taken(), written=True)
-        return texts
-
-    def taken(self) -> list[Taken]:
-        """What `deliver` handed to the answer being made (the caller settles it)."""
-        out, self._taken = self._taken, []
-        return out
-
-    def settle(self, taken: list[Taken], written: bool) -> None:
-        """The answer holding `taken` reached the agent (its questions are logged as
-        asked) or did not (they are due again at the next hook)."""
-        for t in taken:
-            if written:
-                for q in t.questions:
-                    self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
-                              trigger=q.get("trigger"), source=q.get("source", "human"))
-            self.inbox.settle(t, delivered=written)
-
-    def human_question(self, text: str) -> None:
-        """Words the engineer typed into the agent directly: a human question."""
-        self.emit("question", text=text, bank_id=None, trigger=None, source="human")
-        self.inbox.asked_texts.append(text)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, set_name: str | None, source: str = "agent") -> Evaluation:
-        return self.evals.run(set_name or self.goal_set, source=source)
+        return self.engine.evaluate(set_name, source)
+
+    def settle(self, taken: list[Taken], written: bool) -> None:
+        self.engine.settle(taken, written)

@@ -15,19 +15,13 @@ the context handoff), resume.py (state rebuilt from the log).
 
 from __future__ import annotations
 
-import platform
-import re
-import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from socratic.bank.loader import load_bank
-from socratic.bank.rank import SuggestContext, arch_from_cc, suggest
 from socratic.contracts import ToolResult, read_events
 from socratic.errors import InputError
 from socratic.eventlog import EventLog
@@ -36,83 +30,16 @@ from socratic.harness import prompt
 from socratic.harness.agent import Agent, ContextTooLong, FatalAPIError, Response
 from socratic.harness.config import Config
 from socratic.harness.conversation import Conversation, handoff_seed
-from socratic.harness.evaluation import compact_table, list_sets
-from socratic.harness.evaluations import Evaluations
-from socratic.harness.inbox import Inbox
+from socratic.harness.engine import Engine, Marks
+from socratic.harness.evaluation import list_sets
 from socratic.harness.record import Recorder, TextStream
 from socratic.harness.resume import ResumeState, restart_messages, resume_state
 from socratic.harness.session import Session, repair_tail
-from socratic.harness.stophook import StopAttempts, judge_stop
+from socratic.harness.startup import (bank_suggester, goal_scenarios, gpu_info,
+                                      has_comparison, versions)
 from socratic.harness.task import Task, changed_files, restore
 from socratic.harness.tools import Redactor, Tools, scrubbed_env, tool_specs
-from socratic.harness.triggers import Suggester, Triggers
-
-
-def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
-    """bank.suggest over the bank (shipped and user files). A malformed user bank file is
-    bad input (InputError naming file:line), not a campaign that silently suggests nothing.
-    `cc`: the GPU's compute capability (nvidia-smi's, e.g. "10.0"), which picks the
-    arch-specific questions; unknown: hopper, the arch the shipped tasks build for."""
-    bank = load_bank()
-    arch = arch_from_cc(cc) or "hopper"
-
-    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
-        ctx = SuggestContext(arch=arch, has_comparison=has_comparison, asked=list(asked),
-                             recent_text=recent_text)
-        return [(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
-
-    return fn
-
-
-def has_comparison(task: Task, config: Config) -> bool:
-    goal = task.goal(config.goal_min_speedup, config.goal_against)
-    return goal.against != "baseline" or bool(task.spec.comparisons)
-
-
-def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,
-                   name: str | None) -> list[str]:
-    """The ids of the goal set `name`: a set of the evaluator's `--list`, or scenario ids
-    joined by commas (as `socratic eval --scenarios` takes them). InputError when the list
-    knows neither; when the evaluator could not list, task.toml's explicit ids."""
-    if sets is None or not name:
-        return (sets or {}).get(name or "") or task.scenario_ids(name)
-    if name in sets:
-        return sets[name]
-    known = {i for ids in sets.values() for i in ids}
-    ids = [i.strip() for i in name.split(",") if i.strip()]
-    if ids and all(i in known for i in ids):
-        return ids
-    raise InputError(f"--scenarios {name}: not a scenario set or id of task {task.name} "
-                     f"(sets: {', '.join(sets)})")
-
-
-def gpu_info() -> dict[str, Any] | None:
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=name,driver_version,compute_cap",
-                              "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=10).stdout.strip().splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if not out:
-        return None
-    parts = [p.strip() for p in out[0].split(",")]
-    return {"name": parts[0], "driver": parts[1] if len(parts) > 1 else None,
-            "cc": parts[2] if len(parts) > 2 else None, "count": len(out)}
-
-
-def versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for dist in ("socratic", "anthropic"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+from socratic.harness.triggers import Suggester
 
 
 def logged_output(session: Session, result: ToolResult) -> str:
@@ -138,28 +65,26 @@ class Campaign:
                  base_url: str | None = None, suggester: Suggester | None = None,
                  task_hashes: dict[str, str], task_source: Path | None = None,
                  agent: Agent | None = None, sets: dict[str, list[str]] | None = None,
-                 resumed: ResumeState | None = None) -> None:
+                 resumed: ResumeState | None = None, marks: Marks | None = None) -> None:
         resumed = resumed or ResumeState()
         secrets = [api_key] if api_key else []
         env = scrubbed_env(secrets)  # tools' and the evaluator's: no keys
         self.session = session
         self.task = task
         self.config = config
-        self.goal = task.goal(config.goal_min_speedup, config.goal_against)
-        self.goal_set = config.scenarios or task.default_set
         self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor(secrets)
         self.emit = Recorder(self.log, self.redact)
-        self.inbox = Inbox(session.inbox, session.state_file,
-                           auto_questions=config.auto_questions, saved=resumed.saved,
-                           asked_ids=resumed.asked_ids, asked_texts=resumed.asked_texts)
-        self.triggers = Triggers(config.triggers, goal_set=self.goal_set, inbox=self.inbox,
-                                 emit=self.emit, suggester=suggester, against=self.goal.against)
-        self.evals = Evaluations(session, evaluator=config.evaluator,
-                                 timeout_s=config.eval_timeout_s, env=env, redact=self.redact,
-                                 emit=self.emit, goal=self.goal, goal_set=self.goal_set,
-                                 task_hashes=task_hashes, task_source=task_source,
-                                 triggers=self.triggers)
+        self.engine = Engine(session, task, config, emit=self.emit, env=env,
+                             redact=self.redact, suggester=suggester, task_hashes=task_hashes,
+                             task_source=task_source, resumed=resumed, marks=marks or Marks(),
+                             minutes=lambda: (time.monotonic() - self.log.t0) / 60,
+                             sync=self.log.sync)
+        self.engine.sleep = self._wait_sleep
+        self.goal, self.goal_set = self.engine.goal, self.engine.goal_set
+        # the engine's pieces, by their names
+        self.inbox, self.evals = self.engine.inbox, self.engine.evals
+        self.triggers, self.counters = self.engine.triggers, self.engine.counters
         self.tools = Tools(session.workspace, env=env, output_cap=config.output_cap,
                            bash_timeout_s=config.bash_timeout_s, redact=self.redact,
                            evaluate=self.evals.tool)
@@ -173,11 +98,8 @@ class Campaign:
                                     sleep=self._retry_sleep)
         self.convo = Conversation(session, self.redact)
         self.text = TextStream(self.emit, config.text_flush_s)
-        self.stops = StopAttempts()
-        self.counters = resumed.counters
         self.pending: list[dict[str, Any]] = []       # content of the next user message
         self.context_tokens = 0                        # the last request's size
-        self.end_event: dict[str, Any] | None = None   # the campaign.end event, once logged
         # harness overhead per loop iteration (the overhead benchmark reads them)
         self.stats = {"model_s": 0.0, "tool_s": 0.0, "wait_s": 0.0}
         self.overheads: list[float] = []
@@ -227,11 +149,11 @@ class Campaign:
         for path in (session.events, session.messages):
             repair_tail(path)  # a line torn by the crash must not swallow the next one
         saved = session.load_config()
-        data = dict(saved.get("config") or {})
+        data = dict(saved.config)
         data.update({k: v for k, v in (overrides or {}).items() if v is not None})
         config = Config.from_dict(data)
-        hashes = dict(saved.get("task_hashes") or {})
-        source = Path(saved["task_source"]) if saved.get("task_source") else None
+        hashes = dict(saved.task_hashes)
+        source = Path(saved.task_source) if saved.task_source else None
         bad = changed_files(session.task_dir, hashes)
         if bad and source is not None:
             restore(source, session.task_dir, hashes, bad)
@@ -245,17 +167,15 @@ class Campaign:
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                task_hashes=hashes, task_source=source, resumed=r)
-        c.evals.restore(r.eval_ends, r.eval_seq, r.retractions)
+                task_hashes=hashes, task_source=source, resumed=r,
+                marks=Marks.rebuilt(parsed.events))
         ctx, messages = session.load_messages()
         kept, c.pending = restart_messages(messages, r.results,
                                            lambda res: logged_output(session, res))
         c.convo = Conversation(session, c.redact, ctx, kept)
         if len(kept) != len(messages):
             c.convo.rewrite()  # the unanswered user message goes out again, as pending
-        c.emit("campaign.resume", evaluations=len(c.evals.history),
-               tool_calls=c.counters.tool_calls, turns=c.counters.turns, ctx=ctx,
-               messages=len(kept), skipped=parsed.skipped or None)
+        c.engine.resumed(ctx=ctx, messages=len(kept), skipped=parsed.skipped or None)
         return c
 
     # ------------------------------------------------------------------ the loop
@@ -288,13 +208,11 @@ class Campaign:
                 signal.signal(signal.SIGTERM, prev)
 
     def _run(self) -> str:
-        self.triggers.start(self.task.name, self.goal.describe())
+        self.engine.fire_start()
         while True:
             self._iteration_stats()
-            self.safe_point()
-            if self.inbox.stop_requested:
-                return self.end("stopped")
-            reason = self.limit_reached()
+            self.engine.safe_point()
+            reason = self.engine.due_end()
             if reason:
                 return self.end(reason)
             self.deliver()
@@ -309,7 +227,7 @@ class Campaign:
                 self.handoff(f"the API refused the context: {str(exc)[:200]}")
                 continue
             self.convo.append("assistant", resp.content)
-            self.triggers.on_text(resp.text, len(self.evals.history))
+            self.engine.saw_text(resp.text)  # logged as it streamed (TextStream)
             if resp.tool_uses:
                 ended = self._run_tools(resp)
             elif resp.stop_reason == "max_tokens":
@@ -332,8 +250,7 @@ class Campaign:
             self.stats["model_s"] += time.monotonic() - t
         self.text.flush()
         u = resp.usage
-        self.counters.turns += 1
-        self.counters.cost_usd += u.get("cost_usd", 0.0)
+        self.engine.model_turn(u.get("cost_usd", 0.0))
         self.context_tokens = (u.get("input_tokens", 0) + u.get("cache_read", 0)
                                + u.get("cache_write", 0) + u.get("output_tokens", 0))
         self.emit("usage", **u, model=self.config.model, context_tokens=self.context_tokens)
@@ -342,86 +259,45 @@ class Campaign:
     def _run_tools(self, resp: Response) -> str | None:
         results: list[dict[str, Any]] = []
         for i, use in enumerate(resp.tool_uses):
-            reason = "stopped" if self.inbox.stop_requested else self.limit_reached()
+            reason = self.engine.due_end()
             if reason in ("max_tool_calls", "stopped"):
                 self.pending = results
                 return self.end(reason)
-            self.counters.tool_calls += 1
-            self.stops.tool_call()
-            self.emit("tool.call", id=use["id"], name=use["name"], input=use.get("input"))
+            tid = str(use["id"])
+            self.engine.tool_call(tid, use["name"], use.get("input"))
             t = time.monotonic()
             ok, out = self.tools.run(use["name"], use.get("input") or {})
             dt = time.monotonic() - t
             self.stats["tool_s"] += dt
-            self.emit("tool.result", id=use["id"], name=use["name"], ok=ok,
-                      seconds=round(dt, 3), **self._loggable(use["id"], out))
+            self.engine.tool_result(tid, use["name"], ok, out, dt)
             results.append({"type": "tool_result", "tool_use_id": use["id"], "content": out,
                             **({} if ok else {"is_error": True})})
             if i < len(resp.tool_uses) - 1:
-                self.safe_point()  # pause takes effect after the current tool call
+                self.engine.safe_point()  # pause takes effect after the current tool call
         self.pending = results
         return None
 
-    def _loggable(self, tool_id: str, out: str) -> dict[str, Any]:
-        """A tool's output for the log: inline, or its head and the full text in a blob."""
-        cap = self.config.log_output_cap
-        if len(out) <= cap:
-            return {"output": out}
-        blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tool_id))[:80] + ".txt"
-        (self.session.dir / blob).write_text(out, encoding="utf-8")
-        return {"output": out[:cap] + "\n[... full text in blob]", "blob": blob}
-
     def _stop_attempt(self) -> str | None:
-        """The model ended its turn: the stop hook judges the goal."""
-        in_a_row = self.stops.attempt()
-        verdict = judge_stop(self.evals)
-        if verdict.met:
-            return self.end("goal_met", n=verdict.ev.n)
-        self.triggers.on_stop(verdict.met, len(verdict.failing), len(self.evals.history))
-        self.pending = [{"type": "text", "text": verdict.message}]
-        if in_a_row < self.config.max_empty_stops:
-            return None
-        if not self.config.wait_for_human:
-            return self.end("stalled", stop_attempts=in_a_row)
-        return self._wait_for_question()
-
-    def _wait_for_question(self) -> str | None:
-        """Attached: a stalled agent waits for a human question (or stop)."""
-        self.emit("control", action="wait", reason="repeated stop attempts; waiting for a question")
-        while not self.inbox.stop_requested:
-            self.safe_point()
-            if self.limit_reached() == "max_minutes":  # the wait counts: no question came
-                return self.end("max_minutes")
-            if self.inbox.has_human_question():
-                for q in self.inbox.questions:  # they answer the stop attempts
-                    if q.get("source") == "human" and not q.get("trigger"):
-                        q["trigger"] = "declared_done"
-                self.stops.reset()
-                return None
-            time.sleep(self.config.poll_s)
-        return self.end("stopped")
-
-    def limit_reached(self) -> str | None:
-        c, n = self.config, self.counters
-        if c.max_tool_calls is not None and n.tool_calls >= c.max_tool_calls:
-            return "max_tool_calls"
-        if c.max_turns is not None and n.turns >= c.max_turns:
-            return "max_turns"
-        if c.max_minutes is not None and (time.monotonic() - self.log.t0) / 60 >= c.max_minutes:
-            return "max_minutes"
+        """The model ended its turn: the stop hook judges the goal (engine.stop_attempt)."""
+        out = self.engine.stop_attempt()
+        if out.ended:
+            return self.end(out.ended)
+        self.pending = [{"type": "text", "text": out.refusal}]
         return None
 
+    def limit_reached(self) -> str | None:
+        return self.engine.limit_reached()
+
     def end(self, reason: str, **extra: Any) -> str:
+        """The campaign ends (logged once: the engine may have logged it already)."""
         self.text.flush()
-        best = self.evals.history.best(self.goal, self.goal_set)
-        self.end_event = self.emit(
-            "campaign.end", reason=reason, evaluations=len(self.evals.history),
-            tool_calls=self.counters.tool_calls, turns=self.counters.turns,
-            cost_usd=round(self.counters.cost_usd, 4),
-            best=best.to_record() if best else None, **extra)
-        self.log.sync()
-        self.inbox.save()
-        return reason
+        self.engine.end(reason, **extra)
+        return self.engine.ended or reason
+
+    @property
+    def end_event(self) -> dict[str, Any] | None:
+        """The campaign.end event, once logged."""
+        return self.engine.end_event
 
     def _iteration_stats(self) -> None:
         """Harness overhead of the last loop iteration: wall time less model, tool and
@@ -432,39 +308,16 @@ class Campaign:
             self.overheads.append((now - self._mark[0]) - (busy - self._mark[1]))
         self._mark = (now, busy)
 
-    # ------------------------------------------------------------------ the safe point
-    def poll_inbox(self) -> None:
-        self.inbox.poll(on_control=lambda action: self.emit("control", action=action))
-
-    def safe_point(self) -> None:
-        """Between a tool result and the next step: inbox, requested evaluation, pause."""
-        self.poll_inbox()
-        while True:
-            if self.inbox.eval_requested and not self.inbox.stop_requested:
-                self.inbox.eval_requested = False
-                ev = self.evals.run(self.goal_set, source="control")
-                self.inbox.note("The engineer ran an evaluation of the current candidate:\n"
-                                + compact_table(ev, self.goal))
-            if not self.inbox.paused or self.inbox.stop_requested:
-                return
-            t = time.monotonic()
-            time.sleep(self.config.poll_s)
-            self.stats["wait_s"] += time.monotonic() - t
-            self.poll_inbox()
+    def _wait_sleep(self, seconds: float) -> None:
+        """The engine's sleep while it waits (paused, a stall): counted as waiting."""
+        t = time.monotonic()
+        time.sleep(seconds)
+        self.stats["wait_s"] += time.monotonic() - t
 
     def deliver(self) -> None:
         """Questions and harness notes go into the next user message (the safe point)."""
-        if not self.inbox.notes and not self.inbox.questions:
-            return
-        for note in self.inbox.notes:
-            self.pending.append({"type": "text", "text": note})
-        for q in self.inbox.questions:
-            source = q.get("source", "human")
-            self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
-                      trigger=q.get("trigger"), source=source)
-            self.pending.append({"type": "text", "text": prompt.question_message(
-                q["text"], source, q.get("trigger"))})
-        self.inbox.delivered()
+        for text in self.engine.deliver_now():
+            self.pending.append({"type": "text", "text": text})
 
     def handoff(self, why: str) -> None:
         """Start a fresh context seeded from the campaign state."""
@@ -483,7 +336,7 @@ class Campaign:
         """Back off between API attempts while still obeying stop and the time limit."""
         end = time.monotonic() + seconds
         while True:
-            self.poll_inbox()
+            self.engine.poll_inbox()
             if self.inbox.stop_requested:
                 raise EndCampaign("stopped")
             if self.limit_reached() == "max_minutes":

@@ -9,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from socratic.contracts import AskCommand, ControlCommand, InboxCommand
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
 from socratic.harness.config import DEFAULT_MODEL
@@ -182,14 +183,13 @@ def handle_run(args) -> int:
 
 def attached_agent(session_dir: Path) -> str | None:
     """The agent of a session made by `socratic attach`, else None."""
-    import json
+    from socratic.harness.session import Session
 
     try:
-        data = json.loads((session_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        attach = Session(session_dir).load_config().attach
+    except InputError:
         return None  # Campaign.resume reports a bad config.json
-    attach = data.get("attach") if isinstance(data, dict) else None
-    return str(attach.get("agent")) if isinstance(attach, dict) else None
+    return str(attach.get("agent")) if attach is not None else None
 
 
 def _refuse_attached(session_dir: Path) -> None:
@@ -210,10 +210,10 @@ def _run_headless(args, session_dir: Path | None, key: str) -> int:
     if args.resume and session_dir is not None and Session(session_dir).killed_start():
         # cut short before its first event: it starts again, as it was set up
         saved = Session(session_dir).load_config()
-        config = Config.from_dict({**(saved.get("config") or {}),
+        config = Config.from_dict({**saved.config,
                                    **{k: v for k, v in ov.items() if v is not None}})
-        src = saved.get("task_source")
-        if not isinstance(src, str):
+        src = saved.task_source
+        if src is None:
             raise InputError(f"{Session(session_dir).config_file}: no task_source to start from")
         camp = Campaign.create(Path(src), config, session_dir=session_dir, api_key=key,
                                base_url=_base_url(args))
@@ -318,7 +318,7 @@ def _startup_failure(proc, events: Path, log: Path,
     return proc.returncode, (lines[-1] if lines else "")
 
 
-def _inject(session: Path, command: dict) -> None:
+def _inject(session: Path, command: InboxCommand) -> None:
     from socratic.eventlog import INBOX_FILE, inject
 
     try:
@@ -360,7 +360,7 @@ def handle_inject(args) -> int:
         if not running:  # queued, it would act on the next --resume instead
             raise InputError(f"{session}: the campaign {state}: nothing to "
                              f"{args.action}; {resume}")
-        _inject(session, {"type": "control", "action": args.action})
+        _inject(session, ControlCommand(action=args.action))
         print(f"socratic: sent {args.action} to {session}", file=sys.stderr)
         return 0
     if args.bank:
@@ -370,12 +370,12 @@ def handle_inject(args) -> int:
         if entry is None:
             raise InputError(f"--bank {args.bank}: no such question in the bank "
                              f"(see `socratic bank list`)")
-        _inject(session, {"type": "question", "text": entry.text, "bank_id": entry.id})
+        _inject(session, AskCommand(text=entry.text, bank_id=entry.id))
     else:
         text = (args.text or "").strip()
         if not text:
             raise InputError("--text: empty question")
-        _inject(session, {"type": "question", "text": text, "bank_id": None})
+        _inject(session, AskCommand(text=text))
     later = "" if running else f" (the campaign {state}; {resume} and asks it)"
     print(f"socratic: question queued for {session}{later}", file=sys.stderr)
     return 0

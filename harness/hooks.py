@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +33,6 @@ from socratic.errors import InputError
 from socratic.harness import agentspec
 from socratic.harness.attached import Attached, check_set
 from socratic.harness.inbox import Taken
-from socratic.harness.stophook import judge_stop
 
 MARKER = ".socratic-session"   # in the workspace: the session this workspace belongs to
 MARGIN_S = 30.0                # a hook answers this long before the agent would kill it
@@ -85,7 +83,7 @@ def halt(reason: str) -> dict[str, Any]:
 
 def let_stop(camp: Attached) -> dict[str, Any]:
     """The agent may stop; its user is told why (systemMessage: shown, not sent to the model)."""
-    return {"systemMessage": f"socratic: campaign ended: {camp.state.ended} "
+    return {"systemMessage": f"socratic: campaign ended: {camp.ended} "
                              f"(session {camp.session.dir})"}
 
 
@@ -120,29 +118,19 @@ def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any])
         ok, out = False, error
     else:
         ok, out = tool_output(spec.value(payload, "tool_response"))
-    out = camp.redact(out)
-    camp.emit("tool.call", id=str(tid), name=name, input=spec.value(payload, "tool_input"))
-    fields: dict[str, Any] = {"id": str(tid), "name": name, "ok": ok}
     ms = spec.value(payload, "tool_ms")
-    if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
-        fields["seconds"] = round(ms / 1000, 3)
-    cap = camp.config.log_output_cap
-    if len(out) > cap:
-        blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tid))[:80] + ".txt"
-        (camp.session.dir / blob).write_text(out, encoding="utf-8")
-        fields.update(output=out[:cap] + "\n[... full text in blob]", blob=blob)
-    else:
-        fields["output"] = out
-    camp.emit("tool.result", **fields)
-    camp.tool_done()
+    seconds = ms / 1000 if isinstance(ms, (int, float)) and not isinstance(ms, bool) \
+        and ms >= 0 else None
+    camp.engine.tool_call(str(tid), name, spec.value(payload, "tool_input"))
+    camp.engine.tool_result(str(tid), name, ok, camp.redact(out), seconds)
 
 
 # ---------------------------------------------------------------------- the events
 
 def on_session_start(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     camp.resume("the agent started a session")
-    camp.fire_start()
-    return context(spec, "session-start", camp.deliver(), payload)
+    camp.engine.fire_start()
+    return context(spec, "session-start", camp.engine.take(), payload)
 
 
 def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
@@ -151,70 +139,36 @@ def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     launch = text is not None and str(text).strip() in ours  # not the engineer's words
     if not launch:
         camp.resume("the engineer typed into the agent")
-    camp.fire_start()
+    camp.engine.fire_start()
     if isinstance(text, str) and text.strip() and not launch:
-        camp.human_question(text.strip())
-    return context(spec, "prompt", camp.deliver(), payload)
+        camp.engine.human_question(text.strip())
+    return context(spec, "prompt", camp.engine.take(), payload)
 
 
 def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
-    st = camp.state
-    if st.ended is not None:
-        return halt(f"the socratic campaign has ended ({st.ended})") \
-            if st.ended == "stopped" else {}
+    if camp.ended is not None:
+        return halt(f"the socratic campaign has ended ({camp.ended})") \
+            if camp.ended == "stopped" else {}
     log_tool(camp, spec, payload)
-    camp.wait_while_paused(deadline)
-    if camp.inbox.stop_requested:
-        camp.end("stopped")
-        return halt("stopped by the engineer (socratic)")
-    reason = camp.limit_reached()
+    camp.engine.safe_point(deadline)
+    reason = camp.engine.due_end()
     if reason:
         camp.end(reason)
-        return halt(f"socratic campaign limit reached: {reason}")
-    camp.run_requested_evaluation()
-    return context(spec, "post-tool", camp.deliver(), payload)
+        return halt("stopped by the engineer (socratic)" if reason == "stopped"
+                    else f"socratic campaign limit reached: {reason}")
+    return context(spec, "post-tool", camp.engine.take(), payload)
 
 
 def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
-    st, inbox = camp.state, camp.inbox
-    if st.ended is not None:
+    if camp.ended is not None:
         return {}
     camp.last_message(spec.value(payload, "last_message"))
-    camp.wait_while_paused(deadline)
-    if inbox.stop_requested:
-        camp.end("stopped")
+    out = camp.engine.stop_attempt(deadline, block_cap=spec.block_cap)
+    if out.ended:
         return let_stop(camp)
-    in_a_row = camp.stops.attempt()
-    verdict = judge_stop(camp.evals)
-    if verdict.met:
-        camp.end("goal_met", n=verdict.ev.n)
-        return let_stop(camp)
-    camp.triggers.on_stop(verdict.met, len(verdict.failing), len(camp.evals.history))
-    reason = verdict.message
-    if not verdict.reused:  # the agent has not seen this evaluation's table yet
-        reason += "\n\n" + camp.evals.table(verdict.ev)
-    if in_a_row >= camp.config.max_empty_stops:
-        # stalled: as an attached `socratic run`, wait for the engineer's question
-        camp.emit("control", action="wait",
-                  reason="repeated stop attempts; waiting for a question")
-        got = camp.wait(lambda: inbox.stop_requested or inbox.has_human_question(), deadline)
-        if inbox.stop_requested:
-            camp.end("stopped")
-            return let_stop(camp)
-        if not got:
-            camp.end("stalled", stop_attempts=in_a_row)
-            return let_stop(camp)
-        camp.stops.reset()
-    cap = spec.block_cap
-    if cap is not None and st.blocks + 1 >= cap:
-        # the agent would stop by itself on this refusal: say so in the log, not silently
-        camp.end("stalled", stop_attempts=in_a_row, refusals=st.blocks + 1)
-        return let_stop(camp)
-    st.blocks += 1
-    texts = camp.deliver()
-    if texts:
-        reason += "\n\n" + "\n\n".join(texts)
-    st.last_refusal = reason
+    texts = camp.engine.take()
+    reason = "\n\n".join([out.refusal, *texts])
+    camp.state.last_refusal = reason
     return refuse(spec, reason)
 
 
@@ -236,9 +190,9 @@ def answer(camp: Attached, event: str, payload: dict[str, Any], started: float,
     deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S
     deadline = min(deadline, started + camp.settings.wait_s)
     try:
-        if camp.state.ended is None or event in ("session-start", "prompt"):
+        if camp.ended is None or event in ("session-start", "prompt"):
             camp.read_transcript(spec.transcript, spec.value(payload, "transcript"))
-            camp.poll_inbox()
+            camp.engine.poll_inbox()
         out = HANDLERS[event](camp, spec, payload, deadline)
     except Exception as exc:  # noqa: BLE001 - a hook of ours that fails is logged, and a stop refused
         line = one_line(exc)
@@ -248,10 +202,9 @@ def answer(camp: Attached, event: str, payload: dict[str, Any], started: float,
             pass
         if event != "stop":
             raise InputError(f"hook {event}: {line}") from None
-        for t in camp.taken():
-            camp.inbox.settle(t, delivered=False)
+        camp.engine.settle(camp.engine.taken(), written=False)
         return refuse(spec, fail_closed_reason(line)), []
-    return out, camp.taken()
+    return out, camp.engine.taken()
 
 
 def one_line(exc: BaseException) -> str:

@@ -205,9 +205,9 @@ class HookServer:
             return  # a hook is being answered: it reads the inbox itself
         try:
             self.inbox_size = size
-            if self.camp.state.ended is None:
+            if self.camp.ended is None:
                 with self.held() as camp:
-                    camp.poll_inbox()
+                    camp.engine.poll_inbox()
         finally:
             self.lock.release()
 
@@ -220,7 +220,7 @@ class HookServer:
         with self.lock:
             if self.in_flight:
                 return False
-            ended = self.camp.state.ended is not None
+            ended = self.camp.ended is not None
             gone = not self.camp.session.events.exists()  # the session was deleted
             return ended or gone or time.monotonic() - self.last_request > IDLE_S
 

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
+from socratic.contracts import CONTROL_ACTIONS, AskCommand, ControlCommand, parse_command
 from socratic.eventlog import read_jsonl
 
 from socratic.harness.session import write_json_atomic
 
-CONTROL_ACTIONS = ("pause", "resume", "stop", "evaluate", "auto_on", "auto_off")
+__all__ = ["CONTROL_ACTIONS", "Inbox", "Saved", "Taken", "read_commands"]
 
 
 @dataclass
@@ -75,9 +76,10 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def read_commands(path: Path) -> list[tuple[dict[str, Any], int]]:
-    """Every complete command line of an inbox file, each with the offset just after it."""
-    out: list[tuple[dict[str, Any], int]] = []
+def read_commands(path: Path) -> list[tuple[AskCommand | ControlCommand, int]]:
+    """Every complete command line of an inbox file that the harness acts on, each with
+    the offset just after it."""
+    out: list[tuple[AskCommand | ControlCommand, int]] = []
     try:
         data = path.read_bytes()
     except OSError:
@@ -85,10 +87,10 @@ def read_commands(path: Path) -> list[tuple[dict[str, Any], int]]:
     pos = 0
     while (end := data.find(b"\n", pos)) >= 0:
         try:
-            c = json.loads(data[pos:end])
+            c = parse_command(json.loads(data[pos:end]))
         except (ValueError, UnicodeDecodeError):
             c = None
-        if isinstance(c, dict):
+        if c is not None:
             out.append((c, end + 1))
         pos = end + 1
     return out
@@ -136,19 +138,15 @@ class Inbox:
             return []
         self.offset = offset
         actions = []
-        for c in cmds:
-            if c.get("type") == "question" and str(c.get("text", "")).strip():
-                # the question event declares strings: anything else from the inbox is dropped
-                bank_id, trigger = c.get("bank_id"), c.get("trigger")
-                self.questions.append({
-                    "text": str(c["text"]), "bank_id": bank_id if isinstance(bank_id, str) else None,
-                    "trigger": trigger if isinstance(trigger, str) else None, "source": "human"})
-            elif c.get("type") == "control" and c.get("action") in CONTROL_ACTIONS:
-                action = str(c["action"])
+        for c in map(parse_command, cmds):
+            if isinstance(c, AskCommand):
+                self.questions.append({"text": c.text, "bank_id": c.bank_id,
+                                       "trigger": c.trigger, "source": "human"})
+            elif isinstance(c, ControlCommand):
                 if on_control is not None:
-                    on_control(action)
-                self.control(action)
-                actions.append(action)
+                    on_control(c.action)
+                self.control(c.action)
+                actions.append(c.action)
         self.save()
         return actions
 

@@ -38,7 +38,6 @@ from socratic.errors import InputError
 from socratic.harness import agentspec
 from socratic.harness.attached import Attached, check_set
 from socratic.harness.evaluation import Evaluation
-from socratic.harness.stophook import judge_stop
 
 
 @dataclass
@@ -52,9 +51,9 @@ class Step:
     def surfaced(self) -> list[str]:
         """Lines for what the step's events surfaced: triggers, questions, the end. With
         an agent that has hooks, its questions wait for its next hook (said so)."""
-        if self.by_hand and self.camp.state.ended is None:  # after the end nothing is posed
+        if self.by_hand and self.camp.ended is None:  # after the end nothing is posed
             notes = list(self.camp.inbox.notes)
-            self.camp.deliver_now()  # logs the questions due: the person reads them now
+            self.camp.engine.deliver_now()  # logs the questions due: the person reads them now
         else:
             notes = []
         lines: list[str] = []
@@ -84,7 +83,7 @@ class Step:
     def limit(self) -> None:
         """A limit reached (by hand: --max-minutes) ends the campaign, as a hook would."""
         reason = self.camp.limit_reached()
-        if reason and self.camp.state.ended is None:
+        if reason and self.camp.ended is None:
             self.camp.end(reason)
 
 
@@ -95,9 +94,9 @@ def step(session_dir: Path) -> Iterator[Step]:
         s = Step(camp, by_hand)
         camp.emit.on_event = s.seen.append
         if by_hand:
-            camp.poll_inbox()
+            camp.engine.poll_inbox()
             ib = camp.inbox
-            if ib.stop_requested and camp.state.ended is None:
+            if ib.stop_requested and camp.ended is None:
                 camp.end("stopped")
                 ib.stop_requested = False
                 raise InputError(f"{session_dir}: the campaign was stopped from its inbox (the "
@@ -107,11 +106,11 @@ def step(session_dir: Path) -> Iterator[Step]:
                 ib.eval_requested = False
                 ib.note("the engineer asks for an evaluation of the current candidate: "
                         "./evaluate here on a GPU node, or import one (--import)")
-            camp.fire_start()
+            camp.engine.fire_start()
             # questions already waiting (injected since the last step) were posed before
             # this command: log them first, so the text that answers them follows them
-            if camp.state.ended is None:
-                camp.deliver_now()
+            if camp.ended is None:
+                camp.engine.deliver_now()
         yield s
 
 
@@ -141,8 +140,7 @@ def _gpu_here(session_dir: Path) -> None:
     Say where to evaluate instead, before anything is recorded."""
     from socratic.harness.session import Session
 
-    settings = Session(session_dir).load_config().get("config") or {}
-    argv = settings.get("evaluator") if isinstance(settings, dict) else None
+    argv = Session(session_dir).load_config().config.get("evaluator")
     if not isinstance(argv, list) or argv[-2:] != ["-m", "socratic.evaluator"]:
         return  # another evaluator ($SOCRATIC_EVALUATOR) knows its own needs
     from socratic.evaluator.runner import gpu_present
@@ -261,10 +259,10 @@ def say(session_dir: Path, text: str) -> str:
         raise InputError("hook say: empty text (give TEXT, or - to read it from stdin)")
     with step(session_dir) as s:
         _by_hand_only(s, "say")
-        if s.camp.state.ended is not None:
+        if s.camp.ended is not None:
             s.camp.emit("agent.text", text=text)  # closing words: the campaign stays ended
         else:
-            s.camp.agent_text(text)  # a failure explained, a limit declared: triggers
+            s.camp.engine.agent_text(text)  # a failure explained, a limit declared: triggers
             s.limit()
         return "\n".join([f"socratic: recorded as the agent's text ({len(text)} characters)",
                           *s.surfaced()])
@@ -290,8 +288,8 @@ def stop(session_dir: Path) -> tuple[int, str]:
     with step(session_dir) as s:
         _by_hand_only(s, "stop")
         camp = s.camp
-        if camp.state.ended is not None:
-            return 0, f"socratic: the campaign has ended ({camp.state.ended})"
+        if camp.ended is not None:
+            return 0, f"socratic: the campaign has ended ({camp.ended})"
         if _current(camp) is None:
             sha = camp.evals.candidate_sha()
             gone = any(e.sha == sha and e.set == camp.goal_set and e.retracted
@@ -301,12 +299,10 @@ def stop(session_dir: Path) -> tuple[int, str]:
                              f"{' that is not retracted' if gone else ''}: "
                              f"run ./evaluate on a GPU node or import one (`socratic hook "
                              f"evaluate --import RESULT.json`); nothing recorded")
-        verdict = judge_stop(camp.evals)
+        verdict = camp.engine.judge()
         if verdict.met:
-            camp.end("goal_met", n=verdict.ev.n)
             return 0, "\n".join([f"socratic: the goal is met on evaluation #{verdict.ev.n} "
                                  f"({camp.goal.describe()})", *s.surfaced()])
-        camp.triggers.on_stop(False, len(verdict.failing), len(camp.evals.history))
         s.limit()
         return 1, "\n".join([f"socratic: stop refused. {verdict.message}",
                              camp.evals.table(verdict.ev), *s.surfaced()])
@@ -322,12 +318,11 @@ def give_up(session_dir: Path, why: str) -> str:
     with step(session_dir) as s:
         _by_hand_only(s, "stop --give-up")
         camp = s.camp
-        if camp.state.ended is not None:
-            return f"socratic: the campaign has ended ({camp.state.ended})"
+        if camp.ended is not None:
+            return f"socratic: the campaign has ended ({camp.ended})"
         if _current(camp) is not None:
-            verdict = judge_stop(camp.evals)
+            verdict = camp.engine.judge(declared=False)
             if verdict.met:
-                camp.end("goal_met", n=verdict.ev.n)
                 return "\n".join([f"socratic: the goal is met on evaluation #{verdict.ev.n}: "
                                   f"not given up", *s.surfaced()])
         camp.emit("agent.text", text=why)

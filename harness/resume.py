@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from socratic.contracts import (
+    AskCommand,
+    ControlCommand,
     EvalEnd,
     EvalRetract,
     EvalStart,
@@ -96,34 +98,31 @@ def rebuild_saved(events: list[Event], inbox: Path) -> Saved:
     asked = Counter(e.text for e in events if isinstance(e, Question) and e.source == "human")
     auto: bool | None = None
     saved = Saved()
-    read: list[tuple[dict[str, Any], int]] = []
+    read: list[tuple[AskCommand, int]] = []
     for cmd, end in read_commands(inbox):
-        kind, action, text = cmd.get("type"), str(cmd.get("action")), str(cmd.get("text", ""))
-        if kind == "control" and applied[action] > 0:
-            applied[action] -= 1
-        elif kind == "question" and asked[text] > 0:
-            asked[text] -= 1
+        if isinstance(cmd, ControlCommand) and applied[cmd.action] > 0:
+            applied[cmd.action] -= 1
+        elif isinstance(cmd, AskCommand) and asked[cmd.text] > 0:
+            asked[cmd.text] -= 1
         else:
-            read.append((cmd, end))
+            if isinstance(cmd, AskCommand):
+                read.append((cmd, end))
             continue
         saved.inbox_offset = end
+        action = cmd.action if isinstance(cmd, ControlCommand) else ""
         if action in ("pause", "resume"):
             saved.paused = action == "pause"
         elif action in ("auto_on", "auto_off"):
             auto = action == "auto_on"
         # a question read before this point but not asked yet was queued: queue it again
-        saved.questions += [_queued(c) for c, e in read
-                            if e <= end and c.get("type") == "question"
-                            and str(c.get("text", "")).strip()]
+        saved.questions += [_queued(c) for c, e in read if e <= end]
         read = [(c, e) for c, e in read if e > end]
     saved.auto_questions = auto
     return saved
 
 
-def _queued(cmd: dict[str, Any]) -> dict[str, Any]:
-    bank_id, trigger = cmd.get("bank_id"), cmd.get("trigger")
-    return {"text": str(cmd["text"]), "bank_id": bank_id if isinstance(bank_id, str) else None,
-            "trigger": trigger if isinstance(trigger, str) else None, "source": "human"}
+def _queued(cmd: AskCommand) -> dict[str, Any]:
+    return {"text": cmd.text, "bank_id": cmd.bank_id, "trigger": cmd.trigger, "source": "human"}
 
 
 def restart_messages(messages: list[dict[str, Any]], results: dict[str, ToolResult],

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import ContractError, SessionSettings
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
 from socratic.ownership import LOCK_FILE, SessionOwner
 
@@ -197,11 +198,11 @@ class Session:
         if not s.notes.exists():
             s.notes.write_text(NOTES_TEMPLATE, encoding="utf-8")
         s.inbox.touch()
-        write_json_atomic(s.config_file, {"task_source": str(task.dir.resolve()),
-                                          "task_hashes": hashes, "config": config.to_dict()})
+        s.save_config(SessionSettings(config=config.to_dict(), task_source=str(task.dir.resolve()),
+                                      task_hashes=hashes))
         return s, hashes
 
-    def load_config(self) -> dict[str, Any]:
+    def load_config(self) -> SessionSettings:
         """config.json as written by create(); InputError (one line) when it is not."""
         from socratic.errors import InputError
 
@@ -210,10 +211,13 @@ class Session:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"{self.config_file}: cannot read the campaign's settings "
                              f"({exc})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
-            raise InputError(f"{self.config_file}: not a campaign's settings (a JSON object "
-                             f"with a `config` object)")
-        return data
+        try:
+            return SessionSettings.from_dict(data, str(self.config_file))
+        except ContractError as exc:
+            raise InputError(f"{exc} (not a campaign's settings)") from None
+
+    def save_config(self, settings: SessionSettings) -> None:
+        write_json_atomic(self.config_file, settings.to_dict())
 
     def killed_start(self) -> bool:
         """A session whose start was cut short before anything was recorded: laid out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness import agentspec
 from socratic.harness.attach import attach
@@ -191,7 +192,7 @@ def test_claude_block_cap_is_never_reached_silently(tmp_path):
     outs = []
     for i in range(9):
         if i >= 2:  # keep the stall rule satisfied with a question each time
-            inject(sess, {"type": "question", "text": f"q{i}"})
+            inject(sess, AskCommand(text=f"q{i}"))
         outs.append(run_hook("stop", stop_payload("claude", ws, active=i > 0), session_dir=sess))
     assert [o.get("decision") for o in outs] == ["block"] * 8 + [None]
     assert "stalled" in outs[-1]["systemMessage"]
@@ -205,7 +206,7 @@ def test_claude_block_cap_is_never_reached_silently(tmp_path):
 def test_post_tool_logs_the_call_and_delivers_pending_questions(tmp_path, agent):
     a = make(tmp_path, agent)
     sess, ws = a.session.dir, a.session.workspace
-    inject(sess, {"type": "question", "text": "What bounds r1?", "bank_id": None})
+    inject(sess, AskCommand(text="What bounds r1?", bank_id=None))
     os.environ["SOCRATIC_TEST_SECRET_KEY"] = FAKE_KEY  # a key the agent's process holds
     try:
         out = run_hook("post-tool", tool_payload(agent, ws, "ls", f"files {FAKE_KEY}"),
@@ -232,7 +233,7 @@ def test_a_failed_tool_is_logged_as_failed(tmp_path):
                "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                "tool_input": {"command": "false"}, "tool_use_id": "t9",
                "error": "Exit code 1", "is_interrupt": False}
-    inject(a.session.dir, {"type": "question", "text": "Why?"})
+    inject(a.session.dir, AskCommand(text="Why?"))
     out = run_hook("post-tool", payload, session_dir=a.session.dir)
     assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
     result, = of(a.session.dir, "tool.result")
@@ -243,7 +244,7 @@ def test_a_failed_tool_is_logged_as_failed(tmp_path):
 def test_stop_control_halts_the_agent(tmp_path, agent):
     a = make(tmp_path, agent)
     sess, ws = a.session.dir, a.session.workspace
-    inject(sess, {"type": "control", "action": "stop"})
+    inject(sess, ControlCommand(action="stop"))
     out = run_hook("post-tool", tool_payload(agent, ws, "ls", ""), session_dir=sess)
     assert out["continue"] is False and "stopped" in out["stopReason"]
     assert events(sess)[-1]["reason"] == "stopped"
@@ -255,13 +256,13 @@ def test_stop_control_halts_the_agent(tmp_path, agent):
 def test_evaluate_and_pause_controls_at_the_safe_point(tmp_path):
     a = make(tmp_path, "claude", wait_s=5)
     sess, ws = a.session.dir, a.session.workspace
-    inject(sess, {"type": "control", "action": "evaluate"})
+    inject(sess, ControlCommand(action="evaluate"))
     out = run_hook("post-tool", tool_payload("claude", ws, "ls", ""), session_dir=sess)
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert "The engineer ran an evaluation" in ctx and "evaluation #1" in ctx
     assert [e["source"] for e in of(sess, "eval.end")] == ["control"]
     # pause holds the agent in the hook until resume
-    inject(sess, {"type": "control", "action": "pause"})
+    inject(sess, ControlCommand(action="pause"))
     timer = threading.Timer(0.4, inject, (sess, {"type": "control", "action": "resume"}))
     t0 = time.monotonic()
     timer.start()
@@ -461,13 +462,13 @@ def test_hook_errors_are_one_line_and_never_exit_2(tmp_path):
     r = socratic("hook", "post-tool", stdin="{not json", cwd=a.session.workspace)
     assert r.returncode == 1 and "not JSON" in r.stderr and r.stderr.count("\n") == 1
     # found from the workspace marker, answered as JSON on stdout
-    inject(a.session.dir, {"type": "question", "text": "Why?"})
+    inject(a.session.dir, AskCommand(text="Why?"))
     r = socratic("hook", "post-tool", stdin=json.dumps(tool_payload(
         "claude", a.session.workspace / "task", "ls", "")), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Why?" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     # the agent went elsewhere (`cd /tmp`): found from the project dir it names
-    inject(a.session.dir, {"type": "question", "text": "Where?"})
+    inject(a.session.dir, AskCommand(text="Where?"))
     r = socratic("hook", "post-tool", stdin=json.dumps(tool_payload("claude", tmp_path, "x", "")),
                  cwd=tmp_path, env=dict(os.environ, CLAUDE_PROJECT_DIR=str(a.session.workspace)))
     assert r.returncode == 0 and "Where?" in r.stdout, r.stderr

@@ -175,7 +175,7 @@ def test_records_built_in_code_are_checked():
 
 def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
     from socratic.contracts import Question
-    from socratic.eventlog import inject
+    from socratic.eventlog import append_jsonl
     from socratic.harness.campaign import Campaign
     from socratic.harness.doubles.fakeapi import FakeAnthropic
     from socratic.harness.doubles.testing import (
@@ -189,8 +189,9 @@ def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
     with FakeAnthropic([{"tools": [done]}, {"text": "done"}]) as api:
         c = Campaign.create(make_task(tmp_path), fake_config(), session_dir=tmp_path / "s",
                             api_key=FAKE_KEY, base_url=api.url, suggester=lambda *a: [])
-        inject(c.session.dir, {"type": "question", "text": "Which bound?", "bank_id": 5,
-                               "trigger": ["x"]})
+        # a raw line, as a hand-written inbox may hold one (inject writes typed commands)
+        append_jsonl(c.session.dir / "inbox.jsonl", {"type": "question", "text": "Which bound?",
+                                                     "bank_id": 5, "trigger": ["x"]})
         assert c.run() == "goal_met"                       # not a ContractError from the log
     parsed, _ = read_events(c.session.events)
     q = next(e for e in parsed.events if isinstance(e, Question))
@@ -207,3 +208,45 @@ def test_min_and_geomean_against_a_comparison():
     assert mn == min(ratios) and geo == pytest.approx(doc["summary"]["geomean_vs"]["fa3"], rel=1e-6)
     assert result.min_and_geomean("cudnn") == (None, None)   # SDPA cannot run one scenario
     assert result.min_and_geomean("baseline")[0] == doc["summary"]["min_speedup"]
+
+
+def test_inbox_commands_are_typed_both_ways(tmp_path):
+    from socratic.contracts import AskCommand, ControlCommand, command_line, parse_command
+    from socratic.eventlog import inject, read_jsonl
+
+    inject(tmp_path, AskCommand(text="Which bound?", bank_id="bound.x"))
+    inject(tmp_path, ControlCommand(action="pause"))
+    lines = read_jsonl(tmp_path / "inbox.jsonl")[0]
+    assert lines == [{"type": "question", "text": "Which bound?", "bank_id": "bound.x"},
+                     {"type": "control", "action": "pause"}]
+    assert [parse_command(x) for x in lines] == [AskCommand(text="Which bound?", bank_id="bound.x"),
+                                                 ControlCommand(action="pause")]
+    # what the harness skips: no text, an unknown action, not an object; a bad bank id is
+    # dropped from a question, not the question
+    assert parse_command({"type": "question", "text": "  "}) is None
+    assert parse_command({"type": "control", "action": "reboot"}) is None
+    assert parse_command(["question"]) is None
+    assert parse_command({"type": "question", "text": "Q?", "bank_id": 5}) == AskCommand(text="Q?")
+    assert command_line(AskCommand(text="Q?", trigger="declared_done")) == {
+        "type": "question", "text": "Q?", "trigger": "declared_done"}
+
+
+def test_config_json_is_a_record_and_a_damaged_one_is_one_line(tmp_path):
+    import json
+
+    import pytest
+
+    from socratic.errors import InputError
+    from socratic.harness.session import Session
+
+    s = Session(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"config": {"model": "m"}, "task_source": "/t", "task_hashes": {"task.toml": "ab"}}))
+    saved = s.load_config()
+    assert (saved.config, saved.task_source, saved.task_hashes, saved.attach) == \
+        ({"model": "m"}, "/t", {"task.toml": "ab"}, None)
+    (tmp_path / "config.json").write_text(json.dumps({"config": {}, "task_hashes": {"a": 5}}))
+    with pytest.raises(InputError) as err:
+        s.load_config()
+    assert "config.json" in str(err.value) and "task_hashes.a" in str(err.value)
+    assert "\n" not in str(err.value)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.harness.campaign import Campaign
 from socratic.harness.config import TriggerConfig
 from socratic.harness.doubles.fakeapi import FakeAnthropic, last_user_text
@@ -205,8 +206,7 @@ def test_inbox_question_delivered_at_the_safe_point(tmp_path):
 
     def ask_while_streaming(body):
         # the engineer types a question while the model is answering
-        inject(holder["dir"], {"type": "question", "text": "Which bound applies here?",
-                               "bank_id": "bound.x"})
+        inject(holder["dir"], AskCommand(text="Which bound applies here?", bank_id="bound.x"))
         return {"text": "Running a command.", "tools": [("bash", {"command": "echo hi"})]}
 
     with FakeAnthropic([ask_while_streaming, {"tools": [write(1.5)]}, {"text": "done"}]) as api:
@@ -228,7 +228,7 @@ def test_pause_resume_stop(tmp_path):
     holder = {}
 
     def pause_now(body):
-        inject(holder["dir"], {"type": "control", "action": "pause"})
+        inject(holder["dir"], ControlCommand(action="pause"))
         return {"tools": [("bash", {"command": "echo one"}), ("bash", {"command": "echo two"})]}
 
     script = [pause_now, {"tools": [("bash", {"command": "echo three"})]},
@@ -246,9 +246,9 @@ def test_pause_resume_stop(tmp_path):
         # paused after the current tool call: `two` has not run, no new request went out
         assert [e["action"] for e in of(ev, "control")] == ["pause"]
         assert len(of(ev, "tool.result")) == 1 and len(api.requests) == 1
-        inject(c.session.dir, {"type": "control", "action": "resume"})
+        inject(c.session.dir, ControlCommand(action="resume"))
         assert _wait_for(lambda: len(of(events(c), "tool.call")) >= 4)
-        inject(c.session.dir, {"type": "control", "action": "stop"})
+        inject(c.session.dir, ControlCommand(action="stop"))
         th.join(10)
         assert not th.is_alive()
     ev = events(c)
@@ -262,7 +262,7 @@ def test_control_evaluate(tmp_path):
     holder = {}
 
     def eval_now(body):
-        inject(holder["dir"], {"type": "control", "action": "evaluate"})
+        inject(holder["dir"], ControlCommand(action="evaluate"))
         return {"tools": [("bash", {"command": "true"})]}
 
     with FakeAnthropic([eval_now, {"tools": [write(1.5)]}, {"text": "done"}]) as api:
@@ -339,7 +339,7 @@ def test_empty_stops_wait_for_a_human_when_attached(tmp_path):
         th = threading.Thread(target=lambda: out.setdefault("r", c.run()))
         th.start()
         assert _wait_for(lambda: any(e.get("action") == "wait" for e in of(events(c), "control")))
-        inject(c.session.dir, {"type": "question", "text": "What limits you?"})
+        inject(c.session.dir, AskCommand(text="What limits you?"))
         th.join(10)
     assert out["r"] == "goal_met"
     assert "What limits you?" in last_user_text(api.requests[3])
@@ -432,7 +432,7 @@ def test_key_never_logged(tmp_path, monkeypatch):
 def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
     from socratic import bank
     from socratic.harness import campaign as campaign_mod
-    from socratic.harness.campaign import bank_suggester
+    from socratic.harness.startup import bank_suggester
 
     archs = {e.id: e.arch for e in bank.load_bank().entries}
 
@@ -472,7 +472,7 @@ def test_real_bank_suggestions(tmp_path):
     from socratic import bank
     if not all(hasattr(bank, n) for n in ("load_bank", "SuggestContext", "suggest")):
         pytest.skip("bank API not available")
-    from socratic.harness.campaign import bank_suggester
+    from socratic.harness.startup import bank_suggester
 
     s = bank_suggester(False)
     assert s is not None
@@ -521,7 +521,7 @@ def test_stop_honoured_while_retrying(tmp_path):
         th = threading.Thread(target=lambda: out.setdefault("r", c.run()))
         th.start()
         assert _wait_for(lambda: len(of(events(c), "api.retry")) >= 2)
-        inject(c.session.dir, {"type": "control", "action": "stop"})
+        inject(c.session.dir, ControlCommand(action="stop"))
         th.join(10)
     assert out["r"] == "stopped" and of(events(c), "campaign.end")[0]["reason"] == "stopped"
 
@@ -544,7 +544,7 @@ def test_auto_questions_toggled_from_the_inbox(tmp_path):
     holder = {}
 
     def toggle(body):
-        inject(holder["dir"], {"type": "control", "action": "auto_on"})
+        inject(holder["dir"], ControlCommand(action="auto_on"))
         return {"tools": [("evaluate", {})]}
 
     script = [toggle, {"tools": [write(1.6), ("evaluate", {})]}, {"text": "done"}]
@@ -576,7 +576,7 @@ def test_a_question_answering_the_wait_is_logged_with_its_trigger(tmp_path):
         th = threading.Thread(target=lambda: out.setdefault("r", c.run()))
         th.start()
         assert _wait_for(lambda: any(e.get("action") == "wait" for e in of(events(c), "control")))
-        inject(c.session.dir, {"type": "question", "text": "What limits you?"})
+        inject(c.session.dir, AskCommand(text="What limits you?"))
         th.join(10)
     assert out["r"] == "goal_met"
     asked = of(events(c), "question")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.harness.doubles.fakeapi import FakeAnthropic
 from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 from socratic.cli import main
@@ -75,7 +76,7 @@ def test_kill_9_and_resume_loses_nothing(tmp_path):
         ok = wait_for(lambda: any(e["type"] == "tool.call" and "sleep" in json.dumps(e["input"])
                                   for e in events(sess)))
         assert ok, p.stderr.read1().decode() if p.poll() is not None else "no sleep call"
-        inject(sess, {"type": "question", "text": "What did the baseline measure?"})
+        inject(sess, AskCommand(text="What did the baseline measure?"))
         time.sleep(0.2)
         before = (sess / "events.jsonl").read_bytes()
         os.kill(p.pid, signal.SIGKILL)
@@ -257,7 +258,7 @@ def test_quitting_the_tui_says_how_to_get_back(tmp_path, monkeypatch, capsys):
         err = capsys.readouterr().err
         assert watched == [sess]
         assert f"socratic watch {sess}" in err and f"socratic inject {sess} --stop" in err
-        inject(sess, {"type": "control", "action": "stop"})
+        inject(sess, ControlCommand(action="stop"))
         assert wait_for(lambda: events(sess)[-1]["type"] == "campaign.end", 60)
 
 
@@ -341,7 +342,7 @@ def test_a_folder_of_other_files_is_not_taken_for_a_session(tmp_path, monkeypatc
 
 def test_goal_scenarios_sets_and_ids(tmp_path):
     from socratic.errors import InputError
-    from socratic.harness.campaign import goal_scenarios
+    from socratic.harness.startup import goal_scenarios
     from socratic.harness.task import Task
 
     task = Task.load(make_task(tmp_path))
@@ -563,5 +564,5 @@ def test_a_broken_tui_is_not_hidden_behind_progress_lines(tmp_path, monkeypatch)
             monkeypatch.setenv(k, v)
         with pytest.raises(ModuleNotFoundError):
             main(["run", str(task), "--session-dir", str(sess)])
-        inject(sess, {"type": "control", "action": "stop"})
+        inject(sess, ControlCommand(action="stop"))
         assert wait_for(lambda: events(sess)[-1]["type"] == "campaign.end", 60)

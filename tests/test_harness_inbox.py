@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject
 from socratic.harness.inbox import Inbox, Saved
 
@@ -16,10 +17,10 @@ def make(tmp_path, **kw) -> Inbox:
 def test_poll_queues_questions_and_applies_controls_in_order(tmp_path):
     box = make(tmp_path)
     assert box.poll() == []                                  # no inbox file yet
-    inject(tmp_path, {"type": "question", "text": "Which bound?", "bank_id": "bound.x"})
-    inject(tmp_path, {"type": "question", "text": "   "})   # empty: ignored
+    inject(tmp_path, AskCommand(text="Which bound?", bank_id="bound.x"))
+    inject(tmp_path, AskCommand(text="   "))   # empty: ignored
     for action in ("pause", "bogus", "auto_on", "evaluate", "resume", "stop"):
-        inject(tmp_path, {"type": "control", "action": action})
+        inject(tmp_path, ControlCommand(action=action))
     seen = []
     assert box.poll(on_control=lambda a: seen.append((a, box.paused))) == [
         "pause", "auto_on", "evaluate", "resume", "stop"]
@@ -42,9 +43,9 @@ def test_a_torn_last_line_waits_for_its_end(tmp_path):
 
 def test_state_survives_a_restart_but_stop_and_evaluate_do_not(tmp_path):
     box = make(tmp_path)
-    inject(tmp_path, {"type": "question", "text": "Q1?"})
-    inject(tmp_path, {"type": "control", "action": "pause"})
-    inject(tmp_path, {"type": "control", "action": "stop"})
+    inject(tmp_path, AskCommand(text="Q1?"))
+    inject(tmp_path, ControlCommand(action="pause"))
+    inject(tmp_path, ControlCommand(action="stop"))
     box.poll()
     box.note("a harness note")
     again = make(tmp_path, saved=Saved.load(tmp_path / "state.json"))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attach import attach
 from socratic.harness.doubles.testing import (
@@ -164,7 +165,7 @@ def test_the_stop_fails_closed(tmp_path, mode):
 
 
 def test_a_handler_that_raises_refuses_the_stop_and_is_logged(tmp_path, monkeypatch):
-    from socratic.harness import hooks
+    from socratic.harness import engine, hooks
 
     a = make(tmp_path)
     ws = a.session.workspace
@@ -172,7 +173,7 @@ def test_a_handler_that_raises_refuses_the_stop_and_is_logged(tmp_path, monkeypa
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(hooks, "judge_stop", boom)
+    monkeypatch.setattr(engine, "judge_stop", boom)
     out = hooks.run_hook("stop", stop(ws))
     assert out["decision"] == "block" and "disk on fire" in out["reason"]
     problems = of(a.session.dir, "problem")
@@ -187,12 +188,12 @@ def test_damaged_state_files_are_rebuilt_from_the_log(tmp_path, mode):
     a = make(tmp_path)
     ws, sess = a.session.workspace, a.session.dir
     env, cmd = env_for(mode), commands(ws)
-    inject(sess, {"type": "question", "text": "Which scenario is slowest?"})
-    inject(sess, {"type": "control", "action": "pause"})
-    inject(sess, {"type": "control", "action": "resume"})
+    inject(sess, AskCommand(text="Which scenario is slowest?"))
+    inject(sess, ControlCommand(action="pause"))
+    inject(sess, ControlCommand(action="resume"))
     r = hook(cmd["post-tool"], ws, tool(ws, 1), env)
     assert "Which scenario is slowest?" in r.stdout
-    inject(sess, {"type": "question", "text": "Queued, not yet asked?"})
+    inject(sess, AskCommand(text="Queued, not yet asked?"))
     subprocess.run(["pkill", "-f", f"hook serve --session {tmp_path}"], check=False)
     time.sleep(0.2)
     # read by a hook that then died (queued in state.json), then the state files damaged
@@ -328,7 +329,7 @@ def test_kill_9_at_any_moment_loses_no_question_and_asks_none_twice(tmp_path, cl
     asked = []
     for i in range(30):
         text = f"Question {i}?"
-        inject(sess, {"type": "question", "text": text})
+        inject(sess, AskCommand(text=text))
         asked.append(text)
         p = subprocess.Popen(["sh", "-c", cmd["post-tool"]], cwd=ws, env=env, text=True,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic.contracts import AskCommand
 from socratic.cli import main
 from socratic.contracts import EvalEnd, read_events
 from socratic.eventlog import inject, read_jsonl
@@ -396,7 +397,7 @@ def test_an_import_after_the_end_resumes_the_campaign(fresh):
 
 def test_inbox_questions_and_stop_reach_a_campaign_by_hand(fresh):
     s = str(fresh)
-    inject(fresh, {"type": "question", "text": "What does r1-c4k spend its time on?"})
+    inject(fresh, AskCommand(text="What does r1-c4k spend its time on?"))
     rc, out, _ = cli("hook", "say", "--session", s, "Measuring the launch overhead first.")
     assert rc == 0 and "question [human]:\n  What does r1-c4k spend its time on?" in out
     q = of(fresh, "question")[-1]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic.contracts import AskCommand
 from socratic import contracts as c
 from socratic.eventlog import inject
 from socratic.harness.attach import attach
@@ -119,7 +120,7 @@ def test_nothing_is_posed_after_the_end(tmp_path, monkeypatch):
     monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
     sess, _ = attach_rmsnorm(tmp_path)
     assert cli("hook", "stop", "--session", str(sess), "--give-up", "enough")[0] == 0
-    inject(sess, {"type": "question", "text": "Still there?"})
+    inject(sess, AskCommand(text="Still there?"))
     code, out, _ = cli("hook", "say", "--session", str(sess), "Closing words.")
     assert code == 0 and "Still there?" not in out
     types = [e["type"] for e in events(sess)]

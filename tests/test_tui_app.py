@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.tui.app import SPEEDS, SocraticApp
 from socratic.tui.ask_screen import AskScreen
 from socratic.tui.confirm_screen import ConfirmScreen
@@ -888,9 +889,9 @@ async def test_questions_injected_from_another_shell_show_as_pending(running):
         await pilot.pause()
         assert app.main.pending == []
         # `socratic inject SESSION --text ...` from another shell appends to the inbox
-        inject(running, {"type": "question", "text": "Which bound applies?"})
-        inject(running, {"type": "question", "text": "Which bound applies?"})
-        inject(running, {"type": "control", "action": "evaluate"})
+        inject(running, AskCommand(text="Which bound applies?"))
+        inject(running, AskCommand(text="Which bound applies?"))
+        inject(running, ControlCommand(action="evaluate"))
         app.main._poll_inbox()  # what the file watcher (or the 2 s poll) calls
         await pilot.pause()
         assert [p["text"] for p in app.main.pending] == ["Which bound applies?"] * 2
@@ -910,7 +911,7 @@ async def test_questions_already_logged_are_not_pending_after_a_restart(tmp_path
     # a TUI started after the harness took the inbox's questions shows nothing pending
     from socratic.eventlog import inject
 
-    inject(tmp_path, {"type": "question", "text": "mask?"})
+    inject(tmp_path, AskCommand(text="mask?"))
     write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
         {"seq": 9, "t": 9.0, "ts": TS, "type": "question", "text": "mask?", "source": "human"}])
     app = watch_app(tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_tui_support import FakeBank, make_session, tiny_events, write_events
+from socratic.contracts import AskCommand
 from socratic.tui.app import SocraticApp
 
 TS = "2026-11-01T08:01:35.000+00:00"  # the envelope every event carries
@@ -101,7 +102,7 @@ def test_watch_waiting_with_inbox_question_80x24(snap_compare, tmp_path):
     write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
         {"seq": 9, "t": 9.0, "ts": TS, "type": "control", "action": "wait",
          "reason": "repeated stop attempts; waiting for a question"}])
-    inject(tmp_path, {"type": "question", "text": "Which bound applies to r1-c4096?"})
+    inject(tmp_path, AskCommand(text="Which bound applies to r1-c4096?"))
     assert snap_compare(watch(tmp_path), terminal_size=(80, 24))
 
 

@@ -19,6 +19,7 @@ from textual import work
 from textual.binding import Binding
 from textual.reactive import reactive
 
+from socratic.contracts import AskCommand, ControlCommand, InboxCommand
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, inject, read_jsonl
 from socratic.ownership import session_held
 from socratic.tui import format as fmt
@@ -259,7 +260,7 @@ class WatchScreen(CampaignScreen):
             return True
         return False
 
-    def _send(self, command: dict, note: str) -> bool:
+    def _send(self, command: InboxCommand, note: str) -> bool:
         try:
             inject(self.session_dir, command)
         except OSError as exc:
@@ -311,13 +312,11 @@ class WatchScreen(CampaignScreen):
         self.ask(text, eid or None)
 
     def ask(self, text: str, bank_id: str | None = None) -> None:
-        command: dict[str, Any] = {"type": "question", "text": text}
-        if bank_id:
-            command["bank_id"] = bank_id
-        if self.state.status == "waiting":
-            # the harness waits only after repeated stop attempts with the goal unmet:
-            # this question answers them (logged as `[human @ declared_done]`)
-            command["trigger"] = "declared_done"
+        # the harness waits only after repeated stop attempts with the goal unmet: a
+        # question then answers them (logged as `[human @ declared_done]`)
+        waiting = self.state.status == "waiting"
+        command = AskCommand(text=text, bank_id=bank_id or None,
+                             trigger="declared_done" if waiting else None)
         note = f"question sent: {bank_id or text[:40]}"
         if self.state.status == "ended" or self.writer_gone:  # kept in the inbox until then
             what = "has ended" if self.state.status == "ended" else "is not running"
@@ -336,12 +335,12 @@ class WatchScreen(CampaignScreen):
         if self._ended():
             return
         action = "resume" if self.state.status == "paused" else "pause"
-        self._send({"type": "control", "action": action}, f"{action} requested")
+        self._send(ControlCommand(action=action), f"{action} requested")
 
     def action_evaluate(self) -> None:
         if self._ended():
             return
-        self._send({"type": "control", "action": "evaluate"}, "evaluation requested")
+        self._send(ControlCommand(action="evaluate"), "evaluation requested")
 
     def action_stop(self) -> None:
         from socratic.tui.confirm_screen import ConfirmScreen
@@ -351,7 +350,7 @@ class WatchScreen(CampaignScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._send({"type": "control", "action": "stop"},
+                self._send(ControlCommand(action="stop"),
                            "stop requested (the harness stops at the next safe point)")
 
         self.app.push_screen(ConfirmScreen("Stop the campaign? The agent is stopped at the next "
@@ -363,7 +362,7 @@ class WatchScreen(CampaignScreen):
             return
         current = self._auto_requested if self._auto_requested is not None else bool(self.state.auto)
         want = not current
-        if self._send({"type": "control", "action": "auto_on" if want else "auto_off"},
+        if self._send(ControlCommand(action="auto_on" if want else "auto_off"),
                       f"auto-questions {'on' if want else 'off'} requested"):
             self._auto_requested = want
             self.refresh_view()

@@ -1,0 +1,85 @@
+"""What a campaign starts from, whichever adapter drives it (campaign.py, attach.py): the
+goal's scenario ids, the bank's suggester for the triggers, and the facts of the machine
+and the software that campaign.start records."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from typing import Any
+
+from socratic.bank.loader import load_bank
+from socratic.bank.rank import SuggestContext, arch_from_cc, suggest
+from socratic.errors import InputError
+
+from socratic.harness.config import Config
+from socratic.harness.task import Task
+from socratic.harness.triggers import Suggester
+
+
+def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
+    """bank.suggest over the bank (shipped and user files). A malformed user bank file is
+    bad input (InputError naming file:line), not a campaign that silently suggests nothing.
+    `cc`: the GPU's compute capability (nvidia-smi's, e.g. "10.0"), which picks the
+    arch-specific questions; unknown: hopper, the arch the shipped tasks build for."""
+    bank = load_bank()
+    arch = arch_from_cc(cc) or "hopper"
+
+    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
+        ctx = SuggestContext(arch=arch, has_comparison=has_comparison, asked=list(asked),
+                             recent_text=recent_text)
+        return [(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
+
+    return fn
+
+
+def has_comparison(task: Task, config: Config) -> bool:
+    goal = task.goal(config.goal_min_speedup, config.goal_against)
+    return goal.against != "baseline" or bool(task.spec.comparisons)
+
+
+def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,
+                   name: str | None) -> list[str]:
+    """The ids of the goal set `name`: a set of the evaluator's `--list`, or scenario ids
+    joined by commas (as `socratic eval --scenarios` takes them). InputError when the list
+    knows neither; when the evaluator could not list, task.toml's explicit ids."""
+    if sets is None or not name:
+        return (sets or {}).get(name or "") or task.scenario_ids(name)
+    if name in sets:
+        return sets[name]
+    known = {i for ids in sets.values() for i in ids}
+    ids = [i.strip() for i in name.split(",") if i.strip()]
+    if ids and all(i in known for i in ids):
+        return ids
+    raise InputError(f"--scenarios {name}: not a scenario set or id of task {task.name} "
+                     f"(sets: {', '.join(sets)})")
+
+
+def gpu_info() -> dict[str, Any] | None:
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=name,driver_version,compute_cap",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=10).stdout.strip().splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if not out:
+        return None
+    parts = [p.strip() for p in out[0].split(",")]
+    return {"name": parts[0], "driver": parts[1] if len(parts) > 1 else None,
+            "cc": parts[2] if len(parts) > 2 else None, "count": len(out)}
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for dist in ("socratic", "anthropic"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
