@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from socratic.bank import load_bank
+from socratic.contracts import AskCommand
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.doubles.demo import ScriptedAgent, write_kernels
 from socratic.harness.doubles.fakeapi import FakeAnthropic
@@ -147,12 +148,9 @@ def main() -> int:
                 text, bid, trig = picked_from_bank(session)
                 if text is None:
                     continue
-                q = {"type": "question", "text": text, "bank_id": bid, "trigger": trig}
+                q = AskCommand(text=text, bank_id=bid, trigger=trig)
             else:
-                q = {"type": "question", "text": text, "bank_id": None}
-                trig = latest_untagged_trigger(session)
-                if trig:
-                    q["trigger"] = trig
+                q = AskCommand(text=text, trigger=latest_untagged_trigger(session) or None)
             inject(session, q)
             print(f"record_demo: human question before step {i}: {q['text']}", file=sys.stderr)
 

@@ -167,7 +167,7 @@ def test_stalled_agent_waits_for_a_question_then_ends_stalled(tmp_path):
     out2 = run_hook("stop", stop_payload("claude", ws, active=True), session_dir=sess)
     assert out1["decision"] == out2["decision"] == "block"
     # the third stop in a row with no tool call: wait for the engineer's question
-    timer = threading.Timer(0.1, inject, (sess, {"type": "question", "text": "Why stop?"}))
+    timer = threading.Timer(0.1, inject, (sess, AskCommand(text="Why stop?")))
     timer.start()
     a.session  # noqa: B018
     out3 = run_hook("stop", stop_payload("claude", ws, active=True), session_dir=sess)
@@ -263,7 +263,7 @@ def test_evaluate_and_pause_controls_at_the_safe_point(tmp_path):
     assert [e["source"] for e in of(sess, "eval.end")] == ["control"]
     # pause holds the agent in the hook until resume
     inject(sess, ControlCommand(action="pause"))
-    timer = threading.Timer(0.4, inject, (sess, {"type": "control", "action": "resume"}))
+    timer = threading.Timer(0.4, inject, (sess, ControlCommand(action="resume")))
     t0 = time.monotonic()
     timer.start()
     run_hook("post-tool", tool_payload("claude", ws, "pwd", ""), session_dir=sess)

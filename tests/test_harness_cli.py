@@ -447,7 +447,7 @@ def test_inject(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not running" in err and "--resume" in err, err
     cmds = read_jsonl(sess / "inbox.jsonl")[0]
-    assert cmds[0] == {"type": "question", "text": "Which bound?", "bank_id": None}
+    assert cmds[0] == {"type": "question", "text": "Which bound?"}
     assert cmds[1:] == [{"type": "control", "action": "pause"},
                         {"type": "control", "action": "evaluate"}]
 
@@ -467,7 +467,7 @@ def test_inject_into_an_ended_campaign(tmp_path, capsys):
     assert main(["inject", str(sess), "--text", "Which bound?"]) == 0  # kept for --resume
     assert "--resume" in capsys.readouterr().err
     assert read_jsonl(sess / "inbox.jsonl")[0] == [
-        {"type": "question", "text": "Which bound?", "bank_id": None}]
+        {"type": "question", "text": "Which bound?"}]
 
 
 def test_inject_unwritable_inbox_is_one_line(tmp_path, capsys):
