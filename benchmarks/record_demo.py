@@ -152,7 +152,7 @@ def main() -> int:
             else:
                 q = AskCommand(text=text, trigger=latest_untagged_trigger(session) or None)
             inject(session, q)
-            print(f"record_demo: human question before step {i}: {q['text']}", file=sys.stderr)
+            print(f"record_demo: human question before step {i}: {q.text}", file=sys.stderr)
 
     agent = ScriptedAgent(on_step=on_step, chunk_delay=args.chunk_delay)
     session.mkdir(parents=True)
