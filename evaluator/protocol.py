@@ -8,9 +8,11 @@ naming it, never a KeyError).
   all the same: a malformed message is the evaluator's bug, reported in one line.
 - The comparisons' (evaluator.comparisons -> evaluator.compare_worker): one
   `CompareJob` on stdin, `COMPARE_MESSAGES` as JSON lines on stdout.
-
-Not here: the candidate's process (evaluator.launcher), whose replies are untrusted bytes
-that evaluator.candidate_process reads field by field, with limits of its own.
+- The candidate's process's (evaluator.candidate_process -> evaluator.launcher): one
+  `LauncherJob` line, then `PlanRequest` lines; `LAUNCHER_REPLIES` back. The candidate's
+  host code runs there, so a reply is untrusted: the judge reads only the reply it waits
+  for (its type, and for a plan the request's nonce), and a reply of that kind that does
+  not match its declaration fails the call in one line.
 
 Small and stdlib-only on purpose: the worker imports it before its sandbox closes.
 """
@@ -198,3 +200,56 @@ def parse_message(data: Any, kinds: dict[str, type[Message]], where: str) -> Mes
         raise ContractError(f"{where}: unknown message type {type_!r} "
                             f"(expected {', '.join(kinds)})")
     return cls.from_dict(data, f"{where} {type_!r}")
+
+
+# --------------------------------------------------------------------------- the candidate's process's
+
+
+@dataclass(kw_only=True)
+class LauncherJob(Record):
+    """The candidate's process's first line: what to load, and the judge's plan library."""
+
+    library: str
+    entry: str
+    plan_lib: str
+
+
+@dataclass(kw_only=True)
+class PlanRequest(Record):
+    """Capture one call: the parameter struct's bytes, and the buffers to mirror."""
+
+    id: str                                 # a nonce: the reply names it
+    params: str                             # hex
+    mirror: list[list[int]]                 # [[address, bytes], ...]
+
+
+@dataclass(kw_only=True)
+class LauncherReady(Message):
+    """Its CUDA context and confinement are up."""
+
+    TYPE: ClassVar[str] = "ready"
+    sandbox: dict[str, Any]                 # how it confined itself (sandbox.confine_launcher)
+
+
+@dataclass(kw_only=True)
+class LauncherFatal(Message):
+    """The library does not load or lacks its entry, or there is no GPU."""
+
+    TYPE: ClassVar[str] = "fatal"
+    error: str
+
+
+@dataclass(kw_only=True)
+class PlanReply(Message):
+    """What one call launched (`plan`, hex of evaluator.plan's format), or why it could not
+    be captured (`error`); `rc` the entry's return value when it returned."""
+
+    TYPE: ClassVar[str] = "plan"
+    id: str
+    rc: int | None
+    plan: str | None = None
+    error: str | None = None
+
+
+LAUNCHER_REPLIES: dict[str, type[Message]] = {
+    cls.TYPE: cls for cls in (LauncherReady, LauncherFatal, PlanReply)}

@@ -237,3 +237,83 @@ def test_the_tui_row_is_the_evaluators_record_with_the_comparisons_of_eval_end()
     got = state.rows["a"]
     assert got.result is not None and got.result.comparisons == {"fa3": c.Comparison(speedup=1.25)}
     assert got.goal_speedup("fa3") == 1.25 and got.figure("candidate_ms") == 0.008 and got.best == 1.25
+
+
+# the candidate's process: untrusted replies ----------------------------------------------
+class ScriptedLauncher:
+    """A CandidateProcess whose replies to each request come from `script(nonce)`."""
+
+    @staticmethod
+    def make(script):
+        import queue
+
+        from socratic.evaluator.candidate_process import CandidateProcess
+
+        class Fake(CandidateProcess):
+            def __init__(self) -> None:   # no process: the replies are scripted
+                self.replies = queue.Queue()
+                self.sandbox, self.frozen, self.killed = {}, False, False
+
+            def _send(self, msg) -> None:
+                assert isinstance(msg, p.PlanRequest) and bytes.fromhex(msg.params) == b"\x01\x02"
+                for reply in script(msg.id):
+                    self.replies.put(reply)
+
+            def alive(self) -> bool:
+                return not self.killed
+
+            def kill(self) -> None:
+                self.killed = True
+
+            def freeze(self) -> None:
+                pass
+
+            def thaw(self) -> None:
+                pass
+        return Fake()
+
+
+def test_the_judge_reads_only_the_reply_it_waits_for():
+    forged = {"body": '{"type":"row","row":{"id":"forged"}}', "mac": "00"}
+    cand = ScriptedLauncher.make(lambda nonce: [
+        forged, {"type": "plan", "id": "another-call", "rc": 0, "plan": "00"},
+        {"type": "plan", "id": nonce, "rc": 0, "error": "the entry synchronises\n inside the call"}])
+    cap = cand.capture(b"\x01\x02", [(4096, 64)], 5.0)
+    assert (cap.rc, cap.plan, cap.error) == (0, None, "the entry synchronises inside the call")
+
+
+@pytest.mark.parametrize(("reply", "says"), [
+    ({"rc": "0", "plan": "00"}, "reply 'plan': rc: expected an integer, got str '0'"),
+    ({"rc": True, "plan": "00"}, "reply 'plan': rc: expected an integer, got bool True"),
+    ({"plan": "00"}, "reply 'plan': rc: missing"),
+    ({"rc": 0, "plan": ["00"]}, "reply 'plan': plan: expected a string, got list ['00']"),
+])
+def test_a_malformed_plan_reply_fails_the_call_in_one_line(reply, says):
+    cand = ScriptedLauncher.make(lambda nonce: [{"type": "plan", "id": nonce, **reply}])
+    cap = cand.capture(b"\x01\x02", [], 5.0)
+    assert cap.plan is None and cap.rc is None
+    assert cap.error == f"the candidate's process sent a malformed reply: {says}"
+
+
+def test_an_unreadable_plan_and_a_fatal_reply_are_one_line():
+    from socratic.evaluator.candidate_process import CandidateProcessError
+
+    cand = ScriptedLauncher.make(lambda nonce: [{"type": "plan", "id": nonce, "rc": 0, "plan": "zz"}])
+    assert cand.capture(b"\x01\x02", [], 5.0).error.startswith("the launch plan is unreadable: ")
+    for fatal, says in (({"error": "the candidate library does not load:\n undefined symbol: f"},
+                         "the candidate library does not load: undefined symbol: f"),
+                        ({"error": 3}, "malformed reply: reply 'fatal': error: expected a string, got int 3")):
+        cand = ScriptedLauncher.make(lambda nonce, fatal=fatal: [{"type": "fatal", **fatal}])
+        with pytest.raises(CandidateProcessError) as exc:
+            cand.capture(b"\x01\x02", [], 5.0)
+        assert says in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_the_launcher_job_and_requests_round_trip():
+    job = p.LauncherJob(library="/c/lib.so", entry="rmsnorm_fwd", plan_lib="/c/plan.so")
+    req = p.PlanRequest(id="ab12", params="0102", mirror=[[4096, 64]])
+    for rec in (job, req):
+        assert type(rec).from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    for msg in (p.LauncherReady(sandbox={"landlock": "ABI 4"}), p.LauncherFatal(error="x"),
+                p.PlanReply(id="ab12", rc=0, plan="00"), p.PlanReply(id="ab12", rc=None, error="why")):
+        assert p.parse_message(json.loads(json.dumps(msg.to_dict())), p.LAUNCHER_REPLIES, "reply") == msg
