@@ -26,7 +26,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Iterable
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, Union
 
@@ -277,7 +277,10 @@ class OutputErrors(Record):
 
 @dataclass(kw_only=True)
 class Comparison(Record):
-    ms: float
+    """A comparison implementation's time on one scenario and the candidate's speedup
+    against it (that time over the candidate's)."""
+
+    ms: float | None = None                 # the evaluator writes it; eval.end logs speedups only
     speedup: float
 
 
@@ -503,8 +506,17 @@ class EvalStart(Event):
     total: int | None = None
 
 
+# the fields of a scenario's row that eval.scenario logs, by the same names (the row's `id`
+# is the event's `scenario`); the comparisons are timed after every scenario, so they come
+# with eval.end (`scenario_vs`)
+SCENARIO_LOGGED = ("correct", "err", "err_baseline", "baseline_ms", "candidate_ms", "speedup",
+                   "tflops", "bound_fraction", "error")
+
+
 @dataclass(kw_only=True)
 class EvalScenario(Event):
+    """One scenario's row as it finished (`scenario_fields` writes it, `row` reads it)."""
+
     TYPE: ClassVar[str] = "eval.scenario"
     n: int
     scenario: str
@@ -519,7 +531,34 @@ class EvalScenario(Event):
     index: int | None = None
     total: int | None = None
     error: str | None = None
-    comparisons: dict[str, Comparison] | None = None
+    comparisons: dict[str, Comparison] | None = None   # not written (see SCENARIO_LOGGED)
+
+    def row(self) -> ScenarioResult:
+        """The row this event logged, as the evaluator's record; what it does not log
+        (params, failures, per-output errors) is left empty."""
+        return ScenarioResult(id=self.scenario, params={}, failures=[], errors={}, err_ratio=None,
+                              comparisons=self.comparisons,
+                              **{name: getattr(self, name) for name in SCENARIO_LOGGED})
+
+
+def scenario_fields(row: ScenarioResult) -> dict[str, Any]:
+    """eval.scenario's fields for a row (the writer adds n, index and total)."""
+    return {"scenario": row.id, **{name: getattr(row, name) for name in SCENARIO_LOGGED}}
+
+
+def scenario_vs(rows: Iterable[ScenarioResult]) -> dict[str, dict[str, float]]:
+    """Each row's speedup against each comparison timed with it: eval.end's `scenario_vs`."""
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:
+        vs = {name: float(comp.speedup) for name, comp in (row.comparisons or {}).items()}
+        if vs:
+            out[row.id] = vs
+    return out
+
+
+def with_scenario_vs(row: ScenarioResult, vs: dict[str, float]) -> ScenarioResult:
+    """The row with the comparisons eval.end's `scenario_vs` logged for it (speedups only)."""
+    return replace(row, comparisons={name: Comparison(speedup=v) for name, v in vs.items()})
 
 
 @dataclass(kw_only=True)

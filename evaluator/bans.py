@@ -21,9 +21,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
+from socratic.contracts import BanHit
 from socratic.evaluator.build import BuildResult, find_nvcc
 
 # A banned library is recognised by what only its use leaves in an artefact, never by its
@@ -110,15 +111,10 @@ FATBIN_SECTIONS = {".nv_fatbin", ".nvFatBinSegment"}
 MAGICS = {b"\x7fELF": "ELF image", b"\x50\xed\x55\xba": "fatbin image"}
 
 
-@dataclass
-class BanHit:
-    library: str
-    layer: str   # source|preprocessed|depfile|device-symbols|host-symbols|host-binary|needed|dlopen|runtime|checker
-    where: str
-    detail: str
-
-    def to_json(self) -> dict:
-        return asdict(self)
+def _hit(library: str, layer: str, where: str, detail: str) -> BanHit:
+    """One hit; layer: source|preprocessed|depfile|device-symbols|host-symbols|host-binary|
+    needed|dlopen|runtime|checker."""
+    return BanHit(library=library, layer=layer, where=where, detail=detail)
 
 
 def _code_match(text: str) -> list[tuple[str, str]]:
@@ -223,15 +219,15 @@ def check_source(source: Path, display: str) -> list[BanHit]:
     hits = []
     for number, line in enumerate(code.splitlines(), 1):
         for lib, _ in _labels_in(line):
-            hits.append(BanHit(lib, "source", f"{display}:{number}", line.strip()[:160]))
+            hits.append(_hit(lib, "source", f"{display}:{number}", line.strip()[:160]))
     # token pasting or spaced-out names inside one line: look at the code without spaces too
     for lib in _squeezed_labels(code):
         if not any(h.library == lib for h in hits):
-            hits.append(BanHit(lib, "source", display, "name assembled from pieces (macro pasting or split strings)"))
+            hits.append(_hit(lib, "source", display, "name assembled from pieces (macro pasting or split strings)"))
     joined = code.replace("\\\n", "")
     for m in LINE_DIRECTIVE.finditer(joined):
         number = joined.count("\n", 0, m.start()) + 1
-        hits.append(BanHit("line-directive", "source", f"{display}:{number}",
+        hits.append(_hit("line-directive", "source", f"{display}:{number}",
                            "#line or linemarker: hides the candidate's lines behind another file name"))
     return hits
 
@@ -248,7 +244,7 @@ def check_depfile(depfile: Path, source: Path) -> list[BanHit]:
     (as it was in the temporary build directory, `<key>.<random>/candidate.cu`, renamed to
     `<key>/` afterwards); any other entry, a second copy of the candidate included, is checked."""
     if not depfile.is_file():
-        return [BanHit("unknown", "checker", str(depfile), "compiler dependency list missing")]
+        return [_hit("unknown", "checker", str(depfile), "compiler dependency list missing")]
     text = depfile.read_text(errors="replace").replace("\\\n", " ")
     deps = [d for d in text.split(" : ", 1)[-1].split() if d.strip()]
     roots = _toolkit_roots()
@@ -256,13 +252,13 @@ def check_depfile(depfile: Path, source: Path) -> list[BanHit]:
     if deps and _is_build_source(deps[0], source):
         deps = deps[1:]
     else:
-        hits.append(BanHit("unknown", "checker", str(depfile), "dependency list does not start with the candidate"))
+        hits.append(_hit("unknown", "checker", str(depfile), "dependency list does not start with the candidate"))
     for dep in deps:
         resolved = os.path.realpath(dep)
         for lib in _header_libraries(dep):
-            hits.append(BanHit(lib, "depfile", dep, "header of a banned library"))
+            hits.append(_hit(lib, "depfile", dep, "header of a banned library"))
         if not any(resolved.startswith(r) for r in roots):
-            hits.append(BanHit("foreign-header", "depfile", dep,
+            hits.append(_hit("foreign-header", "depfile", dep,
                                "header outside the CUDA toolkit and system: a candidate is one file"))
     return hits
 
@@ -285,18 +281,18 @@ def check_device_code(keep_dir: Path) -> list[BanHit]:
     hits = []
     cubins = sorted(keep_dir.glob("*.cubin"))
     if not cubins:
-        return [BanHit("unknown", "checker", str(keep_dir), "no device code (cubin) kept by the build")]
+        return [_hit("unknown", "checker", str(keep_dir), "no device code (cubin) kept by the build")]
     for path in [*cubins, *sorted(keep_dir.glob("*.ptx"))]:
         if path.suffix == ".cubin":
             out, err = _run_tool(["readelf", "-sW", str(path)])
             if out is None:
-                return [BanHit("unknown", "checker", str(path), err)]
+                return [_hit("unknown", "checker", str(path), err)]
             symbols = [line.split()[-1] for line in out.splitlines() if line.strip() and line.split()[-1] != "Name"]
         else:
             symbols = re.findall(r"\.(?:entry|func)\s+([\w$.]+)", path.read_text(errors="replace"))
         for sym in symbols:
             for lib, _ in _code_match(sym):
-                hits.append(BanHit(lib, "device-symbols", path.name, sym[:160]))
+                hits.append(_hit(lib, "device-symbols", path.name, sym[:160]))
     return _dedupe(hits)
 
 
@@ -305,39 +301,39 @@ def check_host_library(library: Path) -> list[BanHit]:
     for flags in (["-D"], []):
         out, err = _run_tool(["nm", *flags, str(library)])
         if out is None:
-            return [BanHit("unknown", "checker", str(library), err)]
+            return [_hit("unknown", "checker", str(library), err)]
         for line in out.splitlines():
             parts = line.split()
             sym = parts[-1] if parts else ""
             kind_letter = parts[-2] if len(parts) >= 2 else ""
             kind = "undefined" if kind_letter in ("U", "w", "v") else "defined"
             for lib, _ in _code_match(sym):
-                hits.append(BanHit(lib, "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
+                hits.append(_hit(lib, "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
             bare = sym.split("@", 1)[0]
             if PY_SYMBOL.match(bare):
-                hits.append(BanHit("python-api", "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
+                hits.append(_hit("python-api", "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
             # a local definition is static cudart's own; an undefined or exported one is the candidate's
             if RUNTIME_CODE_SYMBOL.match(bare) and (kind == "undefined" or kind_letter.isupper()):
-                hits.append(BanHit("runtime-code", "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
+                hits.append(_hit("runtime-code", "host-symbols", library.name, f"{kind} symbol {sym[:140]}"))
     out, err = _run_tool(["readelf", "-dW", str(library)])
     if out is None:
-        return [BanHit("unknown", "checker", str(library), err)]
+        return [_hit("unknown", "checker", str(library), err)]
     for needed in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out):
         if not NEEDED_ALLOWED.match(needed):
             libs = [lib for lib, _ in _shared_match(needed)] or ["not-allowed"]
             for lib in libs:
-                hits.append(BanHit(lib, "needed", library.name, f"links {needed} (outside the allow-list)"))
+                hits.append(_hit(lib, "needed", library.name, f"links {needed} (outside the allow-list)"))
     data = library.read_bytes()
     for lib, pattern in SHARED_BYTES.items():
         for match in pattern.finditer(data):
             name = match.group(0).decode(errors="replace")[:80]
-            hits.append(BanHit(lib, "dlopen", library.name, f"names the library {name!r} (dlopen target)"))
+            hits.append(_hit(lib, "dlopen", library.name, f"names the library {name!r} (dlopen target)"))
     for match in PY_NAME_BYTES.finditer(data):
         name = match.group(0).decode(errors="replace")[:80]
-        hits.append(BanHit("python-api", "dlopen", library.name, f"names {name!r} (libpython or a C-API function)"))
+        hits.append(_hit("python-api", "dlopen", library.name, f"names {name!r} (libpython or a C-API function)"))
     for match in RUNTIME_CODE_LIB_BYTES.finditer(data):
         name = match.group(0).decode(errors="replace")[:80]
-        hits.append(BanHit("runtime-code", "dlopen", library.name, f"names the library {name!r} (run-time compiler)"))
+        hits.append(_hit("runtime-code", "dlopen", library.name, f"names the library {name!r} (run-time compiler)"))
     hits += check_embedded(library, data)
     return _dedupe(hits)
 
@@ -346,12 +342,12 @@ def check_embedded(library: Path, data: bytes | None = None) -> list[BanHit]:
     """ELF or fatbin images anywhere in the library but the CUDA fatbin sections."""
     out, err = _run_tool(["readelf", "-SW", str(library)])
     if out is None:
-        return [BanHit("unknown", "checker", str(library), err)]
+        return [_hit("unknown", "checker", str(library), err)]
     data = library.read_bytes() if data is None else data
     hits = []
     sections = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)", out, re.M)
     if not sections:
-        return [BanHit("unknown", "checker", str(library), "no section headers read")]
+        return [_hit("unknown", "checker", str(library), "no section headers read")]
     for name, kind, offset, size in sections:
         if kind == "NOBITS" or name in FATBIN_SECTIONS:
             continue
@@ -360,7 +356,7 @@ def check_embedded(library: Path, data: bytes | None = None) -> list[BanHit]:
         for magic, what in MAGICS.items():
             at = chunk.find(magic)
             if at >= 0:
-                hits.append(BanHit("embedded-binary", "host-binary", library.name,
+                hits.append(_hit("embedded-binary", "host-binary", library.name,
                                    f"{what} in section {name} at offset {start + at:#x}"))
     return hits
 
@@ -447,14 +443,14 @@ def check_preprocessed(build_result: BuildResult, display: str) -> list[BanHit]:
                 json.dump(doc, fh)
             os.replace(tmp, cache)
     if doc["error"]:
-        return [BanHit("unknown", "checker", display, f"preprocessing failed: {doc['error']}")]
+        return [_hit("unknown", "checker", display, f"preprocessing failed: {doc['error']}")]
     hits = []
     for number, text in doc["lines"]:
         for lib, _ in _labels_in(text):
-            hits.append(BanHit(lib, "preprocessed", f"{display}:{number}", text.strip()[:160]))
+            hits.append(_hit(lib, "preprocessed", f"{display}:{number}", text.strip()[:160]))
     for lib in _squeezed_labels("\n".join(text for _, text in doc["lines"])):
         if not any(h.library == lib for h in hits):
-            hits.append(BanHit(lib, "preprocessed", display, "name assembled from pieces (split strings)"))
+            hits.append(_hit(lib, "preprocessed", display, "name assembled from pieces (split strings)"))
     return hits
 
 
@@ -501,5 +497,5 @@ def process_libraries(pid: int | str) -> list[str] | None:
 
 def check_runtime(loaded: list[str]) -> list[BanHit]:
     """Banned libraries among the shared objects mapped into the evaluation process."""
-    return [BanHit(found[0][0], "runtime", p, "mapped into the evaluation process")
+    return [_hit(found[0][0], "runtime", p, "mapped into the evaluation process")
             for p in loaded if (found := _shared_match(os.path.basename(p)))]

@@ -27,26 +27,17 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from socratic.contracts import KernelResources
 from socratic.errors import InputError
 
 BUILD_TIMEOUT_S = 600
 EXTRA_FLAGS = "-I {srcdir} -MD -MF {dep} -keep -keep-dir {keep}"
 CACHE_VERSION = "1"
 NO_LIBCUDA = "cannot find -lcuda"
-
-
-@dataclass
-class KernelResources:
-    kernel: str
-    registers: int = 0
-    spill_stores: int = 0
-    spill_loads: int = 0
-    shared_bytes: int = 0
-    stack_bytes: int = 0
 
 
 @dataclass
@@ -69,11 +60,6 @@ class BuildResult:
     def source(self) -> Path:
         assert self.dir is not None
         return self.dir / "candidate.cu"
-
-    def to_json(self) -> dict:
-        out = asdict(self)
-        out["dir"] = str(self.dir) if self.dir else None
-        return out
 
 
 def cache_root() -> Path:
@@ -115,7 +101,7 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
             meta = json.loads(meta_path.read_text())
             return BuildResult(ok=True, cached=True, seconds=0.0, command=meta["command"],
                                log=meta["log"], sha256=sha, dir=final,
-                               resources=[KernelResources(**r) for r in meta["resources"]])
+                               resources=[KernelResources.from_dict(r) for r in meta["resources"]])
         except (OSError, ValueError, KeyError, TypeError):
             # a damaged cache entry (a full disk, an edit): build again in its place
             shutil.rmtree(final, ignore_errors=True)
@@ -158,7 +144,7 @@ def _build_in(work: Path, final: Path, code: bytes, sha: str, source: Path,
         return result
     meta_path = work / "build.json"
     meta_path.write_text(json.dumps({"command": command, "log": log,
-                                     "resources": [asdict(r) for r in result.resources]}))
+                                     "resources": [r.to_dict() for r in result.resources]}))
     try:
         os.rename(work, final)  # atomic publish; a concurrent build of the same key may win
         result.dir = final
@@ -217,10 +203,10 @@ def parse_resources(log: str) -> list[KernelResources]:
     for line in log.splitlines():
         if m := _ENTRY.search(line):
             current = m.group(1)
-            kernels.setdefault(current, KernelResources(kernel=current))
+            kernels.setdefault(current, _no_resources(current))
         elif m := _PROPS.search(line):
             current = m.group(1)
-            kernels.setdefault(current, KernelResources(kernel=current))
+            kernels.setdefault(current, _no_resources(current))
         elif current and (m := _FRAME.search(line)):
             r = kernels[current]
             r.stack_bytes, r.spill_stores, r.spill_loads = map(int, m.groups())
@@ -229,8 +215,14 @@ def parse_resources(log: str) -> list[KernelResources]:
             r.registers = int(m.group(1))
             r.shared_bytes = int(m.group(2) or 0)
     names = _demangle(list(kernels))
-    return [KernelResources(**{**asdict(r), "kernel": names.get(r.kernel, r.kernel)})
+    return [replace(r, kernel=names.get(r.kernel, r.kernel))
             for r in kernels.values() if not r.kernel.startswith("__internal")]
+
+
+def _no_resources(kernel: str) -> KernelResources:
+    """A kernel's line before ptxas reported its figures."""
+    return KernelResources(kernel=kernel, registers=0, spill_stores=0, spill_loads=0, shared_bytes=0,
+                           stack_bytes=0)
 
 
 def _demangle(names: list[str]) -> dict[str, str]:

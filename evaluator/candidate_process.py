@@ -17,7 +17,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from socratic.contracts import ContractError
 from socratic.evaluator.plan import Plan, PlanError, Range, parse
+from socratic.evaluator.protocol import (
+    LAUNCHER_REPLIES,
+    LauncherFatal,
+    LauncherJob,
+    LauncherReady,
+    Message,
+    PlanReply,
+    PlanRequest,
+    parse_message,
+)
 
 MAX_REPLY = 64 << 20   # bytes in one reply line; a longer one is not a plan
 START_TIMEOUT_S = 120.0
@@ -25,6 +36,14 @@ START_TIMEOUT_S = 120.0
 
 class CandidateProcessError(Exception):
     """The candidate's process died, hung or does not load: one line for the scenario."""
+
+
+@dataclass
+class BadReply:
+    """A reply of the kind waited for that does not match its declaration."""
+
+    type: str
+    why: str                    # one line naming the field
 
 
 @dataclass
@@ -47,7 +66,7 @@ class CandidateProcess:
         os.close(write_fd)
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(os.fdopen(read_fd, "rb"),), daemon=True).start()
-        self._send({"library": str(library), "entry": entry, "plan_lib": str(plan_lib)})
+        self._send(LauncherJob(library=str(library), entry=entry, plan_lib=str(plan_lib)))
         self.sandbox: dict | None = None   # how it confined itself, once it is ready
         self.frozen = False
 
@@ -56,10 +75,10 @@ class CandidateProcess:
         before the judge's own sandbox is in force, which its children inherit)."""
         if self.sandbox is None:
             msg = self._wait(lambda m: m.get("type") in ("ready", "fatal"), START_TIMEOUT_S)
-            if msg.get("type") == "fatal":
+            if not isinstance(msg, LauncherReady):
                 self.kill()
-                raise CandidateProcessError(str(msg.get("error"))[:400])
-            self.sandbox = msg.get("sandbox") if isinstance(msg.get("sandbox"), dict) else {}
+                raise CandidateProcessError(self._why(msg))
+            self.sandbox = msg.sandbox
             self.freeze()
         return self.sandbox or {}
 
@@ -80,15 +99,17 @@ class CandidateProcess:
                 self.replies.put(msg)
         self.replies.put({"type": "eof"})
 
-    def _send(self, msg: dict) -> None:
+    def _send(self, msg: LauncherJob | PlanRequest) -> None:
         try:
             assert self.proc.stdin is not None  # a PIPE
-            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+            self.proc.stdin.write((json.dumps(msg.to_dict()) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise CandidateProcessError(f"the candidate's process died: {self.stderr_tail()}") from None
 
-    def _wait(self, want, timeout_s: float) -> dict:
+    def _wait(self, want, timeout_s: float) -> Message | BadReply:
+        """The first reply `want` picks (or a fatal one), as its record; BadReply when that
+        reply does not match its declaration."""
         deadline = time.monotonic() + timeout_s
         while True:
             try:
@@ -102,10 +123,11 @@ class CandidateProcess:
                 code = self.proc.returncode
                 died = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
                 raise CandidateProcessError(f"the candidate's process died ({died}): {self.stderr_tail()}".rstrip(": "))
-            if msg.get("type") == "fatal":
-                return msg
-            if want(msg):
-                return msg
+            if msg.get("type") == "fatal" or want(msg):
+                try:
+                    return parse_message(msg, LAUNCHER_REPLIES, "reply")
+                except ContractError as exc:
+                    return BadReply(str(msg.get("type")), f"the candidate's process sent a malformed reply: {exc}")
 
     def capture(self, params: bytes, mirror: list[Range], timeout_s: float) -> Capture:
         """The plan of one call of the entry with `params` (the bytes of the judge's struct)."""
@@ -113,21 +135,27 @@ class CandidateProcess:
         nonce = secrets.token_hex(8)
         self.thaw()
         try:
-            self._send({"id": nonce, "params": params.hex(), "mirror": [list(r) for r in mirror]})
+            self._send(PlanRequest(id=nonce, params=params.hex(), mirror=[list(r) for r in mirror]))
             msg = self._wait(lambda m: m.get("type") == "plan" and m.get("id") == nonce, timeout_s)
         finally:
             if self.alive():
                 self.freeze()
-        if msg.get("type") == "fatal":
-            raise CandidateProcessError(str(msg.get("error"))[:400])
-        rc = msg.get("rc")
-        rc = rc if isinstance(rc, int) else None
-        if msg.get("error"):
-            return Capture(rc, None, " ".join(str(msg["error"]).split())[:600])
+        if isinstance(msg, BadReply) and msg.type == "plan":   # this call's reply, malformed
+            return Capture(None, None, self._why(msg))
+        if not isinstance(msg, PlanReply):
+            raise CandidateProcessError(self._why(msg))
+        if msg.error:
+            return Capture(msg.rc, None, " ".join(msg.error.split())[:600])
         try:
-            return Capture(rc, parse(bytes.fromhex(str(msg.get("plan", "")))), None)
+            return Capture(msg.rc, parse(bytes.fromhex(msg.plan or "")), None)
         except (ValueError, PlanError) as exc:
-            return Capture(rc, None, f"the launch plan is unreadable: {exc}")
+            return Capture(msg.rc, None, f"the launch plan is unreadable: {exc}")
+
+    @staticmethod
+    def _why(msg: Message | BadReply) -> str:
+        """One line for a reply the judge cannot use: its fatal error, or what is malformed."""
+        text = msg.error if isinstance(msg, LauncherFatal) else msg.why if isinstance(msg, BadReply) else str(msg)
+        return " ".join(text.split())[:400]
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -1,9 +1,8 @@
 """Times comparison implementations with torch (a child of evaluator.comparisons).
 
-Job on stdin (sent once the candidate's timing is over): {"adapter": path, "names": [...],
-"scenarios": [{"id", "values"}]}.
-Emits JSON lines: {"type": "time", "id", "name", "ms", "passes"} (ms: the faster of two
-passes over the scenarios) and {"type": "unavailable", "name", "reason"}.
+Job on stdin (sent once the candidate's timing is over): evaluator.protocol's CompareJob.
+Emits JSON lines: `time` (ComparisonTime: id, name, ms, passes; ms the faster of two passes
+over the scenarios) and `unavailable` (name, reason).
 Timing follows the evaluator's rules: L2 flushed before every timed launch, the GPU kept
 busy while the host enqueues it, CUDA events, warm-up first, median of the repetitions.
 """
@@ -15,13 +14,15 @@ import json
 import statistics
 import sys
 
+from socratic.evaluator.protocol import CompareJob, ComparisonTime, HiddenScenario, Message, Unavailable
+
 
 TARGET_MS, MIN_REPS, MAX_REPS = 25.0, 5, 20   # per implementation and scenario: a reference point,
 # not the measurement under test, so it gets a smaller budget than the candidate's timing
 
 
-def emit(record: dict) -> None:
-    print(json.dumps(record), flush=True)
+def emit(message: Message) -> None:
+    print(json.dumps(message.to_dict()), flush=True)
 
 
 LEAD_IN_CYCLES = 1_000_000   # ~0.5 ms of GPU spin before each timed call (see lead_in)
@@ -61,7 +62,7 @@ def time_fn(torch, fn, flush) -> float:
 PASSES = 2   # each implementation is timed on every scenario once per pass; the faster pass counts
 
 
-def time_scenarios(scenarios: list[dict], names: list[str], factories: dict, torch,
+def time_scenarios(scenarios: list[HiddenScenario], names: list[str], factories: dict, torch,
                    timer) -> dict[tuple[str, str], list[float]]:
     """{(scenario id, name): [ms of each pass]}. The second pass runs the scenarios in reverse
     order, so a disturbance of the GPU or host that lasts a few milliseconds (seen on the
@@ -78,15 +79,15 @@ def time_scenarios(scenarios: list[dict], names: list[str], factories: dict, tor
                 if name in dead or name not in factories:
                     continue
                 try:
-                    fn = factories[name](sc["values"], torch)
+                    fn = factories[name](sc.values, torch)
                 except ImportError as exc:
                     dead.add(name)
-                    emit({"type": "unavailable", "name": name, "reason": str(exc)[:200]})
+                    emit(Unavailable(name=name, reason=str(exc)[:200]))
                     continue
                 except Exception:
                     continue   # this implementation does not support this scenario
                 try:
-                    times.setdefault((sc["id"], name), []).append(timer(fn))
+                    times.setdefault((sc.id, name), []).append(timer(fn))
                 except Exception:
                     continue
                 finally:
@@ -102,22 +103,22 @@ def main() -> int:
         missing = None
     except Exception as exc:
         missing = f"torch: {exc}"
-    job = json.loads(sys.stdin.read())
+    job = CompareJob.from_dict(json.loads(sys.stdin.read()), "the comparisons' job")
     if missing is None and not torch.cuda.is_available():
         missing = "torch sees no GPU"
     if missing:
-        for name in job["names"]:
-            emit({"type": "unavailable", "name": name, "reason": missing})
+        for name in job.names:
+            emit(Unavailable(name=name, reason=missing))
         return 0
-    spec = importlib.util.spec_from_file_location("socratic_task_compare", job["adapter"])
+    spec = importlib.util.spec_from_file_location("socratic_task_compare", job.adapter)
     assert spec is not None and spec.loader is not None  # a .py path always has a loader
     adapter = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(adapter)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    times = time_scenarios(job["scenarios"], job["names"], adapter.FACTORIES, torch,
+    times = time_scenarios(job.scenarios, job.names, adapter.FACTORIES, torch,
                            lambda fn: time_fn(torch, fn, flush))
     for (sid, name), passes in times.items():
-        emit({"type": "time", "id": sid, "name": name, "ms": min(passes), "passes": passes})
+        emit(ComparisonTime(id=sid, name=name, ms=min(passes), passes=passes))
     return 0
 
 

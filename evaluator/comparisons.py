@@ -15,7 +15,15 @@ import json
 import subprocess
 import sys
 
-from socratic.contracts import Comparison, ScenarioResult
+from socratic.contracts import Comparison, ContractError, ScenarioResult
+from socratic.evaluator.protocol import (
+    COMPARE_MESSAGES,
+    CompareJob,
+    ComparisonTime,
+    HiddenScenario,
+    Unavailable,
+    parse_message,
+)
 from socratic.taskfile import Scenario, Task
 
 
@@ -39,25 +47,26 @@ class ComparisonRun:
         if self.proc is None:
             return {}
         timed = {r.id: (r, r.candidate_ms) for r in rows if r.candidate_ms}
-        job = {"adapter": str(self.adapter.resolve()), "names": self.names,
-               "scenarios": [{"id": s.id, "values": s.values} for s in scenarios if s.id in timed]}
+        job = CompareJob(adapter=str(self.adapter.resolve()), names=self.names,
+                         scenarios=[HiddenScenario(id=s.id, values=s.values) for s in scenarios if s.id in timed])
         try:
-            out, _ = self.proc.communicate(json.dumps(job), timeout=timeout_s * max(1, len(job["scenarios"])))
+            out, _ = self.proc.communicate(json.dumps(job.to_dict()),
+                                           timeout=timeout_s * max(1, len(job.scenarios)))
         except subprocess.TimeoutExpired:
             self.cancel()
             out = ""
         unavailable: dict[str, str] = {}
         for line in out.splitlines():
-            try:
-                msg = json.loads(line)
-            except json.JSONDecodeError:
+            try:   # torch or the adapter may print lines of their own: only messages count
+                msg = parse_message(json.loads(line), COMPARE_MESSAGES, "the comparison's message")
+            except (json.JSONDecodeError, ContractError):
                 continue
-            if msg.get("type") == "unavailable":
-                unavailable[msg["name"]] = msg["reason"]
-            elif msg.get("type") == "time" and msg["id"] in timed:
-                row, cand_ms = timed[msg["id"]]
+            if isinstance(msg, Unavailable):
+                unavailable[msg.name] = msg.reason
+            elif isinstance(msg, ComparisonTime) and msg.id in timed:
+                row, cand_ms = timed[msg.id]
                 row.comparisons = {**(row.comparisons or {}),
-                                   msg["name"]: Comparison(ms=msg["ms"], speedup=msg["ms"] / cand_ms)}
+                                   msg.name: Comparison(ms=msg.ms, speedup=msg.ms / cand_ms)}
         return unavailable
 
     def cancel(self) -> None:

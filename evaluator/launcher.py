@@ -3,13 +3,12 @@ host code runs. A child of the judge (evaluator.worker), confined before the can
 library loads (sandbox.confine_launcher), holding nothing the verdict depends on: no key,
 no timer, no baseline, no reference and none of the judge's data.
 
-Protocol: one job line on stdin ({"library", "entry", "plan_lib"}); then requests, one a
-line: {"id", "params": hex of the parameter struct, "mirror": [[address, bytes], ...]}.
+Protocol (the records of evaluator.protocol): one `LauncherJob` line on stdin, then
+`PlanRequest`s, one a line (the parameter struct's bytes in hex, the buffers to mirror).
 Replies go to the descriptor named by $SOCRATIC_LAUNCHER_FD, one JSON line each:
-    {"type": "ready", "sandbox": {...}}      once its CUDA context and confinement are up
-    {"type": "fatal", "error": TEXT}         the library does not load or lacks its entry
-    {"type": "plan", "id": ID, "rc": N, "plan": HEX}            what one call launched
-    {"type": "plan", "id": ID, "rc": N|None, "error": TEXT}     why it could not be captured
+`ready` (with how it confined itself) once its CUDA context and confinement are up,
+`fatal` when the library does not load or lacks its entry, `plan` for each request (what
+the call launched, or why it could not be captured).
 The judge treats every reply as untrusted data (evaluator.plan.parse and check).
 """
 
@@ -22,6 +21,7 @@ import sys
 from pathlib import Path
 
 from socratic.evaluator.plan import PlanError, PlanLib
+from socratic.evaluator.protocol import LauncherFatal, LauncherJob, LauncherReady, Message, PlanReply, PlanRequest
 from socratic.evaluator.sandbox import confine_launcher
 
 RULES = ("the entry must only enqueue work on the given stream, so that it can be captured: no synchronisation, "
@@ -49,42 +49,42 @@ def diagnose(lib: PlanLib, entry: int, params: bytes, error: str) -> str:
 def main() -> int:
     out = os.fdopen(int(os.environ["SOCRATIC_LAUNCHER_FD"]), "w")
 
-    def reply(msg: dict) -> None:
-        out.write(json.dumps(msg) + "\n")
+    def reply(msg: Message) -> None:
+        out.write(json.dumps(msg.to_dict()) + "\n")
         out.flush()
 
-    job = json.loads(sys.stdin.readline())
+    job = LauncherJob.from_dict(json.loads(sys.stdin.readline()), "the candidate process's job")
     try:
-        lib = PlanLib(Path(job["plan_lib"]))
+        lib = PlanLib(Path(job.plan_lib))
         lib.init(0)
     except (OSError, PlanError) as exc:
-        reply({"type": "fatal", "error": f"the candidate's process has no GPU: {exc}"})
+        reply(LauncherFatal(error=f"the candidate's process has no GPU: {exc}"))
         return 3
-    reply({"type": "ready", "sandbox": confine_launcher()})
+    reply(LauncherReady(sandbox=confine_launcher()))
     entry = 0
     for line in sys.stdin:
-        req = json.loads(line)
+        req = PlanRequest.from_dict(json.loads(line), "the judge's request")
         if not entry:   # loaded on the first request, so the judge sees what its load takes
             try:
-                cand = ctypes.CDLL(job["library"], mode=ctypes.RTLD_LOCAL)
-                entry = ctypes.cast(getattr(cand, job["entry"]), ctypes.c_void_p).value or 0
+                cand = ctypes.CDLL(job.library, mode=ctypes.RTLD_LOCAL)
+                entry = ctypes.cast(getattr(cand, job.entry), ctypes.c_void_p).value or 0
             except OSError as exc:
-                why = str(exc).replace(job["library"] + ": ", "")
-                reply({"type": "fatal", "error": f"the candidate library does not load: {why}"})
+                why = str(exc).replace(job.library + ": ", "")
+                reply(LauncherFatal(error=f"the candidate library does not load: {why}"))
                 return 3
             except AttributeError:
-                reply({"type": "fatal", "error": f"the candidate library does not export {job['entry']}"})
+                reply(LauncherFatal(error=f"the candidate library does not export {job.entry}"))
                 return 3
-        params = bytes.fromhex(req["params"])
+        params = bytes.fromhex(req.params)
         try:
-            lib.mirror([(int(a), int(n)) for a, n in req["mirror"]])
+            lib.mirror([(a, n) for a, n in req.mirror])
         except PlanError:
             pass   # unmirrored pointers still capture for kernels; checked memsets fail and say so
         try:
             rc, plan = lib.capture(entry, params)
-            reply({"type": "plan", "id": req["id"], "rc": rc, "plan": plan.hex()})
+            reply(PlanReply(id=req.id, rc=rc, plan=plan.hex()))
         except PlanError as exc:
-            reply({"type": "plan", "id": req["id"], "rc": None, "error": diagnose(lib, entry, params, str(exc))})
+            reply(PlanReply(id=req.id, rc=None, error=diagnose(lib, entry, params, str(exc))))
     return 0
 
 

@@ -34,20 +34,33 @@ from socratic.contracts import (
     EvalResult,
     GpuInfo,
     HiddenSummary,
-    KernelResources,
     ScenarioResult,
     Summary,
-    parse_scenario,
 )
 from socratic.errors import InputError
 from socratic.evaluator import bans
 from socratic.evaluator.build import BuildResult, build
 from socratic.evaluator.entry import missing_entry
+from socratic.evaluator.protocol import (
+    WORKER_MESSAGES,
+    Fatal,
+    HiddenScenario,
+    Isolation,
+    Job,
+    Message,
+    Ready,
+    Restart,
+    Row,
+    Start,
+    Timing,
+    WorkerJob,
+    parse_message,
+)
 from socratic.taskfile import Scenario, Task, TaskError, load_task
 from socratic.gpulock import Holder, gpu_turn
 
 STARTUP_TIMEOUT_S = 180
-TIMING = {"min_pairs": 10, "max_pairs": 400, "target_ms": 150.0, "max_seconds": 1.5}
+TIMING = Timing(min_pairs=10, max_pairs=400, target_ms=150.0, max_seconds=1.5)
 
 Progress = Callable[[ScenarioResult, int, int], None]
 Waiting = Callable[[str, "Holder | None"], None]   # (GPU key, its holder): this evaluation waits
@@ -125,7 +138,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
         schema=SCHEMA, task=task.name, set=label,
         candidate=Candidate(path=str(candidate), sha256=cand_build.sha256),
         gpu=None, build=_build_record(cand_build),
-        bans=Bans(ok=not hits, hits=[BanHit(**h.to_json()) for h in hits]),
+        bans=Bans(ok=not hits, hits=hits),
         scenarios=[], summary=summarize([], 0), exit_code=1,
     )
     # a library that cannot be called is no build at all, with or without a GPU
@@ -146,12 +159,12 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     # worker gets them on its stdin); they are shown once the evaluation ends
     n_hidden = opts.hidden if opts.hidden is not None else (task.hidden.count if task.hidden else 0)
     hidden = task.draw_hidden(n_hidden, secrets.randbits(62))
-    job = {
-        "task_dir": str(task.dir.resolve()), "baseline_lib": str(base_build.library),
-        "candidate_lib": str(cand_build.library), "reference_lib": str(ref_build.library),
-        "seeds": opts.seeds, "timing": TIMING, "time": opts.time, "eval_seed": secrets.randbits(62),
-        "hidden": [{"id": h.id, "values": h.values} for h in hidden],
-    }
+    job = Job(
+        task_dir=str(task.dir.resolve()), baseline_lib=str(base_build.library),
+        candidate_lib=str(cand_build.library), reference_lib=str(ref_build.library),
+        seeds=opts.seeds, timing=TIMING, time=opts.time, eval_seed=secrets.randbits(62),
+        hidden=[HiddenScenario(id=h.id, values=h.values) for h in hidden],
+    )
     comparisons = None
     if opts.compare and opts.time and task.comparisons:
         from socratic.evaluator.comparisons import ComparisonRun
@@ -167,7 +180,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
         finally:
             if comparisons:
                 comparisons.cancel()
-    result.gpu = GpuInfo.from_dict(gpu, "the worker's gpu") if gpu is not None else None
+    result.gpu = gpu
     result.gpu_lock = turn.key
     result.gpu_wait_s = round(turn.wait_s, 3)
     hidden_ids = {h.id for h in hidden}
@@ -190,7 +203,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
 
 def _build_record(b: BuildResult) -> Build:
     return Build(ok=b.ok, cached=b.cached, seconds=b.seconds, command=b.command, log=b.log[-20000:],
-                 resources=[KernelResources(**r.__dict__) for r in b.resources])
+                 resources=list(b.resources))
 
 
 def failed_row(sc: Scenario, message: str) -> ScenarioResult:
@@ -200,32 +213,24 @@ def failed_row(sc: Scenario, message: str) -> ScenarioResult:
         err_ratio=None, errors={})
 
 
-def fatal_message(msg: dict) -> str:
-    """One clean line for a worker's fatal report: what failed and, for an evaluator error,
-    where (file:line in function)."""
-    error = " ".join(str(msg.get("error") or "unknown error").split())
-    kind = msg.get("kind")
-    if kind == "load":
-        return error
-    if kind == "cuda":
-        return f"CUDA error: {error}"
-    return f"evaluator error: {error}" + (f" (at {msg['where']})" if msg.get("where") else "")
+@dataclass
+class Malformed:
+    """A signed line of the worker's that is not one of its messages (the evaluator's bug)."""
+
+    why: str                    # one line naming the field
+    type: str | None = None     # the message's type, when it had one
 
 
-def _row(sc: Scenario, raw: dict, runtime_hits: list[BanHit]) -> ScenarioResult:
-    """The worker's row as a contract record; its run-time ban hits go to the bans."""
-    try:
-        runtime_hits += [BanHit.from_dict(h) for h in raw.pop("runtime_bans", [])]
-        return parse_scenario(raw, f"the worker's row for {sc.id}")
-    except ContractError as exc:  # a bug in the worker: the scenario fails, visibly
-        return failed_row(sc, f"evaluator error: {exc}")
+@dataclass
+class _Gone:
+    """The worker's pipe closed: it exited or was killed."""
 
 
-def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress | None,
-                runtime_hits: list[BanHit]) -> tuple[list[ScenarioResult], dict | None]:
+def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress: Progress | None,
+                runtime_hits: list[BanHit]) -> tuple[list[ScenarioResult], GpuInfo | None]:
     rows: dict[str, ScenarioResult] = {}
     pending = list(scenarios)
-    gpu: dict | None = None
+    gpu: GpuInfo | None = None
     total = len(scenarios)
 
     def done(row: ScenarioResult) -> None:
@@ -234,7 +239,7 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             progress(row, len(rows), total)
 
     while pending:
-        worker = _Worker({**job, "scenarios": [s.id for s in pending]})
+        worker = _Worker(job, [s.id for s in pending])
         try:
             current: Scenario | None = None
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -246,34 +251,48 @@ def run_workers(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                     done(failed_row(current, f"timed out after {timeout_s:g} s (hang or far too slow); worker killed"))
                     pending.remove(current)
                     break
-                if msg.get("type") == "eof":
+                if isinstance(msg, _Gone):
                     text = worker.stderr_tail() or f"exit code {worker.returncode()}"
                     if current is None:
                         raise InputError(f"the evaluation worker failed before its first scenario: {text}")
                     done(failed_row(current, f"evaluation process died: {text}"))
                     pending.remove(current)
                     break
-                kind = msg.get("type")
-                if kind == "ready":
-                    gpu = msg["gpu"]
-                elif kind == "isolation" and gpu is not None:
-                    gpu["isolation"] = msg["isolation"]
-                elif kind == "restart":   # its candidate process is gone: a new worker goes on
-                    break
-                elif kind == "start":
-                    current = next(s for s in pending if s.id == msg["id"])
-                    deadline = time.monotonic() + timeout_s
-                elif kind == "row":
-                    sc = next(s for s in scenarios if s.id == msg["row"]["id"])
-                    done(_row(sc, msg["row"], runtime_hits))
-                    pending = [s for s in pending if s.id != sc.id]
-                    current = None
-                elif kind == "fatal":
+                if isinstance(msg, Malformed):
                     if current is None:
-                        raise InputError(f"the evaluation worker failed: {fatal_message(msg)}")
+                        raise InputError(f"the evaluation worker failed: evaluator error: {msg.why}")
+                    done(failed_row(current, f"evaluator error: {msg.why}"))
+                    pending.remove(current)
+                    if msg.type == "row":   # one row the worker got wrong: it goes on
+                        current = None
+                        continue
+                    break
+                if isinstance(msg, Ready):
+                    gpu = msg.gpu
+                elif isinstance(msg, Isolation) and gpu is not None:
+                    gpu.isolation = msg.isolation
+                elif isinstance(msg, Restart):   # its candidate process is gone: a new worker goes on
+                    break
+                elif isinstance(msg, Start):
+                    current = next((s for s in pending if s.id == msg.id), None)
+                    if current is None:
+                        raise InputError(f"the evaluation worker failed: evaluator error: it started "
+                                         f"{msg.id!r}, which is not one of its pending scenarios")
+                    deadline = time.monotonic() + timeout_s
+                elif isinstance(msg, Row):
+                    if current is None or msg.row.id != current.id:
+                        raise InputError(f"the evaluation worker failed: evaluator error: a row for "
+                                         f"{msg.row.id!r} while running {current.id if current else 'none'!r}")
+                    runtime_hits += msg.runtime_bans
+                    done(msg.row)
+                    pending.remove(current)
+                    current = None
+                elif isinstance(msg, Fatal):
+                    if current is None:
+                        raise InputError(f"the evaluation worker failed: {msg.message()}")
                     # a library that does not load fails every scenario alike: no new worker
-                    for sc in (list(pending) if msg.get("kind") == "load" else [current]):
-                        done(failed_row(sc, fatal_message(msg)))
+                    for sc in (list(pending) if msg.kind == "load" else [current]):
+                        done(failed_row(sc, msg.message()))
                         pending.remove(sc)
                     break
         finally:
@@ -285,7 +304,7 @@ class _Worker:
     """A `python -m socratic.evaluator.worker` child in its own process group. Its verdicts come on
     a private pipe, each line signed with a per-worker key (see evaluator.worker)."""
 
-    def __init__(self, job: dict):
+    def __init__(self, job: Job, scenarios: list[str]):
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self.key = secrets.token_bytes(32)
         read_fd, write_fd = os.pipe()
@@ -298,7 +317,8 @@ class _Worker:
         self.channel = os.fdopen(read_fd, "rb")
         self.lines: queue.Queue = queue.Queue()
         assert self.proc.stdin is not None  # a PIPE
-        self.proc.stdin.write(json.dumps({**job, "channel_fd": write_fd, "key": self.key.hex()}).encode())
+        stdin = WorkerJob(job=job, scenarios=scenarios, channel_fd=write_fd, key=self.key.hex())
+        self.proc.stdin.write(json.dumps(stdin.to_dict()).encode())
         self.proc.stdin.close()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -307,14 +327,15 @@ class _Worker:
             try:
                 outer = json.loads(raw)
                 body = outer["body"].encode()
-                if hmac.compare_digest(outer["mac"], hmac.new(self.key, body, hashlib.sha256).hexdigest()):
-                    self.lines.put(json.loads(body))
+                if not hmac.compare_digest(outer["mac"], hmac.new(self.key, body, hashlib.sha256).hexdigest()):
+                    continue
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue  # unsigned or malformed lines are not the worker's
+            self.lines.put(read_message(body))
         self.proc.wait()
-        self.lines.put({"type": "eof"})
+        self.lines.put(_Gone())
 
-    def next(self, deadline: float) -> dict | None:
+    def next(self, deadline: float) -> Message | Malformed | _Gone | None:
         try:
             return self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
@@ -335,6 +356,20 @@ class _Worker:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+
+
+def read_message(body: bytes) -> Message | Malformed:
+    """A signed line's body as the worker's message; Malformed (its text one line naming the
+    field, and the message's type when it had one) when it is not one."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return Malformed(f"the worker's message is not JSON ({exc})")
+    try:
+        return parse_message(data, WORKER_MESSAGES, "the worker's message")
+    except ContractError as exc:
+        type_ = data.get("type") if isinstance(data, dict) else None
+        return Malformed(str(exc), type_ if isinstance(type_, str) else None)
 
 
 def summarize(rows: list[ScenarioResult], expected: int) -> Summary:

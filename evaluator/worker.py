@@ -5,13 +5,14 @@ which sends back what one call launched; the judge replays that plan from the ca
 device code in its own context, and checks and times the replay (evaluator.plan). The
 baseline is captured and replayed the same way.
 
-Protocol: one job (JSON) on stdin; JSON lines on a private pipe (fd `channel_fd` of the
-job), each signed with the job's key, so that a candidate printing to stdout, or writing
-to the pipe without the key, cannot forge a verdict:
-    {"type": "ready", "gpu": {...}}            once the device and helper kernels are up
-    {"type": "start", "id": ID}                 before each scenario (the parent's timeout clock)
-    {"type": "row", "row": {...}}               after each scenario
-    {"type": "fatal", "id": ID, "error": TEXT}  a CUDA fault: the context is gone, the worker exits 3
+Protocol (the records of evaluator.protocol): one `WorkerJob` (JSON) on stdin; JSON lines
+on a private pipe (fd `channel_fd` of the job), each signed with the job's key, so that a
+candidate printing to stdout, or writing to the pipe without the key, cannot forge a
+verdict: `ready` once the device and helper kernels are up, `isolation` once the
+candidate's process has confined itself, `start` before each scenario (the parent's
+timeout clock), `row` after each (the contract's ScenarioResult and the run-time ban
+hits), `restart` when the candidate's process is gone, `fatal` when the worker cannot go
+on (a CUDA fault: the context is gone; it exits 3).
 The parent (evaluator.runner) kills the worker when a scenario outlives its timeout and
 starts a new one for the remaining scenarios.
 """
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from socratic.contracts import BanHit, ContractError, GpuInfo, OutputErrors, ScenarioResult
 from socratic.evaluator import bans
 from socratic.evaluator.build import cache_root
 from socratic.evaluator.candidate_process import CandidateProcess, CandidateProcessError
@@ -42,6 +44,7 @@ from socratic.evaluator.limits import bound_ms
 from socratic.evaluator.plan import PlanError, PlanLib, Range, fatbin_images, library_path
 from socratic.evaluator.plan import check as check_plan
 from socratic.evaluator.plan import parse as parse_plan
+from socratic.evaluator.protocol import Fatal, Isolation, Job, Message, Ready, Restart, Row, Start, WorkerJob
 from socratic.evaluator.sandbox import WRITABLE, hide_memory, protect_files
 from socratic.taskfile import BufferSpec, Distribution, Scenario, Task, load_task
 
@@ -66,8 +69,8 @@ _channel: Any = None   # the HMAC'd record channel, opened in main()
 _key = b""
 
 
-def emit(record: dict) -> None:
-    body = json.dumps(record, separators=(",", ":"))
+def emit(message: Message) -> None:
+    body = json.dumps(message.to_dict(), separators=(",", ":"))
     mac = hmac.new(_key, body.encode(), hashlib.sha256).hexdigest()
     _channel.write(json.dumps({"body": body, "mac": mac}) + "\n")
     _channel.flush()
@@ -97,8 +100,9 @@ def load_entry(path: str, name: str, reference: bool = False, what: str = "candi
 
 
 @dataclass
-class OutputErrors:
-    """Comparison statistics of one output, accumulated over the seeds."""
+class ErrorStats:
+    """Comparison statistics of one output, accumulated over the seeds (the row's
+    OutputErrors are made of them)."""
     c_max: float = 0.0
     b_max: float = 0.0
     cb_max: float = 0.0
@@ -122,14 +126,14 @@ class OutputErrors:
         self.expected += expected
 
 
-def _baseline_bound(same_inputs: OutputErrors, correctness: OutputErrors) -> OutputErrors:
+def _baseline_bound(same_inputs: ErrorStats, correctness: ErrorStats) -> ErrorStats:
     """The baseline errors an audited output is held to: the baseline's on the audit's own
     inputs, and never less than on the correctness calls' inputs (a fresh input set can
     round one ulp worse for both kernels alike)."""
-    def mean(e: OutputErrors) -> float:
+    def mean(e: ErrorStats) -> float:
         return e.b_sum / max(1, e.checked - e.inf_mismatch)
     n = max(1, same_inputs.checked - same_inputs.inf_mismatch)
-    return OutputErrors(b_max=max(same_inputs.b_max, correctness.b_max),
+    return ErrorStats(b_max=max(same_inputs.b_max, correctness.b_max),
                         b_sum=max(mean(same_inputs), mean(correctness)) * n, checked=n)
 
 
@@ -181,27 +185,27 @@ class RoleBuffers:
 
 
 class Evaluation:
-    def __init__(self, job: dict):
+    def __init__(self, job: Job):
         self.job = job
-        self.task = load_task(job["task_dir"])
+        self.task = load_task(job.task_dir)
         self.gpu = Gpu()
         self.Params = params_type(self.task)
-        self.base_fn = load_entry(job["baseline_lib"], self.task.entry, what="baseline")
-        self.ref_fn = load_entry(job["reference_lib"], self.task.reference.entry, reference=True, what="reference")
+        self.base_fn = load_entry(job.baseline_lib, self.task.entry, what="baseline")
+        self.ref_fn = load_entry(job.reference_lib, self.task.reference.entry, reference=True, what="reference")
         self.plan = PlanLib(library_path())   # built before the sandbox closes the cache
         self.plan.init(0)
         self.base_entry = int(ctypes.cast(self.base_fn, ctypes.c_void_p).value or 0)
-        self.base_modules = [self.plan.load_image(img) for img in fatbin_images(Path(job["baseline_lib"]))]
+        self.base_modules = [self.plan.load_image(img) for img in fatbin_images(Path(job.baseline_lib))]
         self.cand_modules: list[int] | None = None   # the candidate's device code, loaded here
         self.restart = False   # the candidate's process is gone: a new worker takes the rest
         self.quiet_ms = 0.0    # the work probe alone (calibrate)
-        self.rng = np.random.default_rng(int(job["eval_seed"]))
+        self.rng = np.random.default_rng(job.eval_seed)
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
         # the candidate's process starts now: CUDA does not initialise under the judge's
         # file sandbox, which children inherit; it confines itself once its context is up
         self.cand: CandidateProcess | None = CandidateProcess(
-            Path(job["candidate_lib"]), self.task.entry, library_path())
+            Path(job.candidate_lib), self.task.entry, library_path())
         # from here on this process writes nowhere but /dev and temp dirs: nothing that
         # runs in it can poison the build cache or the helper kernels for later evaluations
         cache = str(cache_root().parent.resolve())
@@ -232,10 +236,10 @@ class Evaluation:
         return p
 
     # one scenario ---------------------------------------------------------------
-    def run(self, sc: Scenario) -> dict:
+    def run(self, sc: Scenario) -> Row:
         task, gpu, v = self.task, self.gpu, sc.values
         # one input set per seed, and at least one per declared input distribution
-        n_sets = max(1, int(self.job.get("seeds") or task.seeds), len(task.distributions))
+        n_sets = max(1, int(self.job.seeds or task.seeds), len(task.distributions))
         self.set_dists = [task.distributions[s % len(task.distributions)] for s in range(n_sets)]
         inputs = [{b.name: gpu.alloc(self._bytes(b, v)) for b in task.inputs} for _ in range(n_sets)]
         ws_specs = [b for b in task.buffers if b.role == "workspace"]
@@ -261,18 +265,19 @@ class Evaluation:
         finally:
             self._release(roles)
 
-    def _run(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers], ref: ReferenceCheck) -> dict:
+    def _run(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers], ref: ReferenceCheck) -> Row:
         task, gpu, v = self.task, self.gpu, sc.values
         n_sets, n_sel, per_unit, ref_out = len(inputs), ref.n_selected, ref.per_unit, ref.outputs
-        row: dict[str, Any] = {"id": sc.id, "params": {k: v[k] for k in v if isinstance(v[k], (int, float, str))}}
+        row = ScenarioResult(
+            id=sc.id, params={k: v[k] for k in v if isinstance(v[k], (int, float, str))}, correct=False,
+            failures=[], error=None, err=None, err_baseline=None, err_ratio=None, errors={})
+        found: list[BanHit] = []   # banned libraries mapped while it ran
         failures = self._prepare(roles, inputs, v)
         if failures:   # nothing to replay: the scenario fails on the plan's rule
-            row.update({"correct": False, "failures": failures, "error": None, "errors": {},
-                        "err": None, "err_baseline": None, "err_ratio": None})
-            failures += self._runtime_bans(row)
-            row["failures"] = sorted(set(failures), key=failures.index)
-            return row
-        errors = {d.name: {b.name: OutputErrors() for b in task.outputs} for d in task.distributions}
+            failures += self._runtime_bans(found)
+            row.failures = sorted(set(failures), key=failures.index)
+            return Row(row=row, runtime_bans=found)
+        errors = {d.name: {b.name: ErrorStats() for b in task.outputs} for d in task.distributions}
         stream = ctypes.c_void_p(gpu.stream_handle)
 
         for s in range(n_sets):
@@ -311,16 +316,15 @@ class Evaluation:
                     failures.append(f"input {name} was modified")
 
         failures += self._judge(errors, row)
-        failures += self._runtime_bans(row)
-        if not failures and self.job.get("time", True):
+        failures += self._runtime_bans(found)
+        if not failures and self.job.time:
             failures += self._quiet()
-        if not failures and self.job.get("time", True):
+        if not failures and self.job.time:
             failures += self._time(sc, inputs, roles, errors, ref, row)
-            failures += self._runtime_bans(row)   # libraries loaded during timed calls too
-        row["correct"] = not failures
-        row["failures"] = sorted(set(failures), key=failures.index)
-        row["error"] = None
-        return row
+            failures += self._runtime_bans(found)   # libraries loaded during timed calls too
+        row.correct = not failures
+        row.failures = sorted(set(failures), key=failures.index)
+        return Row(row=row, runtime_bans=found)
 
     # plans ----------------------------------------------------------------------
     def _sizes(self, v: dict) -> dict[str, int]:
@@ -334,13 +338,13 @@ class Evaluation:
             raise CandidateProcessError("the candidate's process is gone (it died or was killed in an earlier call)")
         if self.cand.sandbox is None:
             sandbox = self.cand.wait_ready()
-            emit({"type": "isolation", "isolation": {k: str(v) for k, v in sandbox.items()}})
+            emit(Isolation(isolation={k: str(v) for k, v in sandbox.items()}))
         if self.cand_modules is None:
             self.gpu.sync()
             free_before = self.gpu.free_memory()
             self.cand_modules, why = [], ""
             try:
-                for image in fatbin_images(Path(self.job["candidate_lib"])):
+                for image in fatbin_images(Path(self.job.candidate_lib)):
                     try:   # static cudart's own image, say, need not load: the kernels' must
                         self.cand_modules.append(self.plan.load_image(image))
                     except PlanError as exc:
@@ -419,19 +423,19 @@ class Evaluation:
                 graphs.clear()
             role.chains.clear()
 
-    def _runtime_bans(self, row: dict) -> list[str]:
+    def _runtime_bans(self, found: list[BanHit]) -> list[str]:
         """Banned libraries mapped into the candidate's process (its host code runs only
-        there) or into this one."""
+        there) or into this one; new ones are added to `found`."""
         loaded = bans.runtime_libraries()
         if self.cand is not None and self.cand.alive():
             theirs = bans.process_libraries(self.cand.pid)
             if theirs is None:
                 return ["the candidate's process hid its memory map from the ban check"]
             loaded += theirs
-        hits = [h.to_json() for h in bans.check_runtime(loaded)]
-        known = {h["where"] for h in row.setdefault("runtime_bans", [])}
-        row["runtime_bans"] += [h for h in hits if h["where"] not in known]
-        return ["banned library loaded at run time: " + ", ".join(h["where"] for h in hits)] if hits else []
+        hits = bans.check_runtime(loaded)
+        known = {h.where for h in found}
+        found += [h for h in hits if h.where not in known]
+        return ["banned library loaded at run time: " + ", ".join(h.where for h in hits)] if hits else []
 
     def _device_lag(self) -> float:
         """Seconds the whole device needs to go idle once our stream is done (0 when no
@@ -467,7 +471,7 @@ class Evaluation:
         return buffers.rcs[role][s]
 
     @staticmethod
-    def _check_output(b: BufferSpec, e: OutputErrors, base: OutputErrors) -> list[str]:
+    def _check_output(b: BufferSpec, e: ErrorStats, base: ErrorStats) -> list[str]:
         """The pass rule for one output: statistics `e`, tolerances from the baseline's
         errors in the correctness calls (`base`)."""
         finite, base_finite = max(1, e.checked - e.inf_mismatch), max(1, base.checked - base.inf_mismatch)
@@ -490,11 +494,11 @@ class Evaluation:
             failures.append(f"{b.name}: differs from the baseline by {e.cb_max:.3g} outside the checked rows")
         return failures
 
-    def _judge(self, errors: dict[str, dict[str, OutputErrors]], row: dict) -> list[str]:
+    def _judge(self, errors: dict[str, dict[str, ErrorStats]], row: ScenarioResult) -> list[str]:
         """The pass rule on each input distribution, each held to the baseline's error on
         the same inputs; the detail shows each output's worst distribution."""
         failures = []
-        detail: dict[str, dict] = {}
+        detail: dict[str, tuple[float, OutputErrors]] = {}   # output -> (error / tolerance, its figures)
         worst = (-1.0, 0.0, 0.0)   # (error / tolerance, error, baseline error) of the worst output
         several = len(errors) > 1
         for dist, per_output in errors.items():
@@ -505,24 +509,21 @@ class Evaluation:
                 tol_max = max(2 * e.b_max, b.floor)
                 tol_mean = max(2 * b_mean, b.floor / 10)
                 ratio = e.c_max / tol_max if e.c_bad == 0 else math.inf
-                if b.name not in detail or ratio > detail[b.name]["_ratio"]:
-                    detail[b.name] = {
-                        "max": e.c_max, "mean": c_mean, "baseline_max": e.b_max, "baseline_mean": b_mean,
-                        "tol_max": tol_max, "tol_mean": tol_mean, "vs_baseline_max": e.cb_max,
-                        "checked": e.checked, "nonfinite": e.c_bad, "inf_mismatch": e.inf_mismatch,
-                        "distribution": dist, "_ratio": ratio,
-                    }
+                if b.name not in detail or ratio > detail[b.name][0]:
+                    detail[b.name] = (ratio, OutputErrors(
+                        max=e.c_max, mean=c_mean, baseline_max=e.b_max, baseline_mean=b_mean,
+                        tol_max=tol_max, tol_mean=tol_mean, vs_baseline_max=e.cb_max,
+                        checked=e.checked, nonfinite=e.c_bad, inf_mismatch=e.inf_mismatch,
+                        distribution=dist))
                 worst = max(worst, (e.c_max / tol_max, e.c_max, e.b_max))
                 failures += [f"{dist}: {f}" if several else f for f in self._check_output(b, e, e)]
-        for d in detail.values():
-            d.pop("_ratio")
-        row["errors"] = detail
-        row["err"], row["err_baseline"] = worst[1], worst[2]
-        row["err_ratio"] = worst[1] / worst[2] if worst[2] > 0 else None
+        row.errors = {name: figures for name, (_, figures) in detail.items()}
+        row.err, row.err_baseline = worst[1], worst[2]
+        row.err_ratio = worst[1] / worst[2] if worst[2] > 0 else None
         return failures
 
     def _time(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers],
-              by_dist: dict[str, dict[str, OutputErrors]], ref: ReferenceCheck, row: dict) -> list[str]:
+              by_dist: dict[str, dict[str, ErrorStats]], ref: ReferenceCheck, row: ScenarioResult) -> list[str]:
         """Interleaved baseline/candidate pairs of replays on fresh inputs, L2 flushed before
         each sample.
 
@@ -533,7 +534,7 @@ class Evaluation:
         and against the baseline's; a few pairs, chosen at random, are audited against the
         fp32 reference with the full pass rule, held to the baseline's error on the same
         inputs."""
-        gpu, task, v, opts = self.gpu, self.task, sc.values, self.job["timing"]
+        gpu, task, v, opts = self.gpu, self.task, sc.values, self.job.timing
         stream = ctypes.c_void_p(gpu.stream_handle)
         timing_sets = timed_sets([d.name for d in self.set_dists])
         errors = by_dist[self.set_dists[0].name]   # timed runs use that distribution's inputs
@@ -543,7 +544,7 @@ class Evaluation:
         audit_pairs: set[int] = set()
         audited = 0
         copies = self._copies(roles["base"])
-        row["copies"] = copies
+        row.copies = copies
 
         def pair(i: int, timed: bool) -> None:
             sets = sample_sets(timing_sets, i, copies)
@@ -597,8 +598,8 @@ class Evaluation:
             if last_pair is not None and w >= 2 and abs(per_pair - last_pair) <= 0.02 * last_pair:
                 break
             last_pair = per_pair
-        n = int(min(opts["max_pairs"], max(opts["min_pairs"], math.ceil(opts["target_ms"] / max(per_pair, 1e-4)))))
-        deadline = t_start + opts["max_seconds"]
+        n = int(min(opts.max_pairs, max(opts.min_pairs, math.ceil(opts.target_ms / max(per_pair, 1e-4)))))
+        deadline = t_start + opts.max_seconds
         for buf in [*spot.values(), *complete.values()]:   # warm-up outputs were judged already
             buf.fill(0, stream=gpu.stream)
         audit_pairs = {int(i) for i in self.rng.choice(n, size=min(n, AUDITED_PAIRS), replace=False)}
@@ -617,7 +618,7 @@ class Evaluation:
             for i in range(start, stop):
                 base_ms.append(sample_ms(i, "base"))
                 cand_ms.append(sample_ms(i, "cand"))
-            if time.monotonic() > deadline and len(base_ms) >= opts["min_pairs"] and audited == len(audit_pairs):
+            if time.monotonic() > deadline and len(base_ms) >= opts.min_pairs and audited == len(audit_pairs):
                 break
         took = free_before - gpu.free_memory()
         ratios = np.array(base_ms) / np.array(cand_ms)
@@ -632,21 +633,21 @@ class Evaluation:
         bound = bound_ms(gpu.info.name, flops, nbytes)
         # back-to-back copies may find their inputs in L2: the DRAM limit holds for one copy only
         physical = bound["physical"] if copies == 1 else None
-        row.update({
-            "baseline_ms": b_ms, "candidate_ms": c_ms, "speedup": float(med), "spread": float((q3 - q1) / 2),
-            "pairs": len(ratios), "tflops": flops / (c_ms * 1e9) if flops else None,
-            "tbps": nbytes / (c_ms * 1e9) if nbytes else None,
-            "bound_ms": bound["measured"], "bound_fraction": bound["measured"] / c_ms if bound["measured"] else None,
-            "below_bound": bool(physical and c_ms < physical),
-        })
-        row["order_ratio"] = max(med_base_first, med_cand_first) / med
+        row.baseline_ms, row.candidate_ms, row.speedup = b_ms, c_ms, float(med)
+        row.spread, row.pairs = float((q3 - q1) / 2), len(ratios)
+        row.tflops = flops / (c_ms * 1e9) if flops else None
+        row.tbps = nbytes / (c_ms * 1e9) if nbytes else None
+        row.bound_ms = bound["measured"]
+        row.bound_fraction = bound["measured"] / c_ms if bound["measured"] else None
+        row.below_bound = bool(physical and c_ms < physical)
+        row.order_ratio = max(med_base_first, med_cand_first) / med
         failures = []
-        if row["order_ratio"] > ORDER_LIMIT:
+        if row.order_ratio > ORDER_LIMIT:
             failures.append(f"speedup depends on launch order ({med_base_first:.3f} when the baseline runs first, "
                             f"{med_cand_first:.3f} when the candidate does)")
         if took > OWN_MEMORY_LIMIT:
             failures.append(f"candidate took {took / 2**20:.0f} MiB of device memory during timed runs")
-        if row["below_bound"]:
+        if row.below_bound:
             failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {physical:.4g} ms")
         for b in task.outputs:
             st = gpu.read_stats(spot[b.name])
@@ -657,7 +658,7 @@ class Evaluation:
                 failures.append(f"{b.name}: timed runs differ from the baseline by {float(st['cb_max']):.3g}")
             if int(gpu.read_stats(complete[b.name])["c_bad"]):
                 failures.append(f"{b.name}: timed output incomplete when the candidate's stream reached its end event")
-            audit_errors = OutputErrors()
+            audit_errors = ErrorStats()
             audit_errors.add(gpu.read_stats(audit[b.name]), audited * ref.n_selected * ref.per_unit[b.name])
             failures += [f"audited timed run: {f}" for f in
                          self._check_output(b, audit_errors, _baseline_bound(audit_errors, e))]
@@ -706,41 +707,60 @@ class Evaluation:
         return self.events[i]
 
 
+def read_job(text: str) -> WorkerJob:
+    """The worker's stdin; ContractError (one line naming the field) when it is not a job."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"the worker's job: not JSON ({exc})") from None
+    job = WorkerJob.from_dict(data, "the worker's job")
+    try:
+        bytes.fromhex(job.key)
+    except ValueError:
+        raise ContractError("the worker's job: key: not hex") from None
+    return job
+
+
 def main() -> int:
     global _channel, _key
-    job = json.loads(sys.stdin.read())
-    _key = bytes.fromhex(job.pop("key"))
-    _channel = os.fdopen(job["channel_fd"], "w")
+    try:
+        worker_job = read_job(sys.stdin.read())
+    except ContractError as exc:   # nothing to sign with: the parent reads stderr
+        print(f"socratic.evaluator.worker: {exc}", file=sys.stderr)
+        return 2
+    _key = bytes.fromhex(worker_job.key)
+    _channel = os.fdopen(worker_job.channel_fd, "w")
+    job = worker_job.job
     current = None
     ev: Evaluation | None = None
     try:
         ev = Evaluation(job)
-        ev.gpu.spin(job.get("warmup_seconds", 0.3))
+        ev.gpu.spin(job.warmup_seconds if job.warmup_seconds is not None else 0.3)
         ev.calibrate()
-        emit({"type": "ready", "gpu": {**ev.gpu.info.__dict__, "write_protection": ev.sandbox}})
+        emit(Ready(gpu=GpuInfo(**vars(ev.gpu.info), write_protection=ev.sandbox)))
         scenarios = ev.task.all_scenarios()
-        for extra in job.get("hidden", []):   # drawn by the runner for this evaluation only
-            scenarios[extra["id"]] = ev.task.scenario(extra["values"], extra["id"], hidden=True)
-        for sid in job["scenarios"]:
+        for extra in job.hidden:   # drawn by the runner for this evaluation only
+            scenarios[extra.id] = ev.task.scenario(extra.values, extra.id, hidden=True)
+        for sid in worker_job.scenarios:
             current = sid
-            emit({"type": "start", "id": sid})
-            emit({"type": "row", "row": ev.run(scenarios[sid])})
+            emit(Start(id=sid))
+            emit(ev.run(scenarios[sid]))
             if ev.restart:   # the rest in a new worker, with a new candidate process
-                emit({"type": "restart"})
+                emit(Restart())
                 return 0
     except GpuError as exc:
-        emit({"type": "fatal", "kind": "cuda", "id": current, "error": str(exc)})
+        emit(Fatal(kind="cuda", id=current, error=str(exc)))
         return 3
     except PlanError as exc:   # the evaluator's own device code or plan library
-        emit({"type": "fatal", "kind": "internal", "id": current, "error": f"PlanError: {exc}"})
+        emit(Fatal(kind="internal", id=current, error=f"PlanError: {exc}"))
         return 3
     except LoadError as exc:   # the parent fails every remaining scenario with this line
-        emit({"type": "fatal", "kind": "load", "id": current, "error": str(exc)})
+        emit(Fatal(kind="load", id=current, error=str(exc)))
         return 3
     except Exception as exc:  # the parent turns this into the scenario's failure
         frame = traceback.extract_tb(exc.__traceback__)[-1]
-        emit({"type": "fatal", "kind": "internal", "id": current, "error": f"{type(exc).__name__}: {exc}",
-              "where": f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"})
+        emit(Fatal(kind="internal", id=current, error=f"{type(exc).__name__}: {exc}",
+                   where=f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"))
         return 3
     finally:
         if ev is not None and ev.cand is not None:

@@ -18,6 +18,7 @@ from typing import Any
 from socratic.contracts import (
     ContractError,
     EvalResult,
+    Failing,
     ScenarioProgress,
     ScenarioResult,
     parse_eval,
@@ -101,49 +102,44 @@ class Evaluation:
                 "exit_code": self.exit_code, "summary": self.summary()}
 
 
-def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[dict[str, Any]]]:
+def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[Failing]]:
     """The goal predicate over every scenario: (met, failing rows)."""
-    failing: list[dict[str, Any]] = []
+    failing: list[Failing] = []
+
+    def short(what: str, detail: str) -> Failing:   # a whole-evaluation reason, not a scenario's
+        return Failing(scenario=what, correct=False, speedup=None, goal=goal.min_speedup, detail=detail)
     if ev.result is None:
-        failing.append({"scenario": "(evaluator)", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup,
-                        "detail": "the evaluator failed (no result; not the candidate's "
-                                  f"fault): {ev.error or 'no result'}"})
+        failing.append(short("(evaluator)", "the evaluator failed (no result; not the candidate's "
+                                            f"fault): {ev.error or 'no result'}"))
         return False, failing
     if not ev.build_ok:
-        failing.append({"scenario": "(build)", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup,
-                        "detail": ev.result.build.error or "build failed"})
+        failing.append(short("(build)", ev.result.build.error or "build failed"))
     if not ev.bans_ok:
-        failing.append({"scenario": "(bans)", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup,
-                        "detail": "; ".join(f"{h.library} at {h.where}"
-                                            for h in ev.result.bans.hits[:3]) or "banned library"})
+        failing.append(short("(bans)", "; ".join(f"{h.library} at {h.where}"
+                                                  for h in ev.result.bans.hits[:3]) or "banned library"))
     if not ev.scenarios and not failing:
-        failing.append({"scenario": "(none)", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup, "detail": "no scenarios were measured"})
+        failing.append(short("(none)", "no scenarios were measured"))
     gone = comparison_unavailable(ev, goal)
     if gone:
-        failing.append({"scenario": f"({goal.against})", "correct": False, "speedup": None,
-                        "goal": goal.min_speedup, "detail": gone})
+        failing.append(short(f"({goal.against})", gone))
     for row in ev.result.hidden or []:   # correctness only: the goal's speed is the listed set's
         if not row.correct:
             shape = ", ".join(f"{k}={v}" for k, v in row.params.items() if k in _SHAPE_KEYS or len(row.params) < 8)
-            failing.append({"scenario": row.id, "correct": False, "speedup": None, "goal": goal.min_speedup,
-                            "detail": f"INCORRECT on a hidden scenario ({shape}): "
-                                      f"{(row.failures or ['failed'])[0][:200]} (the next evaluation draws "
-                                      "other hidden shapes)"})
+            failing.append(Failing(scenario=row.id, correct=False, speedup=None, goal=goal.min_speedup,
+                                   detail=f"INCORRECT on a hidden scenario ({shape}): "
+                                          f"{(row.failures or ['failed'])[0][:200]} (the next evaluation draws "
+                                          "other hidden shapes)"))
     for row in ev.scenarios:
         sp = row.speedup_against(goal.against)
         if gone and row.correct:
             continue  # one line above says why no scenario has the comparison's number
         if not row.correct or sp is None or sp < goal.min_speedup:
-            f: dict[str, Any] = {"scenario": row.id, "correct": row.correct, "speedup": sp,
-                                 "goal": goal.min_speedup}
+            detail = None
             if row.correct and sp is None and goal.against != "baseline":
-                f["detail"] = (f"correct, but {goal.against} was not timed on this scenario "
-                               f"(the goal needs its time)")
-            failing.append(f)
+                detail = (f"correct, but {goal.against} was not timed on this scenario "
+                          f"(the goal needs its time)")
+            failing.append(Failing(scenario=row.id, correct=row.correct, speedup=sp,
+                                   goal=goal.min_speedup, detail=detail))
     return not failing, failing
 
 
@@ -164,17 +160,16 @@ def comparison_unavailable(ev: Evaluation, goal: Goal) -> str | None:
             f"--resume SESSION --goal-against baseline --goal-min-speedup X`")
 
 
-def describe_failing(failing: list[dict[str, Any]], goal: Goal) -> str:
+def describe_failing(failing: list[Failing], goal: Goal) -> str:
     vs = "baseline" if goal.against == "baseline" else goal.against
     lines = []
     for f in failing:
-        if f.get("detail"):
-            lines.append(f"- {f['scenario']}: {f['detail']}")
+        if f.detail:
+            lines.append(f"- {f.scenario}: {f.detail}")
             continue
-        sp = f.get("speedup")
-        sp_s = f"{sp:.3f}x" if isinstance(sp, (int, float)) else "n/a"
-        state = "correct" if f.get("correct") else "INCORRECT"
-        lines.append(f"- {f['scenario']}: {state}, speedup {sp_s} vs {vs} "
+        sp_s = f"{f.speedup:.3f}x" if f.speedup is not None else "n/a"
+        state = "correct" if f.correct else "INCORRECT"
+        lines.append(f"- {f.scenario}: {state}, speedup {sp_s} vs {vs} "
                      f"(goal >= {goal.min_speedup:g}x)")
     return "\n".join(lines)
 

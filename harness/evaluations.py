@@ -21,6 +21,8 @@ from socratic.contracts import (
     ScenarioResult,
     parse_eval,
     read_eval,
+    scenario_fields,
+    scenario_vs,
 )
 from socratic.harness.evaluation import (
     Evaluation,
@@ -177,11 +179,7 @@ class Evaluations:
         return n
 
     def _scenario(self, n: int, index: int, total: int, row: ScenarioResult) -> None:
-        self.emit("eval.scenario", n=n, index=index, total=total, scenario=row.id,
-                  correct=row.correct, err=row.err, err_baseline=row.err_baseline,
-                  baseline_ms=row.baseline_ms, candidate_ms=row.candidate_ms,
-                  speedup=row.speedup, tflops=row.tflops, bound_fraction=row.bound_fraction,
-                  error=row.error)
+        self.emit("eval.scenario", n=n, index=index, total=total, **scenario_fields(row))
 
     def _end(self, n: int, sha: str, set_name: str | None, source: str, doc: dict[str, Any],
              result: EvalResult | None, code: int, error: str | None, seconds: float | None,
@@ -204,7 +202,7 @@ class Evaluations:
             extra["seconds"] = round(seconds, 3)
         if isinstance(waited, (int, float)):
             extra["gpu_wait_s"] = waited
-        vs = scenario_vs(result)
+        vs = scenario_vs(result.scenarios if result is not None else [])
         if vs:
             extra["scenario_vs"] = vs
         self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
@@ -224,14 +222,3 @@ class Evaluations:
         """The agent's `evaluate` tool: the goal set unless it names another."""
         set_name = inp.get("scenarios") if isinstance(inp.get("scenarios"), str) else None
         return self.table(self.run(set_name or self.goal_set))
-
-
-def scenario_vs(result: EvalResult | None) -> dict[str, dict[str, float]]:
-    """Each scenario's speedup against each comparison timed with it (for eval.end)."""
-    out: dict[str, dict[str, float]] = {}
-    for row in result.scenarios if result is not None else []:
-        vs = {name: float(comp.speedup) for name, comp in (row.comparisons or {}).items()
-              if comp is not None and comp.speedup is not None}
-        if vs:
-            out[row.id] = vs
-    return out

@@ -6,8 +6,8 @@ between them: a stalled agent."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from socratic.contracts import Failing
 from socratic.harness.evaluation import Evaluation, describe_failing, judge
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.prompt import stophook_message
@@ -17,7 +17,7 @@ from socratic.harness.prompt import stophook_message
 class Verdict:
     ev: Evaluation
     met: bool
-    failing: list[dict[str, Any]]
+    failing: list[Failing]
     reused: bool        # the candidate's evaluation on the goal set was already there
     message: str        # for the agent when unmet: which scenarios fall short, with numbers
 
@@ -31,7 +31,7 @@ def judge_stop(evals: Evaluations) -> Verdict:
     if ev is None:
         ev = evals.run(evals.goal_set, source="stophook")
     met, failing = judge(ev, evals.goal)
-    evals.emit("stophook", met=met, failing=failing, n=ev.n, reused=reused,
+    evals.emit("stophook", met=met, failing=[f.to_dict() for f in failing], n=ev.n, reused=reused,
                goal=evals.goal.to_dict())
     message = "" if met else stophook_message(describe_failing(failing, evals.goal),
                                               len(failing), ev.n)

@@ -57,10 +57,11 @@ def test_a_slow_pass_of_the_reference_does_not_flatter_the_candidate(monkeypatch
     which read as a 2.4x win for the candidate. Two passes, the second in reverse order; the
     faster counts, and an implementation that cannot be imported is reported once."""
     from socratic.evaluator import compare_worker
+    from socratic.evaluator.protocol import HiddenScenario, Message
 
-    sent: list[dict] = []
+    sent: list[Message] = []
     monkeypatch.setattr(compare_worker, "emit", sent.append)
-    scenarios = [{"id": "a", "values": {"id": "a"}}, {"id": "b", "values": {"id": "b"}}]
+    scenarios = [HiddenScenario(id="a", values={"id": "a"}), HiddenScenario(id="b", values={"id": "b"})]
     order: list[str] = []
     slow_once = {"b": [0.39]}   # the first pass of scenario b is disturbed
 
@@ -78,5 +79,6 @@ def test_a_slow_pass_of_the_reference_does_not_flatter_the_candidate(monkeypatch
     times = compare_worker.time_scenarios(scenarios, ["fa3", "cudnn"], {"fa3": fa3, "cudnn": missing}, None, timer)
     assert times == {("a", "fa3"): [0.145, 0.145], ("b", "fa3"): [0.39, 0.145]}
     assert order == ["a", "b", "b", "a"]   # the second pass runs backwards
-    assert [m["name"] for m in sent] == ["cudnn"] and sent[0]["type"] == "unavailable"
+    assert [m.to_dict() for m in sent] == [
+        {"type": "unavailable", "name": "cudnn", "reason": "no module named cudnn_thing"}]
     assert min(times[("b", "fa3")]) == 0.145

@@ -494,7 +494,10 @@ def test_hopper_probe_builds_links_the_driver_and_passes_the_ban_check(cache):
 
 # worker failures ---------------------------------------------------------------------------
 def test_fatal_worker_reports_are_one_clean_line():
-    from socratic.evaluator.runner import fatal_message
+    from socratic.evaluator.protocol import Fatal
+
+    def fatal_message(msg: dict) -> str:
+        return Fatal.from_dict({"id": None, **msg}).message()
     # what a Python 3.11+ traceback's second-to-last line is: carets under the failing call
     internal = {"type": "fatal", "kind": "internal", "error": "OSError: lib.so: undefined symbol: X",
                 "where": "worker.py:277 in _call"}

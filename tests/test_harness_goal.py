@@ -68,7 +68,7 @@ def test_attention_default_goal_is_fa3_and_the_baseline_falls_short():
     goal = task.goal()
     assert goal.against == "fa3" and goal.min_speedup >= 1.0
     met, failing = judge(evaluation(attention_baseline_result(0.39)), goal)
-    assert not met and all(f["speedup"] == 0.39 for f in failing)   # judged on FA3's number
+    assert not met and all(f.speedup == 0.39 for f in failing)   # judged on FA3's number
     assert "vs fa3" in describe_failing(failing, goal)
     met, _ = judge(evaluation(attention_baseline_result(1.02)), goal)  # as fast as FA3: met
     assert met
@@ -79,7 +79,7 @@ def test_a_comparison_missing_on_this_machine_is_one_clear_line():
     result = attention_baseline_result(None, unavailable="No module named 'fa3_fwd_config'")
     result["scenarios"][0]["correct"] = False
     met, failing = judge(evaluation(result), goal)
-    assert not met and failing[0]["scenario"] == "(fa3)"
+    assert not met and failing[0].scenario == "(fa3)"
     text = describe_failing(failing, goal)
     assert "could not run on this machine" in text and "fa3_fwd_config" in text
     assert "--goal-against baseline" in text
@@ -88,7 +88,7 @@ def test_a_comparison_missing_on_this_machine_is_one_clear_line():
     result = attention_baseline_result(1.1)
     del result["scenarios"][3]["comparisons"]["fa3"]
     met, failing = judge(evaluation(result), goal)
-    assert not met and len(failing) == 1 and "fa3 was not timed" in failing[0]["detail"]
+    assert not met and len(failing) == 1 and "fa3 was not timed" in failing[0].detail
 
 
 def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypatch, capsys):

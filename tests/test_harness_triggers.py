@@ -145,14 +145,14 @@ def test_detectors_replay_fires_nothing_and_keeps_state():
 def test_goal_predicate_every_scenario():
     g = Goal(1.1)
     met, failing = judge(ev(1.2, mn=1.05), g)
-    assert not met and [f["scenario"] for f in failing] == ["a"]
-    assert failing[0]["speedup"] == 1.05 and failing[0]["goal"] == 1.1
+    assert not met and [f.scenario for f in failing] == ["a"]
+    assert failing[0].speedup == 1.05 and failing[0].goal == 1.1
     met, failing = judge(ev(1.2), g)
     assert met and failing == []
     met, failing = judge(ev(2.0, correct=False), g)
-    assert not met and failing[0]["correct"] is False
+    assert not met and failing[0].correct is False
     met, failing = judge(ev(2.0, build_ok=False), g)
-    assert not met and failing[0]["scenario"] == "(build)"
+    assert not met and failing[0].scenario == "(build)"
 
 
 def test_goal_against_comparison():
@@ -160,7 +160,7 @@ def test_goal_against_comparison():
     for r in e.scenarios:
         r.comparisons = {"fa3": Comparison(ms=1.0, speedup=0.9)}
     met, failing = judge(e, Goal(1.0, "fa3"))
-    assert not met and len(failing) == 2 and failing[0]["speedup"] == 0.9
+    assert not met and len(failing) == 2 and failing[0].speedup == 0.9
 
 
 def test_history_best_and_cache():

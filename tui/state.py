@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from socratic import contracts as c
-from socratic.contracts import ContractError, Event, Retractions, parse_event, retracted_on
+from socratic.contracts import ContractError, Event, Retractions, ScenarioResult, parse_event, retracted_on
 from socratic.tui.tool_summary import summarize_output
 
 CHECKPOINT_EVERY = 256
@@ -110,32 +110,39 @@ def tool_input_full(tool_input: Any) -> str:
 
 @dataclass(frozen=True)
 class ScenarioRow:
-    """The latest evaluator row for one scenario, plus the best speedup seen so far."""
+    """One scenario of the table: its latest result, the evaluator's own record
+    (`contracts.ScenarioResult`, read back from eval.scenario, with the comparisons of
+    eval.end's `scenario_vs`), plus the best speedup seen so far."""
 
     id: str
     order: int
     n: int | None = None           # evaluation that produced the row
-    correct: bool | None = None
-    err: float | None = None
-    err_baseline: float | None = None
-    baseline_ms: float | None = None
-    candidate_ms: float | None = None
-    speedup: float | None = None
+    result: ScenarioResult | None = None   # None before the first evaluation
     best: float | None = None      # best correct speedup over all evaluations
-    tflops: float | None = None
-    bound_fraction: float | None = None
-    error: str | None = None       # evaluator's error text (build/launch failure)
-    vs: tuple = ()                 # (comparison name, speedup against it), when logged
     retracted: str | None = None   # its evaluation's eval.retract part (all | comparisons)
+
+    @property
+    def correct(self) -> bool | None:
+        return self.result.correct if self.result is not None else None
+
+    @property
+    def speedup(self) -> float | None:
+        return num(self.result.speedup) if self.result is not None else None
+
+    @property
+    def error(self) -> str | None:
+        return (self.result.error or None) if self.result is not None else None
+
+    def figure(self, name: str) -> float | None:
+        """One of the result's numbers (`candidate_ms`, `tflops`...): finite, or None."""
+        return num(getattr(self.result, name)) if self.result is not None else None
 
     def goal_speedup(self, against: str = "baseline") -> float | None:
         """The speedup the goal is judged on: against the baseline or a comparison (None
         when its evaluation was retracted on those terms)."""
-        if self.taken_back(against):
+        if self.taken_back(against) or self.result is None:
             return None
-        if against in ("", "baseline"):
-            return self.speedup
-        return dict(self.vs).get(against)
+        return num(self.result.speedup_against(against or "baseline"))
 
     def taken_back(self, against: str = "baseline") -> bool:
         """Its evaluation's figures against `against` were retracted (`socratic retract`)."""
@@ -143,11 +150,12 @@ class ScenarioRow:
 
     @property
     def err_ratio(self) -> float | None:
-        if self.err is None or self.err_baseline is None:
+        err, base = self.figure("err"), self.figure("err_baseline")
+        if err is None or base is None:
             return None
-        if self.err_baseline == 0:
-            return 1.0 if self.err == 0 else math.inf
-        return self.err / self.err_baseline
+        if base == 0:
+            return 1.0 if err == 0 else math.inf
+        return err / base
 
     def meets(self, goal: float | None, against: str = "baseline") -> bool | None:
         """True/False once the row has a result; None before the first evaluation."""
@@ -499,18 +507,10 @@ class CampaignState:
         sid = ev.scenario
         old = self.rows.get(sid) or ScenarioRow(
             id=sid, order=ev.index if ev.index is not None else len(self.rows))
-        speedup = num(ev.speedup)
-        best = old.best
-        if ev.correct and speedup is not None and (best is None or speedup > best):
-            best = speedup
-        vs = tuple((name, num(comp.speedup)) for name, comp in (ev.comparisons or {}).items())
-        self.rows[sid] = ScenarioRow(
-            id=sid, order=old.order, n=ev.n, correct=ev.correct,
-            err=num(ev.err), err_baseline=num(ev.err_baseline),
-            baseline_ms=num(ev.baseline_ms), candidate_ms=num(ev.candidate_ms),
-            speedup=speedup, best=best, tflops=num(ev.tflops),
-            bound_fraction=num(ev.bound_fraction), error=ev.error or None, vs=vs,
-        )
+        row = ScenarioRow(id=sid, order=old.order, n=ev.n, result=ev.row(), best=old.best)
+        if row.correct and row.speedup is not None and (row.best is None or row.speedup > row.best):
+            row = replace(row, best=row.speedup)
+        self.rows[sid] = row
         if self.eval_running:
             self.eval_done += 1
         self.gpu_wait = None  # its turn came
@@ -536,8 +536,8 @@ class CampaignState:
         rows = self.sets.get(ev.set or self.table_set, self.rows)
         for sid, vs in (ev.scenario_vs or {}).items():
             row = rows.get(sid)
-            if row is not None and row.n == ev.n:   # the comparisons of this evaluation's rows
-                rows[sid] = replace(row, vs=tuple((k, num(v)) for k, v in vs.items()))
+            if row is not None and row.n == ev.n and row.result is not None:   # this evaluation's rows
+                rows[sid] = replace(row, result=c.with_scenario_vs(row.result, vs))
         self.eval_n = ev.n
         self.eval_running = False
         shown = ev.set or self.table_set

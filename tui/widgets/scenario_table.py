@@ -70,9 +70,9 @@ def _numeric(row: ScenarioRow, col: str, against: str = "baseline") -> float:
     val = {
         "goal": row.goal_speedup(against),
         "verdict": (0 if row.correct is False else 1 if row.speedup is None else 2),
-        "err": row.err, "errx": row.err_ratio, "base": row.baseline_ms,
-        "cand": row.candidate_ms, "spd": row.speedup, "best": row.best,
-        "tf": row.tflops, "bnd": row.bound_fraction,
+        "err": row.figure("err"), "errx": row.err_ratio, "base": row.figure("baseline_ms"),
+        "cand": row.figure("candidate_ms"), "spd": row.speedup, "best": row.best,
+        "tf": row.figure("tflops"), "bnd": row.figure("bound_fraction"),
     }.get(col)
     if val is None or (isinstance(val, float) and math.isnan(val)):
         return -math.inf
@@ -137,12 +137,12 @@ class ScenarioTable(DataTable):
                         justify="right"),
             "goal": Text(fmt.speedup(row.goal_speedup(against)), style=spd_style, justify="right"),
             "best": Text(fmt.speedup(row.best), style="dim", justify="right"),
-            "cand": Text(fmt.ms(row.candidate_ms), style=dim, justify="right"),
-            "base": Text(fmt.ms(row.baseline_ms), style=dim, justify="right"),
-            "err": Text(fmt.sci(row.err), style=dim, justify="right"),
+            "cand": Text(fmt.ms(row.figure("candidate_ms")), style=dim, justify="right"),
+            "base": Text(fmt.ms(row.figure("baseline_ms")), style=dim, justify="right"),
+            "err": Text(fmt.sci(row.figure("err")), style=dim, justify="right"),
             "errx": Text(fmt.ratio(row.err_ratio), style=dim, justify="right"),
-            "tf": Text(fmt.fixed(row.tflops), style=dim, justify="right"),
-            "bnd": Text(fmt.percent(row.bound_fraction), style=dim, justify="right"),
+            "tf": Text(fmt.fixed(row.figure("tflops")), style=dim, justify="right"),
+            "bnd": Text(fmt.percent(row.figure("bound_fraction")), style=dim, justify="right"),
         }
         return tuple(cells[key] for key, *_ in self._columns)
 
