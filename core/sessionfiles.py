@@ -71,6 +71,10 @@ class SessionReader:
     def is_file(self, rel: str) -> bool:
         raise NotImplementedError
 
+    def names(self, folder: str) -> list[str]:
+        """The paths of the files in one of its folders (`evals`), sorted."""
+        raise NotImplementedError
+
     def where(self, rel: str) -> str:
         """How to name one of its files in a message."""
         return f"{self.path}/{rel}" if not self.packed else f"{self.path}:{rel}"
@@ -114,6 +118,12 @@ class FolderReader(SessionReader):
         except OSError:
             return False
 
+    def names(self, folder: str) -> list[str]:
+        try:
+            return sorted(f"{folder}/{p.name}" for p in self._file(folder).iterdir() if p.is_file())
+        except OSError:
+            return []
+
 
 @dataclass
 class PackReader(SessionReader):
@@ -133,6 +143,9 @@ class PackReader(SessionReader):
 
     def is_file(self, rel: str) -> bool:
         return rel in self.files
+
+    def names(self, folder: str) -> list[str]:
+        return sorted(n for n in self.files if n.rpartition("/")[0] == folder)
 
 
 def open_session(path: Path) -> SessionReader:
