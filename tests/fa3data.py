@@ -16,7 +16,7 @@ from socratic.resources import resolve_session_dir
 from socratic.sessionfiles import open_session, unpack, write_pack
 
 TRIMMED = Path(__file__).parent / "data" / "fa3-h200-trimmed.socratic"
-TRIM_EVENTS = 2724   # the first session's events, its end, the retraction of 1-12, the resume
+TRIM_EVENTS = 2722   # the first session's events, its end, then the retraction of 1-12
 
 
 def shipped() -> Path:

@@ -16,7 +16,7 @@ from socratic.cli import main
 from socratic.resources import bundled_sessions, resolve_session_dir, session_arg
 from socratic.sessionfiles import MANIFEST, PACK_FORMAT, is_pack, open_session, read_pack
 
-from tests.fa3data import TRIMMED, trimmed_folder
+from tests.fa3data import TRIM_EVENTS, TRIMMED, trimmed_folder
 from tests.test_tui_app import replay_app
 
 
@@ -63,7 +63,7 @@ async def test_the_replay_shows_what_the_folder_shows(folder_and_pack):
             await pilot.pause()
             shown.append((app.main.pos, app.main.state.best_geomean,
                           [e.n for e in app.main.state.evals]))
-    assert shown[0] == shown[1] and shown[0][0] == 2724
+    assert shown[0] == shown[1] and shown[0][0] == TRIM_EVENTS
 
 
 def test_unpack_gives_back_the_folder(folder_and_pack, tmp_path, capsys):
@@ -90,7 +90,7 @@ def test_the_layout_is_a_tar_xz_with_its_manifest_first_and_bytes_stored_once(fo
         members = tar.getmembers()
     assert members[0].name == MANIFEST and "events.jsonl" in [m.name for m in members[:8]]
     links = [m for m in members if m.islnk()]
-    assert [m.name for m in links] == ["candidates/copy.cu"]
+    assert "candidates/copy.cu" in [m.name for m in links]   # (and workspace/task/: task/)
     manifest = read_pack(again).manifest
     assert manifest["format"] == PACK_FORMAT and manifest["name"] == "fa3-h200"
     assert open_session(again).read_bytes("candidates/copy.cu") == \
