@@ -8,10 +8,10 @@ import shutil
 import subprocess
 import sys
 S = "sessions/fa3-h200"
-R = "benchmarks/fa3_campaign/results"   # one folder per device call, evals/NAME.SET.json (the session keeps them as evals/)
+R = "research/fa3_campaign/results"   # one folder per device call, evals/NAME.SET.json (the session keeps them as evals/)
 
 def cand(name):
-    return "kernels/flash_attn_fwd/baseline.cu" if name == "baseline" else f"benchmarks/fa3_campaign/cands/{name}.cu"
+    return "kernels/flash_attn_fwd/baseline.cu" if name == "baseline" else f"research/fa3_campaign/cands/{name}.cu"
 
 def imp(call, name, set_):
     out = subprocess.run(["socratic", "hook", "evaluate", "--session", S, "--import", f"{R}/{call}/evals/{name}.{set_}.json",
@@ -28,7 +28,7 @@ def say(text):
     if out.returncode != 0:
         sys.exit(1)
 
-steps = [s for s in open("benchmarks/fa3_campaign/steps.txt").read().split("\n@@") if s.strip()]
+steps = [s for s in open("research/fa3_campaign/steps.txt").read().split("\n@@") if s.strip()]
 start = int(sys.argv[1]) if len(sys.argv) > 1 else 0
 stop = int(sys.argv[2]) if len(sys.argv) > 2 else len(steps)
 for i, st in enumerate(steps[start:stop], start):

@@ -1,6 +1,6 @@
 # call s3c4: the family winners of s3c3 combined (v46), with the producer's sleeping waits (v48); full set of the better; GPU tests
-source benchmarks/fa3_campaign/device_setup.sh || exit 1
-B=benchmarks/fa3_campaign
+source research/fa3_campaign/device_setup.sh || exit 1
+B=research/fa3_campaign
 for c in v46 v48; do (python3 -m socratic eval flash_attn_fwd --candidate $B/cands/$c.cu --check-only --json > /tmp/check.$c.json 2>&1 &); done
 sleep 42
 bash $B/run.sh v46:smoke v46:bench v48:smoke v48:bench v41:bench

@@ -1,7 +1,7 @@
 # call s3c1: quick A/B of the Q double buffer, ncu of v28 and FA3 on d128-s4k causal, then evaluations
 # (as run: quick.py's `time` verb, used here, was dropped after call s3c2; see quick.py)
-source benchmarks/fa3_campaign/device_setup.sh || exit 1
-B=benchmarks/fa3_campaign
+source research/fa3_campaign/device_setup.sh || exit 1
+B=research/fa3_campaign
 S=d128-s1k-b16-h16-causal,d128-s2k-b8-h16-causal,d128-s4k-b4-h16-causal,d128-s8k-b2-h16-causal,d128-s2k-b4-h32-causal-gqa4,d128-s3000-b5-h16-causal,d128-s1k-b16-h16-full,d128-s2k-b8-h16-full,d128-s1000-b16-h16-full,d64-s2k-b8-h32-causal,d64-s2k-b8-h32-full,d64-s8k-b2-h32-full
 python3 $B/quick.py time fa3,v28,v29,v30,v31,v32 $S 2>&1 | tee $OUT/quick.txt
 mkdir -p /tmp/ncu

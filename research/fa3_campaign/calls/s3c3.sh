@@ -1,6 +1,6 @@
 # call s3c3: uniform/descriptor fixes per kernel, d256 causal persistent, long-d128 path, 192 keys, ping-pong limit, d64 late rescale; ncu of v41; GPU tests
-source benchmarks/fa3_campaign/device_setup.sh || exit 1
-B=benchmarks/fa3_campaign
+source research/fa3_campaign/device_setup.sh || exit 1
+B=research/fa3_campaign
 for c in v40 v41 v42 v43 v44 v45; do (python3 -m socratic eval flash_attn_fwd --candidate $B/cands/$c.cu --check-only --json > /tmp/check.$c.json 2>&1 &); done
 sleep 45
 bash $B/run.sh v41:smoke v41:bench v35:bench v40:smoke v40:bench v42:smoke v42:bench v43:smoke v43:bench v44:smoke v44:bench v45:smoke v45:bench

@@ -1,4 +1,4 @@
-"""benchmarks/fa3_campaign/sass_loops.py on a small listing in cuobjdump -sass's format: it
+"""research/fa3_campaign/sass_loops.py (a tool of the campaign's workbench, not of socratic) on a small listing in cuobjdump -sass's format: it
 finds the key-tile loop (a backward branch over wgmma and a softmax's exponentials), ignores
 a loop without exponentials, and takes a masking block that a forward branch skips out of
 the plain path."""
@@ -9,8 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-TOOL = REPO / "benchmarks" / "fa3_campaign" / "sass_loops.py"
+TOOL = Path(__file__).resolve().with_name("sass_loops.py")
 
 
 def listing(name: str, body: list[str]) -> str:
