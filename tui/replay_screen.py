@@ -137,8 +137,10 @@ class ReplayScreen(CampaignScreen):
     # ------------------------------------------------------------------ actions
 
     def action_read_only(self) -> None:
+        where = "(a packed campaign is never one)" if is_pack(self.session_dir) else \
+            f"(socratic watch {self.session_dir})"
         self.notify(f"a replay is read-only: questions and controls go to a live campaign "
-                    f"(socratic watch {self.session_dir})", timeout=4)
+                    f"{where}", timeout=4)
 
     def action_play(self) -> None:
         if self.timeline is None:
