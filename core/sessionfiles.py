@@ -15,20 +15,20 @@ one as well as `socratic unpack`.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-import lzma
-import tarfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from socratic.contracts import Parsed, parse_event_lines
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE, parse_jsonl
 from socratic.resources import PACK_SUFFIX
+
+if TYPE_CHECKING:
+    import tarfile
 
 PACK_FORMAT = "socratic.pack/1"
 MANIFEST = "socratic-pack.json"
@@ -158,37 +158,47 @@ def open_session(path: Path) -> SessionReader:
 
 
 def read_pack(path: Path) -> PackReader:
-    """A pack's files, decompressed once per process (and again only when the file changes)."""
+    """A pack's files, decompressed once per process (and again only when the file changes);
+    InputError naming the file as given when it cannot be read or is not a pack."""
     try:
         st = Path(path).stat()
+        files, manifest = _unpacked(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    files, manifest = _unpacked(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+    except BadPack as exc:
+        raise InputError(f"{path}: {exc}") from None
     return PackReader(Path(path), files, manifest)
+
+
+class BadPack(Exception):
+    """What is wrong with a pack's content (read_pack names the file)."""
 
 
 @lru_cache(maxsize=4)
 def _unpacked(path: str, mtime_ns: int, size: int) -> tuple[dict[str, bytes], dict[str, Any]]:
     del mtime_ns, size  # only the cache's key: a rewritten pack is read again
+    import lzma  # here, not above: the CLI's registration imports this module's callers
+    import tarfile
+
+    with open(path, "rb") as fh:
+        data = fh.read()
     try:
-        with open(path, "rb") as fh:
-            data = lzma.decompress(fh.read())
-        files = _members(data)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except (lzma.LZMAError, tarfile.TarError, EOFError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable socratic pack ({exc})") from None
+        files = _members(lzma.decompress(data))
+    except (lzma.LZMAError, tarfile.TarError, EOFError, KeyError, ValueError) as exc:
+        raise BadPack(f"not a readable socratic pack ({exc})") from None
     try:
         manifest = json.loads(files.pop(MANIFEST))
     except (KeyError, ValueError):
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT:
-        raise InputError(f"{path}: not a socratic pack (no {MANIFEST} of format {PACK_FORMAT})")
+        raise BadPack(f"not a socratic pack (no {MANIFEST} of format {PACK_FORMAT})")
     return files, manifest
 
 
 def _members(data: bytes) -> dict[str, bytes]:
     """Regular files and hard links of a tar archive, by path."""
+    import tarfile
+
     files: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
         for m in tar:
@@ -216,6 +226,10 @@ def session_files(folder: Path) -> list[str]:
 def write_pack(folder: Path, dest: Path) -> dict[str, Any]:
     """Pack the session `folder` into `dest` (written whole, then renamed into place); the
     manifest written."""
+    import hashlib
+    import lzma
+    import tarfile
+
     names = session_files(folder)
     if "events.jsonl" not in names:
         raise InputError(f"{folder}: not a session (no events.jsonl)")
@@ -243,6 +257,8 @@ def write_pack(folder: Path, dest: Path) -> dict[str, Any]:
 
 
 def _add(tar: tarfile.TarFile, rel: str, data: bytes, executable: bool = False) -> None:
+    import tarfile
+
     info = tarfile.TarInfo(rel)
     info.size, info.mode = len(data), 0o755 if executable else 0o644
     tar.addfile(info, io.BytesIO(data))
@@ -253,11 +269,12 @@ def unpack(path: Path, dest: Path) -> int:
     reader = read_pack(path)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InputError(f"{dest}: exists and is not an empty folder; name a new one")
+    outside = [rel for rel in reader.files if ".." in Path(rel).parts or rel.startswith("/")]
+    if outside:
+        raise InputError(f"{path}: a member outside the session ({outside[0]}); nothing unpacked")
     executable = _executables(Path(path))
     for rel, data in reader.files.items():
         out = dest / rel
-        if ".." in Path(rel).parts or rel.startswith("/"):
-            raise InputError(f"{path}: a member outside the session ({rel}); not unpacked")
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
         if rel in executable:
@@ -267,6 +284,8 @@ def unpack(path: Path, dest: Path) -> int:
 
 def _executables(path: Path) -> set[str]:
     """The pack's members stored executable (the workspace's ./evaluate)."""
+    import tarfile
+
     with tarfile.open(path, mode="r:xz") as tar:
         return {m.name for m in tar if m.isfile() and m.mode & 0o111}
 

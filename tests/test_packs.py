@@ -123,11 +123,20 @@ def test_a_verb_that_writes_refuses_a_pack(folder_and_pack, capsys, monkeypatch,
     assert pack.read_bytes() == before
 
 
-@pytest.mark.parametrize("damage", [b"not a pack at all", b"\xfd7zXZ\x00 torn"])
-@pytest.mark.parametrize("verb", [["report"], ["replay"], ["bank", "trace"]])
+@pytest.mark.parametrize("damage", ["text", "torn", "no manifest"])
+@pytest.mark.parametrize("verb", [["report"], ["replay"], ["bank", "trace"], ["unpack"]])
 def test_a_damaged_pack_is_one_line_naming_it(tmp_path, capsys, damage, verb):
+    import io
+    import lzma
+
     bad = tmp_path / "bad.socratic"
-    bad.write_bytes(damage)
+    if damage == "no manifest":   # an xz tar, but not a pack
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w:") as tar:
+            tar.addfile(tarfile.TarInfo("events.jsonl"))
+        bad.write_bytes(lzma.compress(raw.getvalue()))
+    else:
+        bad.write_bytes(b"not a pack at all" if damage == "text" else TRIMMED.read_bytes()[:50_000])
     code = main([*verb, str(bad)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and str(bad) in err[0], err
@@ -139,3 +148,22 @@ def test_pack_refuses_to_overwrite_or_to_pack_a_pack(folder_and_pack, capsys):
         code = main(argv)
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2 and len(err) == 1 and str(pack) in err[0], err
+
+
+def test_unpack_refuses_a_member_outside_the_folder(tmp_path, capsys):
+    import io
+    import lzma
+
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:") as tar:
+        for name, data in ((MANIFEST, json.dumps({"format": PACK_FORMAT}).encode()),
+                           ("../escape.txt", b"x")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    bad = tmp_path / "evil.socratic"
+    bad.write_bytes(lzma.compress(raw.getvalue()))
+    code = main(["unpack", str(bad), str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "outside the session" in err[0]
+    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out").exists()
