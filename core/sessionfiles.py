@@ -52,9 +52,8 @@ def is_pack(path: Path) -> bool:
 
 
 def pack_name(path: Path) -> str:
-    """A session's name: its folder's name, or its pack file's name without `.socratic`."""
-    path = Path(path)
-    return path.name.removesuffix(PACK_SUFFIX)
+    """A pack's session name: its file's name without `.socratic`."""
+    return Path(path).name.removesuffix(PACK_SUFFIX)
 
 
 class SessionReader:
