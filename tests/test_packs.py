@@ -167,3 +167,15 @@ def test_unpack_refuses_a_member_outside_the_folder(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "outside the session" in err[0]
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_folder_of_packs_reports_as_a_fleet(folder_and_pack, tmp_path, capsys):
+    import shutil
+
+    _, pack = folder_and_pack
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    for name in ("a", "b"):
+        shutil.copy(pack, fleet / f"{name}.socratic")
+    doc = json.loads(out(capsys, "report", str(fleet), "--json"))
+    assert [s["session"] for s in doc["sessions"]] == ["a", "b"]
