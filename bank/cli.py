@@ -66,13 +66,14 @@ def register(sub) -> None:
                            help="at most N results (20)")
         if name == "stats":
             a.add_argument("--sessions", nargs="+", metavar="SESSION",
-                           help="session folders or folders of sessions: which entries were "
-                           "asked there, and whether the best geomean or min went up after")
+                           help="session folders, packs (NAME.socratic) or folders of "
+                           "sessions: which entries were asked there, and whether the best "
+                           "geomean or min went up after")
             a.add_argument("--window", type=positive_int, default=5, metavar="N",
                            help="with --sessions: progress within the next N evaluations (5)")
         if name == "trace":
             a.add_argument("sessions", nargs="+", metavar="SESSION",
-                           help="session folders or folders of sessions")
+                           help="session folders, packs (NAME.socratic) or folders of sessions")
             a.add_argument("--min-gain", type=_gain, metavar="X",
                            help="a trace needs the best geomean after the question to be at "
                            "least X times the best before (1.02)")

@@ -880,13 +880,20 @@ def read_events(path: Path, offset: int = 0) -> tuple[Parsed, int]:
     """Typed events of an events.jsonl from byte `offset`, and the offset to continue from.
     Lines that are not JSON objects count as skipped; a last line without its newline is
     left for the next call (the writer has not finished it)."""
-    out = Parsed([])
     with open(path, "rb") as fh:
         fh.seek(offset)
         data = fh.read()
+    out, used = parse_event_lines(data, str(path))
+    return out, offset + used
+
+
+def parse_event_lines(data: bytes, where: str) -> tuple[Parsed, int]:
+    """`read_events` over the bytes of a log (a packed session's): the typed events of its
+    complete lines, and how many bytes those lines take."""
+    out = Parsed([])
     end = data.rfind(b"\n")
     if end < 0:
-        return out, offset
+        return out, 0
     records = []
     for raw in data[: end + 1].splitlines():
         if not raw.strip():
@@ -897,9 +904,9 @@ def read_events(path: Path, offset: int = 0) -> tuple[Parsed, int]:
             out.skipped += 1
             out.not_json += 1
             if len(out.errors) < 10:
-                out.errors.append(f"{path}: not JSON: {exc}")
+                out.errors.append(f"{where}: not JSON: {exc}")
     parse_events(records, out)
-    return out, offset + end + 1
+    return out, end + 1
 
 
 # --------------------------------------------------------------------------- inbox.jsonl

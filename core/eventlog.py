@@ -38,13 +38,20 @@ def read_jsonl(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
 
 def read_jsonl_counted(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int, int]:
     """read_jsonl, plus how many complete, non-blank lines were not JSON objects."""
-    records: list[dict[str, Any]] = []
     with open(path, "rb") as fh:
         fh.seek(offset)
         data = fh.read()
+    records, used, skipped = parse_jsonl(data)
+    return records, offset + used, skipped
+
+
+def parse_jsonl(data: bytes) -> tuple[list[dict[str, Any]], int, int]:
+    """read_jsonl_counted over bytes (a packed session's log): the objects of the complete
+    lines, how many bytes those lines take, and how many lines were not JSON objects."""
+    records: list[dict[str, Any]] = []
     end = data.rfind(b"\n")
     if end < 0:
-        return records, offset, 0
+        return records, 0, 0
     skipped = 0
     for raw in data[: end + 1].splitlines():
         if not raw.strip():
@@ -57,7 +64,7 @@ def read_jsonl_counted(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]
             records.append(obj)
         else:
             skipped += 1
-    return records, offset + end + 1, skipped
+    return records, end + 1, skipped
 
 
 def append_jsonl(path: Path, record: dict[str, Any], fsync: bool = True) -> None:

@@ -1,4 +1,5 @@
-"""Where bundled data lives once installed: tasks (kernels/) and the demo session."""
+"""Where bundled data lives once installed: tasks (kernels/) and the recorded campaigns
+(sessions/: the demo folder, packed campaigns)."""
 
 from __future__ import annotations
 
@@ -41,32 +42,42 @@ def demo_session_dir() -> Path:
     return bundled_dir("socratic.sessions") / "demo"
 
 
+PACK_SUFFIX = ".socratic"  # a packed session (socratic.sessionfiles)
+
+
 def bundled_sessions() -> list[str]:
-    """The recorded campaigns shipped with socratic (demo, fa3-h200, ...)."""
+    """The recorded campaigns shipped with socratic (demo, fa3-h200, ...): folders, and
+    packs (`fa3-h200.socratic`) by their name without the suffix."""
     root = bundled_dir("socratic.sessions")
-    return sorted(p.name for p in root.iterdir() if (p / "events.jsonl").is_file())
+    return sorted(p.name.removesuffix(PACK_SUFFIX) for p in root.iterdir()
+                  if (p / "events.jsonl").is_file() or
+                  (p.suffix == PACK_SUFFIX and p.is_file()))
 
 
 def resolve_session_dir(path: Path) -> Path:
-    """A session folder as given, or, when no such path exists, the bundled campaign of
-    that name (`socratic replay fa3-h200`); anything else is returned for the caller to
-    report."""
+    """A session (a folder or a pack) as given, or, when no such path exists, the bundled
+    campaign of that name (`socratic replay fa3-h200`: its folder, or its pack); anything
+    else is returned for the caller to report."""
     if path.exists() or "/" in str(path):
         return path
-    bundled = bundled_dir("socratic.sessions") / str(path)
-    return bundled if (bundled / "events.jsonl").is_file() else path
+    root = bundled_dir("socratic.sessions")
+    bundled = root / str(path)
+    if (bundled / "events.jsonl").is_file():
+        return bundled
+    packed = root / f"{path}{PACK_SUFFIX}"
+    return packed if packed.is_file() else path
 
 
 def session_arg(path: Path) -> str:
     """How to name a session on a command line: a bundled campaign by its name
-    (`fa3-h200`), any other folder by its path, quoted for a shell."""
+    (`fa3-h200`), any other folder or pack by its path, quoted for a shell."""
     import shlex
 
     try:
         bundled = Path(path).resolve().parent == bundled_dir("socratic.sessions").resolve()
     except OSError:
         bundled = False
-    return Path(path).name if bundled else shlex.quote(str(path))
+    return Path(path).name.removesuffix(PACK_SUFFIX) if bundled else shlex.quote(str(path))
 
 
 def installed(path: Path) -> bool:

@@ -144,6 +144,9 @@ def handle_run(args) -> int:
     if args.resume:
         session_dir = Path(args.session_dir or args.task)
         from socratic.harness.session import Session
+        from socratic.sessionfiles import refuse_pack
+
+        refuse_pack(session_dir, "run --resume")
 
         if Session(session_dir).killed_start():
             pass  # started again from its saved settings (_run_headless)
@@ -332,6 +335,9 @@ def handle_inject(args) -> int:
     from socratic.ownership import live_owner
 
     session = Path(args.session)
+    from socratic.sessionfiles import refuse_pack
+
+    refuse_pack(session, "inject")
     if not (session / EVENTS_FILE).is_file():
         from socratic.resources import unknown_session_hint
 

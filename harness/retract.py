@@ -41,9 +41,13 @@ def handle_retract(args) -> int:
 
     given = Path(args.session)
     session = resources.resolve_session_dir(given)
+    from socratic.sessionfiles import is_pack, refuse_pack
+
     if resources.installed(session):
+        how = f"`socratic unpack {args.session} DIR`" if is_pack(session) else "copy the folder"
         raise InputError(f"{args.session}: a campaign installed with socratic ({session}); "
-                         f"copy the folder and retract in the copy")
+                         f"{how} and retract in the copy")
+    refuse_pack(session, "retract")
     why = args.why.strip()
     if not why:
         raise InputError("--why: empty reason")

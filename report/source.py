@@ -1,7 +1,8 @@
 """What a report reads: which folders are sessions, and a session's files.
 
-A path is a session when it holds `events.jsonl`; a folder without one whose subfolders
-hold one is a fleet (every such subfolder, in name order). Everything else is bad input.
+A path is a session when it holds `events.jsonl` or is a pack of one (`NAME.socratic`,
+socratic.sessionfiles); a folder without one whose subfolders (or packs) are sessions is a
+fleet (every such member, in name order). Everything else is bad input.
 """
 
 from __future__ import annotations
@@ -11,85 +12,91 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import CampaignStart, ContractError, EvalResult, Event, read_eval
-from socratic.contracts import read_events as read_typed_events
+from socratic.contracts import CampaignStart, ContractError, EvalResult, Event, parse_eval
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
+from socratic.resources import PACK_SUFFIX
+from socratic.sessionfiles import SessionReader, is_pack, open_session
 
 FLEET_MANIFEST = "fleet.json"  # written by `socratic fleet run` (fleet/folder.py)
 
 
-def read_events(path: Path) -> tuple[list[Event], int]:
+def read_events(session: SessionReader) -> tuple[list[Event], int]:
     """The log's typed events, and how many lines were skipped (not JSON, or an event that
     does not match its declaration); events of types this version does not know are
     ignored, as every reader ignores them."""
     try:
-        parsed, _ = read_typed_events(path)
+        parsed = session.events()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(f"{session.where(EVENTS_FILE)}: cannot read ({exc.strerror or exc})") from None
     return parsed.events, parsed.skipped
 
 
-def read_result(path: Path) -> EvalResult | None:
+def read_result(session: SessionReader, rel: str) -> EvalResult | None:
     """A saved evaluator result (evals/NNNN.json), or None when absent or not a
     `socratic.eval/1` document: the event log holds what the report needs; the file only
     adds detail."""
     try:
-        return read_eval(path)
-    except ContractError:
+        return parse_eval(session.read_json(rel), session.where(rel))
+    except (OSError, ValueError, ContractError):
         return None
 
 
 @dataclass
 class SessionFiles:
-    dir: Path
+    dir: Path   # the session folder, or its pack file
     events: list[Event]
     skipped: int = 0
     config: dict[str, Any] = field(default_factory=dict)
     fleet: dict[str, Any] = field(default_factory=dict)  # its campaign in the fleet's manifest
+    reader: SessionReader | None = None   # None: the folder `dir`
+
+    @property
+    def files(self) -> SessionReader:
+        return self.reader if self.reader is not None else open_session(self.dir)
 
     @property
     def name(self) -> str:
-        return self.dir.name
+        return self.files.name
 
     def candidate(self, sha: str) -> str | None:
         """An evaluated candidate's source, kept by the harness as candidates/<sha[:16]>.cu."""
         for name in (f"{sha[:16]}.cu", f"{sha}.cu"):
-            path = self.dir / "candidates" / name
             try:
-                return path.read_text(encoding="utf-8", errors="replace")
+                return self.files.read_text(f"candidates/{name}")
             except OSError:
                 continue
         return None
 
     def eval_result(self, rel: str) -> EvalResult | None:
-        if not rel or rel.startswith("/") or ".." in Path(rel).parts:
-            return None  # only files inside the session
-        return read_result(self.dir / rel)
+        return read_result(self.files, rel) if rel else None
 
 
 def load_session(path: Path) -> SessionFiles:
-    """A session's events (and config.json when present); InputError when it has none."""
-    log = path / EVENTS_FILE
-    events, skipped = read_events(log)
+    """A session's events (and config.json when present), from its folder or its pack;
+    InputError when it has none."""
+    session = open_session(path)
+    events, skipped = read_events(session)
     if not events:
-        what = ("empty" if log.stat().st_size == 0 else
+        log = session.where(EVENTS_FILE)
+        what = ("empty" if not session.read_bytes(EVENTS_FILE) else
                 f"no readable event ({skipped} line(s) not JSON or not matching the event contract)"
                 if skipped else "no event of a known type")
         raise InputError(f"{log}: {what}")
     if not any(isinstance(e, CampaignStart) for e in events):
-        raise InputError(f"{log}: no readable campaign.start event: not a campaign log")
+        raise InputError(f"{session.where(EVENTS_FILE)}: no readable campaign.start event: not a "
+                         "campaign log")
     config: dict[str, Any] = {}
     try:
-        doc = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        doc = session.read_json("config.json")
         if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
             config = doc["config"]
     except (OSError, ValueError):
         pass  # optional: only the questions mode of an attached campaign comes from it
-    return SessionFiles(path, events, skipped, config, fleet_record(path))
+    return SessionFiles(path, events, skipped, config, fleet_record(path, session.name), session)
 
 
-def fleet_record(session: Path) -> dict[str, Any]:
+def fleet_record(session: Path, name: str) -> dict[str, Any]:
     """This session's campaign in its fleet's manifest (`<fleet>/fleet.json`, campaigns
     named by their session folder): the questions mode and agent the fleet ran it with."""
     try:
@@ -98,7 +105,7 @@ def fleet_record(session: Path) -> dict[str, Any]:
         return {}
     campaigns = doc.get("campaigns") if isinstance(doc, dict) else None
     for c in campaigns if isinstance(campaigns, list) else []:
-        if isinstance(c, dict) and c.get("name") == session.name:
+        if isinstance(c, dict) and c.get("name") == name:
             return c
     return {}
 
@@ -111,13 +118,13 @@ def session_dirs(paths: list[Path]) -> list[Path]:
     for path in map(resolve_session_dir, paths):  # a bundled campaign's name too
         if not path.exists():
             raise InputError(f"{path}: no such file or folder{unknown_session_hint(path)}")
-        if not path.is_dir():
-            raise InputError(f"{path}: not a folder (give a session folder or a folder of "
-                             "sessions)")
-        if (path / EVENTS_FILE).is_file():
+        if is_pack(path) or (path / EVENTS_FILE).is_file():
             out.append(path)
             continue
-        members = sorted(p for p in path.iterdir() if (p / EVENTS_FILE).is_file())
+        if not path.is_dir():
+            raise InputError(f"{path}: not a folder or a pack (give a session folder, a "
+                             f"{PACK_SUFFIX} file or a folder of sessions)")
+        members = sorted(p for p in path.iterdir() if (p / EVENTS_FILE).is_file() or is_pack(p))
         if not members:
             raise InputError(f"{path}: not a session (no {EVENTS_FILE}) and no session "
                              "folders in it")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.errors import InputError
+from socratic.sessionfiles import open_session
 from socratic.report.figures import (DEFAULT_WINDOW, EvalPoint, SessionReport, best_on,
                                      followed, geomean_against)
 from socratic.report.model import Report, build_report
@@ -147,7 +148,7 @@ def traces_of(report: Report, bank: Any, *, against: str | None = None,
             if not a.in_bank:
                 notes.append(f"{a.trace}: '{a.id}' is not in the loaded bank (--bank-dir?)")
             for p in (a.before, a.after) if a.candidate else ():
-                if p is not None and not (p.result and (Path(r.path) / p.result).is_file()):
+                if p is not None and not (p.result and open_session(Path(r.path)).is_file(p.result)):
                     notes.append(f"{a.trace}: {r.path}/{p.result} (evaluation {p.n}) is missing")
         askings += found
     return Traces([r.session for r in report.sessions], min_gain, window, against,

@@ -56,19 +56,22 @@ def test_trace_entries_point_at_a_bundled_campaign(bank):
     """Every trace names a session shipped in sessions/ and an event of it that is the
     question itself; its evidence files are there."""
     import json
+    from pathlib import Path
 
-    from socratic.resources import bundled_dir
+    from socratic.resources import resolve_session_dir
+    from socratic.sessionfiles import open_session
 
     traced = [e for e in bank.entries if e.provenance == "trace"]
-    assert traced   # the H200 campaign (sessions/fa3-h200) taught the bank
-    sessions = bundled_dir("socratic.sessions")
+    assert traced   # the H200 campaign (sessions/fa3-h200.socratic) taught the bank
     for e in traced:
         name, seq = e.source.split("#")
-        events = [json.loads(line) for line in (sessions / name / "events.jsonl").read_text().splitlines()]
+        session = open_session(resolve_session_dir(Path(name)))   # its folder or its pack
+        events = [json.loads(line) for line in session.read_text("events.jsonl").splitlines()]
         asked = next(ev for ev in events if ev["seq"] == int(seq))
         assert asked["type"] == "question" and asked.get("bank_id") == e.id, e.id
         for rel in e.evidence:
-            assert (sessions / rel).is_file(), (e.id, rel)
+            where, _, inside = rel.partition("/")
+            assert where == name and session.is_file(inside), (e.id, rel)
 
 
 def test_text_is_one_short_question(bank):

@@ -315,7 +315,7 @@ def test_write_edits_only_that_entry_and_is_idempotent(tmp_path, capsys):
     assert "evidence:            camp/evals/0001.json, camp/evals/0003.json" in out
     code, out, _ = cli(capsys, "stats", "--json", "--bank-dir", str(bank_dir))
     doc = json.loads(out)
-    shipped = sum(1 for e in load_bank(user=False).entries if e.provenance == "trace")  # sessions/fa3-h200's
+    shipped = sum(1 for e in load_bank(user=False).entries if e.provenance == "trace")  # sessions/fa3-h200.socratic's
     assert doc["provenance"]["trace"] == shipped + 1 and doc["traced"] == shipped + 1
     code, out, _ = cli(capsys, "validate", "--bank-dir", str(bank_dir))
     assert code == 0 and out.startswith("ok:")

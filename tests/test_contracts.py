@@ -199,9 +199,11 @@ def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
 
 
 def test_min_and_geomean_against_a_comparison():
-    from socratic.resources import resolve_session_dir
+    from socratic.sessionfiles import open_session
 
-    doc = json.loads((resolve_session_dir(Path("fa3-h200")) / "evals" / "0036.json").read_text())
+    from tests.fa3data import TRIMMED
+
+    doc = open_session(TRIMMED).read_json("evals/0036.json")   # a real evaluation against FA3
     result = parse_eval(doc)
     ratios = [r["comparisons"]["fa3"]["speedup"] for r in doc["scenarios"]]
     mn, geo = result.min_and_geomean("fa3")

@@ -1,8 +1,10 @@
-"""The bundled real campaign (sessions/fa3-h200: the attention kernel on the H200, recorded
+"""The bundled real campaign (sessions/fa3-h200.socratic, a pack: the attention kernel on the H200, recorded
 by hand with `attach --agent manual` and imported evaluations, over four sessions) conforms to
 the contracts, is found by name, replays, and reports on the goal's terms (against FA3),
 without the comparisons of its evaluations 1-12 (retracted: timed before the comparison-timer
-fix) and of evaluation 69 (retracted: FA3 timed at 2.7x its usual time on one scenario)."""
+fix) and of evaluation 69 (retracted: FA3 timed at 2.7x its usual time on one scenario).
+The pack is frozen (the campaign's workbench lives in research/): the evaluations named here
+(SHIPPED, OUTLIER, ...) are its facts; counts are read from it."""
 
 from __future__ import annotations
 
@@ -12,26 +14,39 @@ from pathlib import Path
 
 import pytest
 
-from socratic.contracts import (CampaignEnd, CampaignStart, EvalEnd, EvalRetract, parse_eval,
-                                read_events)
+from socratic.contracts import CampaignEnd, CampaignStart, EvalEnd, EvalRetract, Question, parse_eval
 from socratic.report.model import build_report
 from socratic.resources import bundled_sessions, resolve_session_dir
+from socratic.sessionfiles import is_pack, open_session
 from socratic.tui.app import SocraticApp
 from socratic.tui.state import fold
 
+from tests.fa3data import eval_docs
 from tests.test_tui_app import Clock
 
 SESSION = resolve_session_dir(Path("fa3-h200"))
+FILES = open_session(SESSION)
+EVENTS = FILES.events().events
+EVALS = sum(1 for e in EVENTS if isinstance(e, EvalEnd))
+QUESTIONS = sum(1 for e in EVENTS if isinstance(e, Question))   # auto and posed by hand
+
+
+def copied(rel: str, tmp_path: Path) -> Path:
+    """One of the pack's files on disk (what `hook evaluate --import` takes)."""
+    out = tmp_path / "from-pack" / rel
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(FILES.read_bytes(rel))
+    return out
 
 
 def test_found_by_name_and_listed():
-    assert (SESSION / "events.jsonl").is_file() and SESSION.name == "fa3-h200"
+    assert is_pack(SESSION) and SESSION.name == "fa3-h200.socratic" and FILES.name == "fa3-h200"
     assert {"demo", "fa3-h200"} <= set(bundled_sessions())
     assert resolve_session_dir(Path("no-such-campaign")) == Path("no-such-campaign")
 
 
 def test_every_event_and_evaluation_conforms():
-    parsed, _ = read_events(SESSION / "events.jsonl")
+    parsed = FILES.events()
     assert parsed.errors == [] and parsed.skipped == 0
     assert isinstance(parsed.events[0], CampaignStart) and isinstance(parsed.events[-1], CampaignEnd)
     # four sessions: the first ended at 43 evaluations, the next three resumed it by an import
@@ -41,16 +56,16 @@ def test_every_event_and_evaluation_conforms():
     assert early.part == outlier.part == "comparisons"
     assert early.evals == list(range(1, FIXED_TIMER)) and "d152644" in early.why
     assert outlier.evals == [OUTLIER] and "2.7x" in outlier.why
-    files = sorted((SESSION / "evals").glob("*.json"))
+    files = FILES.names("evals")
     ends = [e for e in parsed.events if isinstance(e, EvalEnd)]
-    assert len(files) == len(ends) == EVALS
+    assert len(files) == len(ends) == EVALS and [e.n for e in ends] == list(range(1, EVALS + 1))
     for f in files:
-        parse_eval(json.loads(f.read_text()), str(f))
+        parse_eval(FILES.read_json(f), f)
     assert all(e.source == "import" for e in ends)   # timed on the H200, recorded here
 
 
 def _fa3_ratios(rel: str) -> list[float]:
-    doc = json.loads((SESSION / rel).read_text())
+    doc = FILES.read_json(rel)
     return [r["comparisons"]["fa3"]["speedup"] for r in doc["scenarios"]]
 
 
@@ -72,12 +87,11 @@ def test_report_judges_the_best_against_fa3():
 def test_the_best_evaluations_scenarios_against_each_comparison():
     """The per-scenario table of the note (FA3, cuDNN and FA2, same run) comes out of the
     report: each row's ratios are the saved result's, and the Markdown has their geomeans."""
-    from socratic.contracts import read_eval
     from socratic.report.text import markdown
     report = build_report([SESSION])
     (r,) = report.sessions
     best = next(p for p in r.series if p.n == r.best_evaluation)
-    result = {row.id: row for row in read_eval(SESSION / best.result).scenarios}
+    result = {row.id: row for row in parse_eval(FILES.read_json(best.result)).scenarios}
     assert len(r.best_scenarios) == 26
     for row in r.best_scenarios:
         saved = result[row["scenario"]]
@@ -119,14 +133,14 @@ def test_the_retracted_comparisons_count_nowhere_the_baseline_still_does():
     assert [line for line in lines if "0.945" in line] == [next(x for x in lines if "evaluation(s) 69 retracted" in x)]
     assert "evaluation(s) 1-12 retracted (comparisons only): timed before" in text
     # the TUI's best agrees; a reader of the log up to the first session's end read 0.870x
-    events = [json.loads(line) for line in (SESSION / "events.jsonl").read_text().splitlines()]
+    events = FILES.event_records()[0]
     assert round(fold(events).best_geomean, 3) == 0.958
     first_end = next(i for i, e in enumerate(events) if e["type"] == "campaign.end")
     assert round(fold(events[:first_end + 1]).best_geomean, 3) == 0.870
 
 
 async def test_replays_to_the_end():
-    events = [json.loads(line) for line in (SESSION / "events.jsonl").read_text().splitlines()]
+    events = FILES.event_records()[0]
     final = fold(events)
     assert final.status == "ended" and len(final.evals) == EVALS
     app = SocraticApp(SESSION, "replay", clock=Clock(), autoplay=False)
@@ -139,8 +153,6 @@ async def test_replays_to_the_end():
 BEST = Path(__file__).parent / "candidates" / "fa3_h200_best.cu"
 FIXED_TIMER = 13   # the first evaluation timed with the fixed comparison timer
 OUTLIER = 69       # v24: FA3 timed at 2.7x its usual time on d128-s1k causal
-EVALS = 158
-QUESTIONS = 27     # at the five moments over the four sessions, auto and posed by hand
 SHIPPED = 152      # v65 on the bench set (call s4c4); 154 is its full-set run, 157 its rerun in s4c5
 BESIDE = 153       # v61, timed in the same call
 
@@ -153,8 +165,8 @@ def test_the_shipped_best_kernel_is_the_one_measured():
     import hashlib
 
     sha = hashlib.sha256(BEST.read_bytes()).hexdigest()
-    assert (SESSION / "workspace" / "candidate.cu").read_bytes() == BEST.read_bytes()
-    docs = {int(f.name[:4]): json.loads(f.read_text()) for f in (SESSION / "evals").glob("*.json")}
+    assert FILES.read_bytes("workspace/candidate.cu") == BEST.read_bytes()
+    docs = eval_docs(SESSION)
     honest = {n: d for n, d in docs.items() if n >= FIXED_TIMER and n != OUTLIER}
     bench = [d for d in honest.values() if d["set"] == "bench" and d["summary"]["all_correct"]]
     top = max(d["summary"]["geomean_vs"]["fa3"] for d in bench)
@@ -191,9 +203,9 @@ def test_an_imported_result_carries_each_scenarios_comparisons(tmp_path):
     quiet = io.StringIO()
     with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
         assert main(["attach", "flash_attn_fwd", "--agent", "manual", "--session-dir", str(sess)]) == 0
-        src = SESSION / "evals" / "0036.json"
+        src = copied("evals/0036.json", tmp_path)
         doc = json.loads(src.read_text())
-        cand = SESSION / "candidates" / f"{doc['candidate']['sha256'][:16]}.cu"
+        cand = copied(f"candidates/{doc['candidate']['sha256'][:16]}.cu", tmp_path)
         assert main(["hook", "evaluate", "--session", str(sess), "--import", str(src),
                      "--candidate", str(cand)]) in (0, 1)
     events = [json.loads(line) for line in (sess / "events.jsonl").read_text().splitlines()]
@@ -269,8 +281,8 @@ def test_an_import_whose_comparison_moved_is_flagged_through_the_cli(tmp_path):
         assert main(["attach", "flash_attn_fwd", "--agent", "manual", "--auto-questions",
                      "--session-dir", str(sess)]) == 0
         for n in ("0070", "0069"):
-            src = SESSION / "evals" / f"{n}.json"
-            cand = SESSION / "candidates" / f"{json.loads(src.read_text())['candidate']['sha256'][:16]}.cu"
+            src = copied(f"evals/{n}.json", tmp_path)
+            cand = copied(f"candidates/{json.loads(src.read_text())['candidate']['sha256'][:16]}.cu", tmp_path)
             assert main(["hook", "evaluate", "--session", str(sess), "--import", str(src),
                          "--candidate", str(cand)]) in (0, 1)
     events = [json.loads(line) for line in (sess / "events.jsonl").read_text().splitlines()]

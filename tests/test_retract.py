@@ -28,6 +28,7 @@ from socratic.report.text import summary_lines
 from socratic.resources import resolve_session_dir
 from socratic.tui.state import fold
 
+from tests.fa3data import trimmed_folder
 from tests.test_report import Log
 from tests.test_tui_app import replay_app
 
@@ -64,12 +65,6 @@ def written(folder: Path, log: Log) -> Path:
         if e["type"] == "eval.end":
             (folder / e["result"]).write_text("{}")
     return folder
-
-
-def copy_fa3(tmp_path: Path) -> Path:
-    dest = tmp_path / "fa3-h200"
-    shutil.copytree(FA3, dest, ignore=shutil.ignore_patterns("session.lock"))
-    return dest
 
 
 # ---------------------------------------------------------------------------- the CLI
@@ -197,7 +192,7 @@ def test_an_installed_bundled_campaign_is_refused(tmp_path, capsys, monkeypatch)
     code, err = retract(capsys, "camp", 1, "--why", "x")
     assert code == 2 and len(err) == 1 and "installed with socratic" in err[0]
     assert (pkg / "sessions" / "camp" / "events.jsonl").read_bytes() == before
-    assert not resources.installed(FA3)   # this checkout's own sessions/fa3-h200
+    assert not resources.installed(FA3)   # this checkout's own sessions/fa3-h200.socratic
 
 
 def test_a_running_campaign_refuses_a_hook_is_waited_for(tmp_path, capsys):
@@ -231,33 +226,33 @@ def test_readers_that_do_not_know_the_event_ignore_it(tmp_path, capsys, monkeypa
 
 
 def test_history_best_goal_check_and_plateau(tmp_path, capsys):
-    """The shipped campaign's history (attached, by hand): its best against FA3 is
-    evaluation 144 (v62; by min, then geomean: 0.920x worst, ahead of v65's 0.917x). Evaluation 66 (v23), the best of the second
-    session: retracted, the stop hook would not reuse it, and the plateau detector does not
-    count it as a best. Evaluations 59 and
-    62 are one source (v18): with 62 retracted, 59 is the one the stop hook would reuse."""
-    s = copy_fa3(tmp_path)
+    """A real campaign's history (the frozen trimmed copy of the shipped one: attached, by
+    hand): its best against FA3 is the one the report names (by min, then geomean).
+    Evaluations 1-12 are retracted on their comparisons: they count against the baseline,
+    not against FA3. Evaluations 32 and 35 are one source, 35 the best: with 35 retracted,
+    32 is the one the stop hook would reuse, and the best is another."""
+    s = trimmed_folder(tmp_path)
+    (rep,) = build_report([s]).sessions
     with Attached.open(s) as camp:
         h = camp.evals.history
-        assert h.best(camp.goal, camp.goal_set).n == 144
+        first = h.best(camp.goal, camp.goal_set)
+        assert first.n == rep.best_evaluation == 35   # the second run of that source
         assert [e.retracted for e in h.evals[:13]] == ["comparisons"] * 12 + [None]
-        assert h.evals[68].n == 69 and h.evals[68].retracted == "comparisons"
         ten = h.evals[9]
         assert ten.counts_on("baseline") and not ten.counts_on("fa3")
         baseline_best = h.best(None, "bench")
-        sha, v18 = h.evals[65].sha, h.evals[61].sha
-        assert h.evals[58].sha == v18
-        assert h.find(sha, "bench", "fa3").n == 66 and h.find(v18, "bench", "fa3").n == 62
-    assert code_of(retract(capsys, s, 66, 62, "--comparisons", "--why", "x")) == 0
+        twice = h.evals[34].sha
+        assert h.evals[31].sha == twice and h.find(twice, "bench", "fa3").n == 35
+    assert code_of(retract(capsys, s, 35, "--comparisons", "--why", "x")) == 0
     with Attached.open(s) as camp:
         h = camp.evals.history
         best = h.best(camp.goal, camp.goal_set)
-        assert best.n not in (*range(1, 13), 62, 66, 69)
-        assert h.find(sha, "bench", "fa3") is None         # no other evaluation of that source
-        assert h.find(v18, "bench", "fa3").n == 59          # the same source, evaluated earlier
-        assert h.find(sha, "bench").n == 66                 # against the baseline it stands
-        assert h.best(None, "bench").n == baseline_best.n
-        row = next(line for line in h.table(last=len(h.evals)).splitlines() if line.startswith("66 "))
+        assert best.n not in (*range(1, 13), 35)
+        assert best.n == build_report([s]).sessions[0].best_evaluation   # the report agrees
+        assert h.find(twice, "bench", "fa3").n == 32          # the same source, evaluated earlier
+        assert h.find(twice, "bench").n == 35                 # against the baseline it stands
+        assert h.best(None, "bench").n == baseline_best.n      # comparisons only: it stands
+        row = next(line for line in h.table(last=len(h.evals)).splitlines() if line.startswith("35 "))
         assert "(retracted: comparisons)" in row
 
     events = read_events(s / "events.jsonl")[0].events
@@ -279,13 +274,14 @@ def test_the_goal_check_does_not_reuse_a_retracted_evaluation(tmp_path):
     it is retracted there is none to judge (one line, exit 2), and nothing is recorded."""
     sess = tmp_path / "again"
     quiet = io.StringIO()
-    doc = json.loads((FA3 / "evals" / "0036.json").read_text())
-    cand = FA3 / "candidates" / f"{doc['candidate']['sha256'][:16]}.cu"
+    fa3 = trimmed_folder(tmp_path / "src")
+    doc = json.loads((fa3 / "evals" / "0036.json").read_text())
+    cand = fa3 / "candidates" / f"{doc['candidate']['sha256'][:16]}.cu"
     with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
         assert main(["attach", "flash_attn_fwd", "--agent", "manual", "--session-dir",
                      str(sess)]) == 0
         assert main(["hook", "evaluate", "--session", str(sess), "--import",
-                     str(FA3 / "evals" / "0036.json"), "--candidate", str(cand)]) in (0, 1)
+                     str(fa3 / "evals" / "0036.json"), "--candidate", str(cand)]) in (0, 1)
         shutil.copy(cand, sess / "workspace" / "candidate.cu")
         assert main(["retract", str(sess), "1", "--why", "say"]) == 0
     err = io.StringIO()
@@ -299,7 +295,7 @@ def test_the_goal_check_does_not_reuse_a_retracted_evaluation(tmp_path):
 def test_an_ended_campaign_stays_ended_after_a_retraction(tmp_path, capsys):
     """`socratic inject` reads the log's last event to tell an ended attached campaign; a
     retraction after campaign.end is a note on the past, not the campaign going on."""
-    s = copy_fa3(tmp_path)
+    s = trimmed_folder(tmp_path)   # a real campaign, named as the bank cites it
     assert main(["inject", str(s), "--text", "why?"]) == 0
     assert "has ended (stalled)" in capsys.readouterr().err
 
@@ -363,7 +359,7 @@ def test_fleet_rows_drop_a_retracted_best(tmp_path, capsys):
 def test_a_retraction_names_the_bank_entries_it_undoes(tmp_path, capsys):
     # comparison.where-it-wins is a trace on fa3-h200's evaluations 23 and 36: retracting
     # 36 in a copy says so, and how to judge it again
-    s = copy_fa3(tmp_path)
+    s = trimmed_folder(tmp_path)   # a real campaign, named as the bank cites it
     code, err = retract(capsys, s, 36, "--why", "a test of the notice")
     assert code == 0, err
     assert any("comparison.where-it-wins" in ln and "bank trace" in ln for ln in err), err

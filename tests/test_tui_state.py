@@ -259,11 +259,11 @@ def test_best_is_on_the_goals_terms():
     """A campaign against FA3 shows its best geomean against FA3, on the goal's set: not the
     best against the baseline (the H200 campaign read "best 2.70x" with a goal of 1.0x FA3)."""
     from socratic.resources import resolve_session_dir
-    import json
     from pathlib import Path
 
-    session = resolve_session_dir(Path("fa3-h200"))
-    events = [json.loads(line) for line in (session / "events.jsonl").read_text().splitlines()]
+    from socratic.sessionfiles import open_session
+
+    events = open_session(resolve_session_dir(Path("fa3-h200"))).event_records()[0]
     s = fold(events)
     assert s.goal_against == "fa3"
     best_fa3 = max(dict(e.comparisons)["fa3"] for e in s.evals

@@ -19,20 +19,28 @@ from textual.screen import Screen
 
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
-from socratic.tui.events_file import describe_empty, read_events
+from socratic.sessionfiles import is_pack, open_session
+from socratic.tui.events_file import describe_empty, read_session_events
 from socratic.tui.replay_screen import SPEEDS, ReplayScreen
 from socratic.tui.watch_screen import WatchScreen
 
 __all__ = ["SPEEDS", "SocraticApp", "check_session_dir", "run_replay", "run_watch"]
 
 
-def check_session_dir(path: Path, need_events: bool = True) -> Path:
-    """A session directory, or InputError naming what is wrong (one line)."""
+def check_session_dir(path: Path, need_events: bool = True, packed: bool = False) -> Path:
+    """A session directory (or, with `packed`, a pack: replay reads one), or InputError
+    naming what is wrong (one line)."""
     path = Path(path)
     if not path.exists():
         from socratic.resources import unknown_session_hint
 
         raise InputError(f"session directory not found: {path}{unknown_session_hint(path)}")
+    if is_pack(path):
+        if packed:
+            return path
+        from socratic.sessionfiles import refuse_pack
+
+        refuse_pack(path, "watch")
     if not path.is_dir():
         raise InputError(f"not a session directory (it is a file): {path}")
     events = path / EVENTS_FILE
@@ -107,13 +115,14 @@ def run_watch(session_dir: Path, **opts: Any) -> int:
 
 def run_replay(session_dir: Path, **opts: Any) -> int:
     """`socratic replay`: a log with no event in it (empty, binary) is an error naming it."""
-    session_dir = check_session_dir(Path(session_dir))
+    session_dir = check_session_dir(Path(session_dir), packed=True)
+    session = open_session(session_dir)  # a bad pack: one line naming it
     try:
-        chunk = read_events(session_dir / EVENTS_FILE)
+        chunk = read_session_events(session)
     except OSError as exc:
-        raise InputError(f"cannot read {session_dir / EVENTS_FILE}: {exc}") from None
+        raise InputError(f"cannot read {session.where(EVENTS_FILE)}: {exc}") from None
     if not chunk.events:
-        raise InputError(describe_empty(session_dir / EVENTS_FILE, chunk.skipped))
+        raise InputError(describe_empty(session.where(EVENTS_FILE), chunk.skipped))
     if opts.get("terminal"):
         opts["terminal"]()  # the command line's check that there is a terminal to draw on
     app = SocraticApp(session_dir, "replay", speed=float(opts.get("speed") or 10.0))

@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable
 
+from socratic.errors import InputError
+from socratic.sessionfiles import open_session
 from socratic.tui import format as fmt
 from socratic.tui.state import CampaignState
 from socratic.tui.widgets.eval_header import EvalHeader
@@ -187,8 +189,8 @@ class CampaignScreen(Screen):
         blob = block.get("blob") if block is not None and text else None
         if blob:  # the tool's full output was too long for the event log
             try:
-                text = (self.session_dir / blob).read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                text = open_session(self.session_dir).read_text(blob)  # a folder's or a pack's
+            except (OSError, InputError):
                 pass
         if not text:
             self.notify("nothing to copy", timeout=2)

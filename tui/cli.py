@@ -31,7 +31,8 @@ def register(sub) -> None:
                        "space plays, arrows step, [ ] jump between evaluations, { } between "
                        "questions, + - change speed.")
     p.add_argument("session_dir", type=Path, nargs="?", metavar="SESSION_DIR",
-                   help="a session directory, or the name of a bundled campaign: demo (the "
+                   help="a session directory, a pack (NAME.socratic), or the name of a bundled "
+                   "campaign: demo (the "
                    "default, scripted) or fa3-h200 (the real H200 attention campaign)")
     p.add_argument("--speed", type=float, default=10.0,
                    help="playback speed, x1 to x1000 (default 10)")

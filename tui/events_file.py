@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.eventlog import read_jsonl_counted
+from socratic.sessionfiles import SessionReader
 
 
 @dataclass
@@ -23,7 +24,13 @@ def read_events(path: Path, offset: int = 0) -> Chunk:
     return Chunk(events=events, offset=next_offset, skipped=skipped)
 
 
-def describe_empty(path: Path, skipped: int) -> str:
+def read_session_events(session: SessionReader) -> Chunk:
+    """A finished session's whole log (a folder's or a pack's), as read_events reads it."""
+    events, skipped = session.event_records()
+    return Chunk(events=events, skipped=skipped)
+
+
+def describe_empty(path: Path | str, skipped: int) -> str:
     """What to say about a log with no event in it."""
     if skipped:
         s = "s" if skipped != 1 else ""

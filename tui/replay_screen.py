@@ -9,9 +9,11 @@ from collections.abc import Callable
 
 from textual.binding import Binding
 
+from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
+from socratic.sessionfiles import is_pack, open_session
 from socratic.tui.campaign_screen import CampaignScreen
-from socratic.tui.events_file import describe_empty, read_events
+from socratic.tui.events_file import describe_empty, read_session_events
 from socratic.tui.state import Timeline
 from socratic.tui.widgets.transcript import Transcript
 
@@ -46,7 +48,9 @@ class ReplayScreen(CampaignScreen):
     def __init__(self, session_dir: Path, clock: Callable[[], float], *, speed: float = 10.0,
                  autoplay: bool = True, start: int | str = 0) -> None:
         super().__init__(session_dir, clock)
-        self.events_path = self.session_dir / EVENTS_FILE
+        # how messages name the log: the folder's file, or `NAME.socratic:events.jsonl`
+        self.events_path = f"{self.session_dir}:{EVENTS_FILE}" if is_pack(self.session_dir) \
+            else str(self.session_dir / EVENTS_FILE)
         self.timeline: Timeline | None = None
         self.pos = 0
         self.speed = min(SPEEDS, key=lambda s: abs(s - speed))
@@ -59,8 +63,8 @@ class ReplayScreen(CampaignScreen):
     def on_mount(self) -> None:
         super().on_mount()
         try:
-            chunk = read_events(self.events_path)
-        except OSError as exc:
+            chunk = read_session_events(open_session(self.session_dir))
+        except (OSError, InputError) as exc:
             self.notify(f"cannot read {self.events_path}: {exc}", severity="error")
             chunk = None
         events = chunk.events if chunk else []
@@ -133,8 +137,10 @@ class ReplayScreen(CampaignScreen):
     # ------------------------------------------------------------------ actions
 
     def action_read_only(self) -> None:
+        where = "(a packed campaign is never one)" if is_pack(self.session_dir) else \
+            f"(socratic watch {self.session_dir})"
         self.notify(f"a replay is read-only: questions and controls go to a live campaign "
-                    f"(socratic watch {self.session_dir})", timeout=4)
+                    f"{where}", timeout=4)
 
     def action_play(self) -> None:
         if self.timeline is None:
