@@ -184,7 +184,7 @@ class RoleBuffers:
         return [(int(b.handle), sizes[n]) for n, b in {**self.outputs, **self.workspace}.items()]
 
 
-class Evaluation:
+class WorkerRun:
     def __init__(self, job: Job):
         self.job = job
         self.task = load_task(job.task_dir)
@@ -732,9 +732,9 @@ def main() -> int:
     _channel = os.fdopen(worker_job.channel_fd, "w")
     job = worker_job.job
     current = None
-    ev: Evaluation | None = None
+    ev: WorkerRun | None = None
     try:
-        ev = Evaluation(job)
+        ev = WorkerRun(job)
         ev.gpu.spin(job.warmup_seconds if job.warmup_seconds is not None else 0.3)
         ev.calibrate()
         emit(Ready(gpu=GpuInfo(**vars(ev.gpu.info), write_protection=ev.sandbox)))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from socratic.errors import InputError
 from socratic.harness import agentspec
-from socratic.harness.attached import AttachSettings, env_secrets, start_fields
+from socratic.harness.attached_campaign import AttachSettings, env_secrets, start_fields
 from socratic.harness.config import Config
 from socratic.harness.hooks import MARKER
 from socratic.harness.prompt import DEFAULT_BANNED
@@ -114,7 +114,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
            model: str | None = None, wait_s: float = 3000.0) -> Attachment:
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
-    from socratic.harness.evaluation import list_sets
+    from socratic.harness.evaluator_process import list_sets
     from socratic.harness.startup import (bank_suggester, goal_scenarios, gpu_info,
                                           has_comparison, versions)
 

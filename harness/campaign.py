@@ -31,7 +31,7 @@ from socratic.harness.agent import Agent, ContextTooLong, FatalAPIError, Respons
 from socratic.harness.config import Config
 from socratic.harness.conversation import Conversation, handoff_seed
 from socratic.harness.engine import Engine, Marks
-from socratic.harness.evaluation import list_sets
+from socratic.harness.evaluator_process import list_sets
 from socratic.harness.record import Recorder, TextStream
 from socratic.harness.resume import ResumeState, restart_messages, resume_state
 from socratic.harness.session import Session, repair_tail

@@ -11,7 +11,7 @@ from typing import Any
 from socratic.eventlog import read_jsonl
 
 from socratic.harness import prompt
-from socratic.harness.evaluation import History
+from socratic.harness.history import History
 from socratic.harness.record import redacted
 from socratic.harness.session import Session
 from socratic.harness.task import Goal, Task, sha256_text

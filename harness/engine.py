@@ -5,7 +5,7 @@ the triggers they feed.
 
 Three adapters drive an `Engine`, each in its own way of running an agent:
 - campaign.py, socratic's own API loop (one process for the whole campaign);
-- attached.py + hooks.py (and the session server), an outside agent's hooks, where each
+- attached_campaign.py + hooks.py (and the session server), an outside agent's hooks, where each
   hook call acts on the campaign and saves what it changed;
 - manual.py, the steps a person runs by hand.
 
@@ -36,7 +36,7 @@ from socratic.contracts import (
 )
 
 from socratic.harness.config import Config
-from socratic.harness.evaluation import Evaluation
+from socratic.harness.history import Evaluation
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox, Taken
 from socratic.harness.prompt import question_message

@@ -24,12 +24,8 @@ from socratic.contracts import (
     scenario_fields,
     scenario_vs,
 )
-from socratic.harness.evaluation import (
-    Evaluation,
-    History,
-    compact_table,
-    run_evaluator,
-)
+from socratic.harness.history import Evaluation, History, compact_table
+from socratic.harness.evaluator_process import run_evaluator
 from socratic.harness.record import Emit, redacted
 from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.task import Goal, changed_files, restore, sha256_text

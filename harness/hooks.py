@@ -31,7 +31,7 @@ from typing import Any
 from socratic.errors import InputError
 
 from socratic.harness import agentspec
-from socratic.harness.attached import Attached, check_set
+from socratic.harness.attached_campaign import AttachedCampaign, check_set
 from socratic.harness.inbox import Taken
 
 MARKER = ".socratic-session"   # in the workspace: the session this workspace belongs to
@@ -81,7 +81,7 @@ def halt(reason: str) -> dict[str, Any]:
     return {"continue": False, "stopReason": reason}
 
 
-def let_stop(camp: Attached) -> dict[str, Any]:
+def let_stop(camp: AttachedCampaign) -> dict[str, Any]:
     """The agent may stop; its user is told why (systemMessage: shown, not sent to the model)."""
     return {"systemMessage": f"socratic: campaign ended: {camp.ended} "
                              f"(session {camp.session.dir})"}
@@ -110,7 +110,7 @@ def tool_output(response: Any) -> tuple[bool, str]:
     return True, "" if response is None else json.dumps(response, ensure_ascii=False)
 
 
-def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any]) -> None:
+def log_tool(camp: AttachedCampaign, spec: agentspec.AgentSpec, payload: dict[str, Any]) -> None:
     name = str(spec.value(payload, "tool_name") or "tool")
     tid = spec.value(payload, "tool_id") or f"{name}-{camp.tool_calls + 1}"
     error = spec.value(payload, "tool_error")
@@ -127,13 +127,13 @@ def log_tool(camp: Attached, spec: agentspec.AgentSpec, payload: dict[str, Any])
 
 # ---------------------------------------------------------------------- the events
 
-def on_session_start(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+def on_session_start(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str, Any]:
     camp.resume("the agent started a session")
     camp.engine.fire_start()
     return context(spec, "session-start", camp.engine.take(), payload)
 
 
-def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+def on_prompt(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str, Any]:
     text = spec.value(payload, "prompt")
     ours = {camp.settings.launch_prompt.strip(), camp.state.last_refusal.strip()}
     launch = text is not None and str(text).strip() in ours  # not the engineer's words
@@ -145,7 +145,7 @@ def on_prompt(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
     return context(spec, "prompt", camp.engine.take(), payload)
 
 
-def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+def on_post_tool(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str, Any]:
     if camp.ended is not None:
         return halt(f"the socratic campaign has ended ({camp.ended})") \
             if camp.ended == "stopped" else {}
@@ -159,7 +159,7 @@ def on_post_tool(camp: Attached, spec, payload, deadline: float) -> dict[str, An
     return context(spec, "post-tool", camp.engine.take(), payload)
 
 
-def on_stop(camp: Attached, spec, payload, deadline: float) -> dict[str, Any]:
+def on_stop(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str, Any]:
     if camp.ended is not None:
         return {}
     camp.last_message(spec.value(payload, "last_message"))
@@ -176,10 +176,10 @@ HANDLERS = {"session-start": on_session_start, "prompt": on_prompt,
             "post-tool": on_post_tool, "stop": on_stop}
 
 
-def answer(camp: Attached, event: str, payload: dict[str, Any], started: float,
+def answer(camp: AttachedCampaign, event: str, payload: dict[str, Any], started: float,
            spec: agentspec.AgentSpec | None = None) -> tuple[dict[str, Any], list[Taken]]:
     """One hook's answer on an open campaign, and the questions and notes it carries (the
-    caller settles them once the answer is written: `Attached.settle`). The stop fails
+    caller settles them once the answer is written: `AttachedCampaign.settle`). The stop fails
     closed: an error of socratic's own refuses the stop, with the reason, and is logged."""
     if event not in HANDLERS:
         raise InputError(f"hook {event}: not a hook event (one of {', '.join(HANDLERS)})")
@@ -233,7 +233,7 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
     # the agent's cwd follows its `cd`s; the project dir it names, and ours, do not
     session_dir = session_dir or find_session(cwd, os.environ.get("CLAUDE_PROJECT_DIR"),
                                               os.environ.get("GEMINI_PROJECT_DIR"), os.getcwd())
-    with Attached.open(session_dir) as camp:
+    with AttachedCampaign.open(session_dir) as camp:
         out, taken = answer(camp, event, payload, started)
         written = True
         if write is not None:
@@ -245,7 +245,7 @@ def run_hook(event: str, payload: dict[str, Any], started: float | None = None,
         return out
 
 
-def settle(camp: Attached, path: str, quiet_s: float = 0.15, most_s: float = 1.0) -> None:
+def settle(camp: AttachedCampaign, path: str, quiet_s: float = 0.15, most_s: float = 1.0) -> None:
     """Wait until the transcript at `path` exists and has not grown for `quiet_s` (at most
     `most_s`): an agent writes its transcript in batches, after the tool has started."""
     if not path:
@@ -270,11 +270,11 @@ def run_evaluate(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     itself, logged and numbered like the campaign's; returns (exit code, the table the
     agent reads)."""
     check_set(session_dir, set_name)
-    with Attached.open(session_dir) as camp:
+    with AttachedCampaign.open(session_dir) as camp:
         return 0, evaluate_on(camp, set_name)
 
 
-def evaluate_on(camp: Attached, set_name: str | None) -> str:
+def evaluate_on(camp: AttachedCampaign, set_name: str | None) -> str:
     """`./evaluate` on an open campaign: the table the agent reads."""
     camp.resume("the agent ran an evaluation")
     # what the agent said before it ran this comes first in the log; its agent may still

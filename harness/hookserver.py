@@ -6,7 +6,7 @@ is a tiny client (hookclient.py).
   at the same moment sees the first one's lock and exits. It exits when the campaign has
   ended and nothing is in flight, or after IDLE_S without a request: the next hook starts
   it again, rebuilt from the files.
-- The campaign (harness/attached.py) is loaded once and changed in memory; each request is
+- The campaign (harness/attached_campaign.py) is loaded once and changed in memory; each request is
   answered under the session's writer lock, as a hook process is, and its state is saved
   before the answer goes out, so that the files always hold what a restart needs. A
   writer other than the server (a hook that could not reach it) is noticed by the files
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from socratic.errors import InputError
 from socratic.harness import agentspec
-from socratic.harness.attached import HOOK_STATE, Attached, check_set
+from socratic.harness.attached_campaign import HOOK_STATE, AttachedCampaign, check_set
 from socratic.harness.hookclient import (
     PROTOCOL,
     private_dir,
@@ -58,7 +58,7 @@ class HookServer:
         self.dir = session_dir
         self.lock = threading.Lock()          # whoever holds it changes the campaign
         self.local = threading.local()        # the request this thread answers
-        self.camp = Attached(session_dir)
+        self.camp = AttachedCampaign(session_dir)
         self.spec = agentspec.load(self.camp.settings.agent)
         if not self.spec.has_hooks:
             raise InputError(f"{session_dir}: a campaign by hand (--agent {self.spec.name}) "
@@ -125,7 +125,7 @@ class HookServer:
         return tuple(out)
 
     @contextmanager
-    def held(self) -> Iterator[Attached]:
+    def held(self) -> Iterator[AttachedCampaign]:
         """The campaign, under the session's writer lock; loaded again first when another
         writer changed its files; saved afterwards."""
         camp = self.camp

@@ -7,7 +7,7 @@ the steps an agent's hooks would run:
     socratic hook say TEXT | -                     the agent's words (answers, plans)
     socratic hook stop [--give-up REASON]          the goal judged; or the end without it
 
-Each step is a short-lived process that holds the session as a hook does (Attached.open:
+Each step is a short-lived process that holds the session as a hook does (AttachedCampaign.open:
 the session lock, the campaign's pieces rebuilt from the log): the inbox is read, the step
 done, and what it surfaced printed: triggers with the bank's suggestions, and the questions
 due (auto-questions, or typed in the TUI), which count as delivered: the person running the
@@ -36,15 +36,15 @@ from socratic.contracts import ContractError, EvalEnd, EvalResult, parse_eval, r
 from socratic.errors import InputError
 
 from socratic.harness import agentspec
-from socratic.harness.attached import Attached, check_set
-from socratic.harness.evaluation import Evaluation
+from socratic.harness.attached_campaign import AttachedCampaign, check_set
+from socratic.harness.history import Evaluation
 
 
 @dataclass
 class Step:
     """One command's hold on the session, and what it logged (to say what surfaced)."""
 
-    camp: Attached
+    camp: AttachedCampaign
     by_hand: bool                  # the session's agent has no hooks: deliver questions now
     seen: list[dict[str, Any]] = field(default_factory=list)
 
@@ -89,7 +89,7 @@ class Step:
 
 @contextmanager
 def step(session_dir: Path) -> Iterator[Step]:
-    with Attached.open(session_dir) as camp:
+    with AttachedCampaign.open(session_dir) as camp:
         by_hand = not agentspec.load(camp.settings.agent).has_hooks
         s = Step(camp, by_hand)
         camp.emit.on_event = s.seen.append
@@ -184,7 +184,7 @@ def read_result(path: Path) -> tuple[EvalResult, str]:
     return result, hashlib.sha256(raw).hexdigest()
 
 
-def check_result(camp: Attached, path: Path, result: EvalResult, file_sha: str,
+def check_result(camp: AttachedCampaign, path: Path, result: EvalResult, file_sha: str,
                  candidate: Path) -> bytes:
     """The candidate's bytes when `result` is this session's task's evaluation of them on
     the scenarios its set names, not imported before; else InputError (one line)."""
@@ -276,7 +276,7 @@ def _by_hand_only(s: Step, what: str) -> None:
                          f"{s.camp.session.dir} --stop` ends it)")
 
 
-def _current(camp: Attached) -> Evaluation | None:
+def _current(camp: AttachedCampaign) -> Evaluation | None:
     return camp.evals.history.find(camp.evals.candidate_sha(), camp.goal_set,
                                    camp.goal.against)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from socratic.contracts import Failing
-from socratic.harness.evaluation import Evaluation, describe_failing, judge
+from socratic.harness.history import Evaluation, describe_failing, judge
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.prompt import stophook_message
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from socratic.harness.config import TriggerConfig
-from socratic.harness.evaluation import Evaluation
+from socratic.harness.history import Evaluation
 from socratic.harness.inbox import Inbox
 from socratic.harness.record import Emit
 

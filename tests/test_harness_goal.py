@@ -11,7 +11,7 @@ import pytest
 from socratic.cli import main
 from socratic.contracts import parse_eval
 from socratic.errors import InputError
-from socratic.harness.evaluation import Evaluation, describe_failing, judge
+from socratic.harness.history import Evaluation, describe_failing, judge
 from socratic.harness.task import Task
 from socratic.harness.doubles.testing import FAKE_KEY, make_task
 from socratic.resources import demo_session_dir, resolve_task_dir

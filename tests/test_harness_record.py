@@ -15,7 +15,7 @@ from socratic.harness.doubles.testing import (
     fake_config,
     make_task,
 )
-from socratic.harness.evaluation import Evaluation, History
+from socratic.harness.history import Evaluation, History
 from socratic.harness.record import Recorder, TextStream, redacted
 from socratic.harness.session import Session
 from socratic.harness.task import Task, sha256_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from socratic.contracts import Comparison
 from socratic.harness.config import TriggerConfig
 from socratic.harness.doubles.testing import eval_result
-from socratic.harness.evaluation import Evaluation, History, judge
+from socratic.harness.history import Evaluation, History, judge
 from socratic.harness.task import Goal
 from socratic.harness.triggers import (
     CorrectnessFailure,

@@ -20,7 +20,7 @@ from socratic.cli import main
 from socratic.contracts import EvalEnd, read_events
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attach import attach
-from socratic.harness.attached import Attached
+from socratic.harness.attached_campaign import AttachedCampaign
 from socratic.harness.doubles.testing import (
     FAKE_EVALUATOR,
     candidate_source,
@@ -489,7 +489,7 @@ def test_attach_passes_goal_against_and_max_turns(tmp_path, monkeypatch):
     assert start["limits"]["max_turns"] == 7
     config = json.loads((sess / "config.json").read_text())["config"]
     assert (config["goal_against"], config["max_turns"]) == ("baseline", 7)
-    assert Attached(sess).goal.against == "baseline"
+    assert AttachedCampaign(sess).goal.against == "baseline"
     rc, _, err = cli("attach", "rmsnorm", "--agent", "manual", "--session-dir",
                      str(tmp_path / "bad"), "--goal-against", "fa3")
     assert rc == 2 and "--goal-against fa3" in err and not (tmp_path / "bad").exists()

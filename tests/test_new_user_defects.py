@@ -15,7 +15,7 @@ from socratic import contracts as c
 from socratic.eventlog import inject
 from socratic.harness.attach import attach
 from socratic.harness.doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
-from socratic.harness.evaluation import Evaluation, compact_table
+from socratic.harness.history import Evaluation, compact_table
 from socratic.harness.task import Goal
 from tests.test_manual import SRC, attach_rmsnorm, cand, cli, events, of, use
 
@@ -63,9 +63,9 @@ def test_an_evaluator_that_cannot_start_is_not_a_failing_candidate(tmp_path):
     # the case: an interpreter without socratic (`No module named ...`)
     cfg = fake_config(evaluator=[sys.executable, "-I", "-m", "no_such_module_here"])
     a = attach(task, "manual", fake_config(), session_dir=tmp_path / "s")
-    from socratic.harness.attached import Attached
+    from socratic.harness.attached_campaign import AttachedCampaign
 
-    with Attached.open(a.session.dir) as camp:
+    with AttachedCampaign.open(a.session.dir) as camp:
         camp.evals.evaluator = cfg.evaluator
         (a.session.workspace / "candidate.cu").write_text(candidate_source(1.1))
         ev = camp.evaluate(None)

@@ -18,7 +18,7 @@ from socratic import contracts
 from socratic.bank import load_bank
 from socratic.cli import main
 from socratic.contracts import EvalEnd, read_events
-from socratic.harness.attached import Attached
+from socratic.harness.attached_campaign import AttachedCampaign
 from socratic.harness.config import TriggerConfig
 from socratic.harness.evaluations import load_evaluation
 from socratic.harness.triggers import Plateau
@@ -233,7 +233,7 @@ def test_history_best_goal_check_and_plateau(tmp_path, capsys):
     32 is the one the stop hook would reuse, and the best is another."""
     s = trimmed_folder(tmp_path)
     (rep,) = build_report([s]).sessions
-    with Attached.open(s) as camp:
+    with AttachedCampaign.open(s) as camp:
         h = camp.evals.history
         first = h.best(camp.goal, camp.goal_set)
         assert first.n == rep.best_evaluation == 35   # the second run of that source
@@ -244,7 +244,7 @@ def test_history_best_goal_check_and_plateau(tmp_path, capsys):
         twice = h.evals[34].sha
         assert h.evals[31].sha == twice and h.find(twice, "bench", "fa3").n == 35
     assert code_of(retract(capsys, s, 35, "--comparisons", "--why", "x")) == 0
-    with Attached.open(s) as camp:
+    with AttachedCampaign.open(s) as camp:
         h = camp.evals.history
         best = h.best(camp.goal, camp.goal_set)
         assert best.n not in (*range(1, 13), 35)

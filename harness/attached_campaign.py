@@ -28,7 +28,7 @@ from socratic.errors import InputError
 
 from socratic.harness.config import Config, cost_usd
 from socratic.harness.engine import MARK_FIELDS, Engine, Marks
-from socratic.harness.evaluation import Evaluation
+from socratic.harness.history import Evaluation
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox, Saved, Taken
 from socratic.harness.record import Recorder
@@ -133,7 +133,7 @@ def check_set(session_dir: Path, set_name: str | None) -> None:
     """An evaluation's `--scenarios` (`./evaluate --scenarios`, `socratic hook evaluate
     --scenarios`): a set or ids of the session's frozen task, refused before anything is
     logged (the evaluator's refusal was recorded as a failing evaluation). A session
-    without its task is left for `Attached.open` to report."""
+    without its task is left for `AttachedCampaign.open` to report."""
     if set_name is None:
         return
     if not set_name.strip():
@@ -174,7 +174,7 @@ def start_fields(settings: AttachSettings, task_name: str, goal: Goal, goal_set:
     return fields_
 
 
-class Attached:
+class AttachedCampaign:
     """An attached session's campaign: the engine over its files, as one hook call (or a
     session server between calls) holds it."""
 
@@ -216,7 +216,7 @@ class Attached:
     # ------------------------------------------------------------------ opening
     @classmethod
     @contextmanager
-    def open(cls, session_dir: Path, secrets: list[str] | None = None) -> Iterator[Attached]:
+    def open(cls, session_dir: Path, secrets: list[str] | None = None) -> Iterator[AttachedCampaign]:
         """The session's campaign rebuilt, under the writer lock; its state is saved back
         on the way out (also when the body raised: what it logged stays consistent)."""
         camp = cls(session_dir, secrets)
