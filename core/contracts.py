@@ -432,8 +432,17 @@ class Event(Record):
 
 @dataclass(kw_only=True)
 class Goal(Record):
+    """The goal predicate's terms: every scenario correct and at least `min_speedup`
+    against `against`."""
+
     min_speedup: float
     against: str                            # "baseline" or a comparison name
+
+    def describe(self) -> str:
+        vs = "the baseline" if self.against == "baseline" else \
+            f"`{self.against}` (its time over yours, timed in the same evaluation)"
+        return (f"every scenario correct and, in every scenario, speedup >= "
+                f"{self.min_speedup:g}x against {vs}")
 
 
 @dataclass(kw_only=True)

@@ -28,7 +28,8 @@ from socratic.harness.hooks import MARKER
 from socratic.harness.prompt import DEFAULT_BANNED
 from socratic.harness.session import Session
 from socratic.harness.sessionlog import SessionLog
-from socratic.harness.task import Goal, Task
+from socratic.contracts import Goal
+from socratic.harness.task import Task
 from socratic.harness.tools import scrubbed_env
 
 EVALUATE = "evaluate"   # the workspace command the agent runs

@@ -35,7 +35,8 @@ from socratic.harness.record import Recorder
 from socratic.harness.resume import resume_state
 from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.sessionlog import SessionLog
-from socratic.harness.task import Goal, Task
+from socratic.contracts import Goal
+from socratic.harness.task import Task
 from socratic.harness.tools import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.triggers import Suggester, Triggers
 

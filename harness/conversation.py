@@ -14,7 +14,8 @@ from socratic.harness import prompt
 from socratic.harness.history import History
 from socratic.harness.record import redacted
 from socratic.harness.session import Session
-from socratic.harness.task import Goal, Task, sha256_text
+from socratic.contracts import Goal
+from socratic.harness.task import Task, sha256_text
 from socratic.harness.tools import Redactor
 
 

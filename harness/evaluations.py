@@ -28,7 +28,8 @@ from socratic.harness.history import Evaluation, History, compact_table
 from socratic.harness.evaluator_process import run_evaluator
 from socratic.harness.record import Emit, redacted
 from socratic.harness.session import Session, write_json_atomic
-from socratic.harness.task import Goal, changed_files, restore, sha256_text
+from socratic.contracts import Goal
+from socratic.harness.task import changed_files, restore, sha256_text
 from socratic.harness.tools import Redactor
 from socratic.harness.triggers import Triggers
 

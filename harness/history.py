@@ -13,7 +13,7 @@ from socratic.contracts import (
     ScenarioResult,
     retracted_on,
 )
-from socratic.harness.task import Goal
+from socratic.contracts import Goal
 
 
 @dataclass

@@ -4,7 +4,8 @@ tools, the goal as a predicate, the rules."""
 
 from __future__ import annotations
 
-from socratic.harness.task import Goal, Task
+from socratic.contracts import Goal
+from socratic.harness.task import Task
 
 DEFAULT_BANNED = ("CUTLASS/CuTe, cuBLAS/cuBLASLt, cuDNN, FlashAttention, Triton-generated code "
                   "or any other kernel library, whether included, linked or dlopen'ed; the evaluator "

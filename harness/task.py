@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import Goal
 from socratic.errors import InputError
 from socratic.taskfile import Task as TaskSpec
 from socratic.taskfile import goal_choices, load_task
@@ -21,21 +22,6 @@ def sha256_file(path: Path) -> str:
 
 def sha256_text(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-@dataclass
-class Goal:
-    min_speedup: float
-    against: str = "baseline"
-
-    def describe(self) -> str:
-        vs = "the baseline" if self.against == "baseline" else \
-            f"`{self.against}` (its time over yours, timed in the same evaluation)"
-        return (f"every scenario correct and, in every scenario, speedup >= "
-                f"{self.min_speedup:g}x against {vs}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"min_speedup": self.min_speedup, "against": self.against}
 
 
 @dataclass
@@ -81,8 +67,9 @@ class Task:
         if against is not None and against not in choices:
             raise InputError(f"--goal-against {against}: task {self.name} can judge its goal "
                              f"against {', '.join(choices)}")
-        return Goal(float(min_speedup if min_speedup is not None else g["min_speedup"]),
-                    against or str(g["against"]))
+        return Goal(min_speedup=float(min_speedup if min_speedup is not None
+                                      else g["min_speedup"]),
+                    against=against or str(g["against"]))
 
     def scenario_ids(self, set_name: str | None) -> list[str]:
         """The ids of a set (the default set when None); [] for an unknown name."""

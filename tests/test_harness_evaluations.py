@@ -57,7 +57,7 @@ def pieces(tmp_path, *, suggester=None, auto=False, triggers=None) -> Pieces:
     cfg = fake_config(auto_questions=auto, triggers=triggers)
     if (tmp_path / "s").exists():
         session = Session(tmp_path / "s")
-        src, hashes = Task.load(tmp_path / "tiny_task"), session.load_config()["task_hashes"]
+        src, hashes = Task.load(tmp_path / "tiny_task"), session.load_config().task_hashes
     else:
         src = Task.load(make_task(tmp_path, goal=1.2))
         session, hashes = Session.create(src, cfg, tmp_path / "s")

@@ -6,7 +6,7 @@ from socratic.contracts import Comparison
 from socratic.harness.config import TriggerConfig
 from socratic.harness.doubles.testing import eval_result
 from socratic.harness.history import Evaluation, History, judge
-from socratic.harness.task import Goal
+from socratic.contracts import Goal
 from socratic.harness.triggers import (
     CorrectnessFailure,
     DeclaredDone,
@@ -143,7 +143,7 @@ def test_detectors_replay_fires_nothing_and_keeps_state():
 
 
 def test_goal_predicate_every_scenario():
-    g = Goal(1.1)
+    g = Goal(min_speedup=1.1, against="baseline")
     met, failing = judge(ev(1.2, mn=1.05), g)
     assert not met and [f.scenario for f in failing] == ["a"]
     assert failing[0].speedup == 1.05 and failing[0].goal == 1.1
@@ -159,7 +159,7 @@ def test_goal_against_comparison():
     e = ev(1.5)
     for r in e.scenarios:
         r.comparisons = {"fa3": Comparison(ms=1.0, speedup=0.9)}
-    met, failing = judge(e, Goal(1.0, "fa3"))
+    met, failing = judge(e, Goal(min_speedup=1.0, against="fa3"))
     assert not met and len(failing) == 2 and failing[0].speedup == 0.9
 
 
@@ -189,9 +189,9 @@ def test_history_best_on_the_goals_terms():
     for e in (ahead_of_baseline, closer_to_fa3, smoke):
         h.add(e)
     assert h.best() is ahead_of_baseline           # no goal: against the baseline
-    assert h.best(Goal(1.0, "fa3"), "bench") is closer_to_fa3
-    assert h.best(Goal(1.0), "bench") is ahead_of_baseline
-    assert h.best(Goal(1.0, "fa3"), "full") is None
+    assert h.best(Goal(min_speedup=1.0, against="fa3"), "bench") is closer_to_fa3
+    assert h.best(Goal(min_speedup=1.0, against="baseline"), "bench") is ahead_of_baseline
+    assert h.best(Goal(min_speedup=1.0, against="fa3"), "full") is None
 
 
 def with_vs(e: Evaluation, name: str, ratios: dict[str, float]) -> Evaluation:

@@ -16,7 +16,7 @@ from socratic.eventlog import inject
 from socratic.harness.attach import attach
 from socratic.harness.doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from socratic.harness.history import Evaluation, compact_table
-from socratic.harness.task import Goal
+from socratic.contracts import Goal
 from tests.test_manual import SRC, attach_rmsnorm, cand, cli, events, of, use
 
 pytestmark = pytest.mark.timeout(180)
@@ -30,12 +30,12 @@ def _ev(n: int) -> Evaluation:
 
 def test_the_agents_table_says_what_each_ratio_is_against():
     ev = _ev(4)
-    text = compact_table(ev, Goal(1.2, "baseline"))
+    text = compact_table(ev, Goal(min_speedup=1.2, against="baseline"))
     header = next(ln for ln in text.splitlines() if ln.startswith("scenario"))
     assert "x base" in header and "speedup" not in header
     summary = next(ln for ln in text.splitlines() if ln.startswith("summary:"))
     assert "x vs baseline" in summary and "{" not in summary  # no raw JSON, no 16 digits
-    text = compact_table(ev, Goal(1.0, "fa3"))
+    text = compact_table(ev, Goal(min_speedup=1.0, against="fa3"))
     assert "x fa3" in next(ln for ln in text.splitlines() if ln.startswith("scenario"))
 
 
