@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
