@@ -59,6 +59,9 @@ def test_the_parts_keep_their_import_rules(tmp_path):
      "socratic.harness.cli -> socratic.tui.app"),
     ("tui/widgets/question_picker.py", "from socratic.bank.model import by_group",
      "socratic.tui.widgets.question_picker -> socratic.bank.model"),
+    # the shipped code never imports the test doubles
+    ("harness/tools.py", "from socratic.harness.doubles import fakeeval",
+     "socratic.harness.tools -> socratic.harness.doubles"),
     # the shared layer imports no part, even inside a function
     ("eventlog.py", "def _f():\n    from socratic.bank import load_bank",
      "socratic.eventlog -> socratic.bank"),
@@ -70,3 +73,37 @@ def test_a_crossing_breaks_them(tmp_path, module, line, broken):
     r = lint_imports(tree)
     assert r.returncode == 1, r.stdout
     assert broken in r.stdout, r.stdout
+
+
+def test_registering_the_verbs_loads_no_part_behind_its_api():
+    # every `socratic ...` and every hook builds the parser: the parts' public APIs load
+    # on first use (socratic.lazyexports), not when their cli module is imported
+    code = ("import sys, socratic.cli; socratic.cli.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith('socratic.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout
+    for heavy in ("socratic.report.model", "socratic.report.figures", "socratic.fleet.status",
+                  "socratic.fleet.folder", "socratic.bank.loader", "socratic.tui.app"):
+        assert f"'{heavy}'" not in loaded, loaded
+
+
+def test_the_public_apis_name_what_they_load():
+    import socratic.bank
+    import socratic.fleet
+    import socratic.harness
+    import socratic.report
+
+    for part in (socratic.bank, socratic.fleet, socratic.harness, socratic.report):
+        for name in part.__all__:
+            assert getattr(part, name) is not None, (part.__name__, name)
+        with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+            part.nope  # noqa: B018
+
+
+def test_the_fleet_takes_the_run_options_from_the_run_verb():
+    from socratic.cli import build_parser
+    from socratic.harness import run_options
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    run = sub.choices["run"]
+    assert set(run_options()) == {a.dest for a in run._actions if a.option_strings}
