@@ -235,8 +235,7 @@ def _stats(bank, args, as_json: bool) -> int:
     if getattr(args, "sessions", None):
         from pathlib import Path
 
-        from socratic.report import bank_usage
-        from socratic.report.bankuse import usage_lines
+        from socratic.report import bank_usage, usage_lines
 
         doc = bank_usage([Path(p) for p in args.sessions], bank, args.window)
         if as_json:

@@ -58,6 +58,7 @@ from socratic.evaluator.protocol import (
 )
 from socratic.taskfile import Scenario, Task, TaskError, load_task
 from socratic.gpulock import Holder, gpu_turn
+from socratic.gpuinfo import gpu_present
 
 STARTUP_TIMEOUT_S = 180
 TIMING = Timing(min_pairs=10, max_pairs=400, target_ms=150.0, max_seconds=1.5)
@@ -85,21 +86,6 @@ def _build_trusted(path: Path, task: Task, what: str) -> BuildResult:
         first = next((ln for ln in result.log.splitlines() if "error" in ln.lower()), result.log.strip()[:200])
         raise TaskError(f"{path}: the task's {what} does not build: {first}")
     return result
-
-
-def gpu_present() -> str | None:
-    """None when a CUDA device is usable, else why not (checked without a context)."""
-    try:
-        from cuda.bindings import driver
-        err, = driver.cuInit(0)
-        if err != driver.CUresult.CUDA_SUCCESS:
-            return f"the CUDA driver did not initialise ({err.name})"
-        err, count = driver.cuDeviceGetCount()
-        if err != driver.CUresult.CUDA_SUCCESS or count == 0:
-            return "no CUDA device found"
-    except Exception as exc:  # noqa: BLE001 - no driver library at all: any error
-        return f"no NVIDIA driver ({type(exc).__name__})"
-    return None
 
 
 def gpu_key() -> str:

@@ -26,9 +26,9 @@ from typing import Any
 
 from socratic.errors import InputError
 from socratic.fleet.spec import CampaignSpec, FleetSpec
+from socratic.fleetfolder import MANIFEST, is_fleet
 
 SCHEMA = "socratic.fleet/1"
-MANIFEST = "fleet.json"
 COPY = "fleet.toml"
 LOCK = "fleet.lock"
 LOG = "fleet.log"
@@ -36,20 +36,6 @@ LOG = "fleet.log"
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def is_fleet(path: Path) -> bool:
-    return (Path(path) / MANIFEST).is_file()
-
-
-def session_hint(path: Path) -> str:
-    """What to add when a fleet folder is given where one session is expected."""
-    if not is_fleet(path):
-        return ""
-    names = sorted(p.name for p in Path(path).iterdir() if (p / "events.jsonl").is_file())
-    one = f", e.g. {shlex.quote(str(Path(path) / names[0]))}" if names else ""
-    return (f" (a fleet folder: each of its campaigns is a session in it{one}; "
-            f"`socratic watch {shlex.quote(str(path))}` shows them all)")
 
 
 def default_dir(spec_path: Path) -> Path:

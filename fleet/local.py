@@ -25,24 +25,10 @@ from socratic.fleet.launch import start_campaign
 from socratic.fleet.liveness import pid_alive, session_held
 from socratic.fleet.spec import CampaignSpec
 from socratic.fleet.status import finished, session_progress
+from socratic.gpuinfo import visible_gpus
 
 POLL_S = 0.2
 STOP_GRACE_S = 60.0   # a campaign told to stop that has not ended by then is killed
-
-
-def detect_gpus(env: dict[str, str]) -> list[str]:
-    """The node's GPUs: CUDA_VISIBLE_DEVICES when set (what this process may use), else
-    nvidia-smi's indices; none without a driver."""
-    if "CUDA_VISIBLE_DEVICES" in env:
-        return [g.strip() for g in env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if out.returncode != 0:
-        return []
-    return [line.strip() for line in out.stdout.splitlines() if line.strip().isdigit()]
 
 
 @dataclass
@@ -60,7 +46,7 @@ class LocalExecutor:
         self.env = dict(os.environ if env is None else env)
         self.say = say or (lambda text: print(f"socratic: {text}", file=sys.stderr, flush=True))
         gpus = fleet.gpus
-        self.gpus: list[str] = (detect_gpus(self.env) if gpus == "all" else
+        self.gpus: list[str] = (visible_gpus(self.env) if gpus == "all" else
                                 [] if gpus == "none" else list(gpus))
         self.max_parallel = fleet.max_parallel or max(1, len(self.gpus))
         self.stopping = False

@@ -120,12 +120,9 @@ class _Lines:
 
 def _run_options() -> dict[str, argparse.Action]:
     """`socratic run`'s options by dest, from its own parser (one source of truth)."""
-    from socratic.cli import build_parser
+    from socratic.harness import run_options
 
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    run = sub.choices["run"]
-    return {a.dest: a for a in run._actions if a.option_strings and a.dest not in NOT_OPTIONS}
+    return {dest: a for dest, a in run_options().items() if dest not in NOT_OPTIONS}
 
 
 def _option_args(where: str, key: str, value: Any, action: argparse.Action) -> list[str]:
@@ -154,8 +151,8 @@ def _option_args(where: str, key: str, value: Any, action: argparse.Action) -> l
 
 def _resolve_task(where: str, value: Any, base: Path) -> tuple[str, str]:
     """(absolute task dir, task name); the task.toml is checked now, not when it starts."""
-    from socratic.harness.task import Task
     from socratic.resources import resolve_task_dir
+    from socratic.taskfile import load_task
 
     if not isinstance(value, str) or not value:
         raise InputError(f"{where}: `task` must be a task name or directory (got {value!r})")
@@ -164,7 +161,7 @@ def _resolve_task(where: str, value: Any, base: Path) -> tuple[str, str]:
         task_dir = local if local.is_dir() else resolve_task_dir(value)
         if not task_dir.is_dir():
             raise InputError(f"{value}: not a task directory")
-        task = Task.load(task_dir)
+        task = load_task(task_dir)
     except InputError as exc:
         raise InputError(f"{where}: task {value!r}: {exc}") from None
     return str(task_dir.resolve()), task.name

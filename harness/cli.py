@@ -1,5 +1,9 @@
 """`socratic run` and `socratic inject` (and the verbs of attach_cli and retract). Cheap to
-import: the campaign, the anthropic SDK and the bank are imported inside the handlers."""
+import: the campaign, the anthropic SDK and the bank are imported inside the handlers.
+
+The harness never imports the TUI: `socratic run` without --headless starts the campaign as
+its own process, then calls the watcher that the TUI's registration sets on the `run` verb
+(tui/cli.py: `watch`); without one, or without Textual, it prints progress lines."""
 
 from __future__ import annotations
 
@@ -16,6 +20,24 @@ from socratic.harness.config import DEFAULT_MODEL
 
 
 def register(sub) -> None:
+    add_run_parser(sub)
+    _add_inject_parser(sub)
+
+    from socratic.harness import attach_cli, retract
+
+    attach_cli.register(sub)
+    retract.register(sub)
+
+
+def run_options() -> dict[str, argparse.Action]:
+    """`socratic run`'s options by dest (a fleet file's campaign keys are these: one source
+    of truth), from a parser of that verb alone."""
+    sub = argparse.ArgumentParser(prog="socratic").add_subparsers()
+    add_run_parser(sub)
+    return {a.dest: a for a in sub.choices["run"]._actions if a.option_strings}
+
+
+def add_run_parser(sub) -> None:
     p = sub.add_parser(
         "run", help="run an agent campaign on a task",
         description="Run a campaign: a coding agent optimizes the task's kernel; the goal is "
@@ -39,8 +61,10 @@ def register(sub) -> None:
     p.add_argument("--no-mouse", action="store_true",
                    help="TUI: leave the mouse to the terminal (its own text selection)")
     p.add_argument("--wait-for-human", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(handler=handle_run)
+    p.set_defaults(handler=handle_run, watch=None)   # watch: set by tui/cli.py
 
+
+def _add_inject_parser(sub) -> None:
     p = sub.add_parser("inject", help="send a question or control command to a campaign",
                        description="Append a question or a control command to a campaign's "
                        "inbox; the campaign acts on it at its next safe point.")
@@ -59,11 +83,6 @@ def register(sub) -> None:
     g.add_argument("--evaluate", action="store_const", const="evaluate", dest="action",
                    help="evaluate the current candidate now (shown to the agent)")
     p.set_defaults(handler=handle_inject)
-
-    from socratic.harness import attach_cli, retract
-
-    attach_cli.register(sub)
-    retract.register(sub)
 
 
 def add_goal_options(p: argparse.ArgumentParser) -> None:
@@ -155,9 +174,8 @@ def handle_run(args) -> int:
             raise InputError(f"{session_dir / 'events.jsonl'}: empty, though the session has "
                              f"evaluations or messages: not resumed (nothing was changed)")
         elif not (session_dir / "events.jsonl").is_file():
+            from socratic.fleetfolder import is_fleet
             from socratic.resources import unknown_session_hint
-
-            from socratic.fleet.folder import is_fleet
 
             hint = unknown_session_hint(session_dir) if not session_dir.exists() else ""
             if is_fleet(session_dir):
@@ -285,13 +303,9 @@ def _run_attached(args, session_dir: Path | None) -> int:
           f"log {log_path}", file=sys.stderr)
     from socratic.harness.watch import detach_hint, tail_progress
 
-    try:
-        from socratic.tui.app import run_watch
-    except ModuleNotFoundError as exc:  # no textual (a GPU node's bare Python): progress lines
-        if not (exc.name or "").startswith("textual"):
-            raise
-        return tail_progress(session_dir, proc)
-    run_watch(session_dir, poll=args.poll, no_mouse=args.no_mouse)
+    watch = getattr(args, "watch", None)   # the TUI's (tui/cli.py), where it is registered
+    if watch is None or not watch(session_dir, poll=args.poll, no_mouse=args.no_mouse):
+        return tail_progress(session_dir, proc)   # e.g. no Textual (a GPU node's bare Python)
     if proc.poll() is None:  # ctrl+q left it running: say how to get back to it
         print(detach_hint(session_dir), file=sys.stderr)
     return 0
@@ -339,9 +353,8 @@ def handle_inject(args) -> int:
 
     refuse_pack(session, "inject")
     if not (session / EVENTS_FILE).is_file():
+        from socratic.fleetfolder import session_hint
         from socratic.resources import unknown_session_hint
-
-        from socratic.fleet.folder import session_hint
 
         hint = unknown_session_hint(session) if not session.exists() else session_hint(session)
         raise InputError(f"{session}: not a campaign session (no {EVENTS_FILE}){hint}")

@@ -68,8 +68,7 @@ def handle_retract(args) -> int:
 
 def bank_entries_citing(session_name: str, ns: list[int]) -> list[str]:
     """Ids of the bank's entries whose evidence names one of the session's evaluations."""
-    from socratic.bank import load_bank
-    from socratic.bank.model import BankError
+    from socratic.bank import BankError, load_bank
 
     files = {f"{session_name}/evals/{n:04d}.json" for n in ns}
     try:

@@ -19,7 +19,7 @@ def pytest_configure(config):
 
 @functools.lru_cache(maxsize=1)
 def _no_gpu_reason() -> str | None:
-    from socratic.evaluator.runner import gpu_present
+    from socratic.gpuinfo import gpu_present
     return gpu_present()
 
 

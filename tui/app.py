@@ -45,7 +45,7 @@ def check_session_dir(path: Path, need_events: bool = True, packed: bool = False
         raise InputError(f"not a session directory (it is a file): {path}")
     events = path / EVENTS_FILE
     if need_events and not events.is_file():
-        from socratic.fleet.folder import session_hint
+        from socratic.fleet import session_hint
 
         raise InputError(f"no {EVENTS_FILE} in {path}: not a socratic session directory"
                          f"{session_hint(path)}")

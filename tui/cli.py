@@ -1,4 +1,6 @@
-"""`socratic watch SESSION_DIR` and `socratic replay [SESSION_DIR]`.
+"""`socratic watch SESSION_DIR` and `socratic replay [SESSION_DIR]`, and the view of
+`socratic run` (the harness's verb, registered before this one: without --headless it starts
+the campaign, then watches it with `watch_run`, set here on its parser).
 
 Cheap to import: Textual is imported inside the handlers.
 """
@@ -38,6 +40,23 @@ def register(sub) -> None:
                    help="playback speed, x1 to x1000 (default 10)")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     p.set_defaults(handler=_replay)
+
+    run = sub.choices.get("run")
+    if run is not None:
+        run.set_defaults(watch=watch_run)
+
+
+def watch_run(session_dir: Path, *, poll: bool, no_mouse: bool) -> bool:
+    """`socratic run` watching the campaign it started: False where Textual is not installed
+    (a GPU node's bare Python; the run prints progress lines instead)."""
+    try:
+        from socratic.tui.app import run_watch
+    except ModuleNotFoundError as exc:  # only a missing Textual: our own TUI failing is a bug
+        if not (exc.name or "").startswith("textual"):
+            raise
+        return False
+    run_watch(session_dir, poll=poll, no_mouse=no_mouse)
+    return True
 
 
 def need_terminal(verb: str, where: object) -> None:

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from socratic.bank.model import by_group
+from socratic.bank import by_group
 
 
 def _attr(entry: Any, name: str, default: Any = "") -> Any:

@@ -1,0 +1,68 @@
+"""What GPUs this machine has, asked without a CUDA context of our own: the one probe
+every part uses.
+
+    gpu_info()        nvidia-smi's first GPU (name, driver, compute capability) and the
+                      count: recorded in campaign.start, picks the bank's arch questions
+    visible_gpus(env) the GPUs a fleet spreads its campaigns over: CUDA_VISIBLE_DEVICES
+                      when set, else nvidia-smi's indices
+    gpu_present()     None when this process can use a CUDA device, else why not (the CUDA
+                      driver asked, which honours CUDA_VISIBLE_DEVICES as nvidia-smi does not)
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def nvidia_smi(fields: Sequence[str], timeout_s: float) -> list[list[str]] | None:
+    """One row per GPU of `nvidia-smi --query-gpu=FIELDS` (each field stripped); None when
+    there is no nvidia-smi, or it fails or outlasts `timeout_s` (no driver, a hung GPU)."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:  # its complaint ("failed to communicate ...") is on stdout
+        return None
+    return [[p.strip() for p in line.split(",")] for line in out.stdout.splitlines()
+            if line.strip()]
+
+
+def gpu_info(timeout_s: float = 10.0) -> dict[str, Any] | None:
+    """{"name", "driver", "cc", "count"} of this node's first GPU (None: none found)."""
+    rows = nvidia_smi(("name", "driver_version", "compute_cap"), timeout_s)
+    if not rows:
+        return None
+    first = rows[0]
+    return {"name": first[0], "driver": first[1] if len(first) > 1 else None,
+            "cc": first[2] if len(first) > 2 else None, "count": len(rows)}
+
+
+def visible_gpus(env: Mapping[str, str], timeout_s: float = 30.0) -> list[str]:
+    """The GPUs this process may use: CUDA_VISIBLE_DEVICES when set (indices or UUIDs, as
+    written), else nvidia-smi's indices; none without a driver."""
+    if "CUDA_VISIBLE_DEVICES" in env:
+        return [g.strip() for g in env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
+    rows = nvidia_smi(("index",), timeout_s) or []
+    return [row[0] for row in rows if row[0].isdigit()]
+
+
+def gpu_present() -> str | None:
+    """None when a CUDA device is usable, else why not (checked without a context)."""
+    try:
+        from cuda.bindings import driver
+        err, = driver.cuInit(0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return f"the CUDA driver did not initialise ({err.name})"
+        err, count = driver.cuDeviceGetCount()
+        if err != driver.CUresult.CUDA_SUCCESS or count == 0:
+            return "no CUDA device found"
+    except Exception as exc:  # noqa: BLE001 - no driver library at all: any error
+        return f"no NVIDIA driver ({type(exc).__name__})"
+    return None

@@ -1,0 +1,109 @@
+"""The parts' import rules (docs/ARCHITECTURE.md, "Import rules"; pyproject.toml's
+[tool.importlinter]) hold, and a crossing breaks them.
+
+import-linter finds a package's files from where it lies on disk; an editable install
+maps core/, bank/, ... onto `socratic`, which it cannot follow, so the check runs on a copy
+of the package's Python files laid out as installed (the same for an installed package).
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("importlinter")
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIG = REPO / "pyproject.toml"
+
+
+def package_copy(dest: Path) -> Path:
+    """The Python files of every package pyproject.toml lists, as `dest/socratic/...`."""
+    packages = tomllib.loads(CONFIG.read_text())["tool"]["setuptools"]["packages"]
+    for name in packages:
+        src = Path(importlib.import_module(name).__path__[0])
+        out = dest.joinpath(*name.split("."))
+        out.mkdir(parents=True, exist_ok=True)
+        for f in src.glob("*.py"):
+            shutil.copy(f, out / f.name)
+    return dest
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess:
+    code = ("import sys; from importlinter.cli import lint_imports; "
+            "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))")
+    return subprocess.run([sys.executable, "-c", code, str(CONFIG)], cwd=tree,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree)},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_parts_keep_their_import_rules(tmp_path):
+    r = lint_imports(package_copy(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " 0 broken" in r.stdout
+
+
+@pytest.mark.parametrize("module, line, broken", [
+    # the harness never imports the TUI (the layers), nor another part's internals
+    ("harness/cli.py", "from socratic.tui.app import run_watch",
+     "socratic.harness.cli -> socratic.tui.app"),
+    ("tui/widgets/question_picker.py", "from socratic.bank.model import by_group",
+     "socratic.tui.widgets.question_picker -> socratic.bank.model"),
+    # the shipped code never imports the test doubles
+    ("harness/tools.py", "from socratic.harness.doubles import fakeeval",
+     "socratic.harness.tools -> socratic.harness.doubles"),
+    # the shared layer imports no part, even inside a function
+    ("eventlog.py", "def _f():\n    from socratic.bank import load_bank",
+     "socratic.eventlog -> socratic.bank"),
+])
+def test_a_crossing_breaks_them(tmp_path, module, line, broken):
+    tree = package_copy(tmp_path)
+    target = tree / "socratic" / module
+    target.write_text(target.read_text() + f"\n\n{line}\n")
+    r = lint_imports(tree)
+    assert r.returncode == 1, r.stdout
+    assert broken in r.stdout, r.stdout
+
+
+def test_registering_the_verbs_loads_no_part_behind_its_api():
+    # every `socratic ...` and every hook builds the parser: the parts' public APIs load
+    # on first use (socratic.lazyexports), not when their cli module is imported
+    code = ("import sys, socratic.cli; socratic.cli.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith('socratic.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout
+    for heavy in ("socratic.report.model", "socratic.report.figures", "socratic.fleet.status",
+                  "socratic.fleet.folder", "socratic.bank.loader", "socratic.tui.app"):
+        assert f"'{heavy}'" not in loaded, loaded
+
+
+def test_the_public_apis_name_what_they_load():
+    import socratic.bank
+    import socratic.fleet
+    import socratic.harness
+    import socratic.report
+
+    for part in (socratic.bank, socratic.fleet, socratic.harness, socratic.report):
+        for name in part.__all__:
+            assert getattr(part, name) is not None, (part.__name__, name)
+        with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+            part.nope  # noqa: B018
+
+
+def test_the_fleet_takes_the_run_options_from_the_run_verb():
+    from socratic.cli import build_parser
+    from socratic.harness import run_options
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    run = sub.choices["run"]
+    assert set(run_options()) == {a.dest for a in run._actions if a.option_strings}
