@@ -116,8 +116,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
     from socratic.harness.evaluator_process import list_sets
-    from socratic.harness.startup import (bank_suggester, goal_scenarios, gpu_info,
-                                          has_comparison, versions)
+    from socratic.gpuinfo import gpu_info
+    from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
 
     spec = agentspec.load(agent)
     # a stalled agent waits for the engineer's question (as long as its hook may wait)

@@ -35,8 +35,8 @@ from socratic.harness.evaluator_process import list_sets
 from socratic.harness.record import Recorder, TextStream
 from socratic.harness.resume import ResumeState, restart_messages, resume_state
 from socratic.harness.session import Session, repair_tail
-from socratic.harness.startup import (bank_suggester, goal_scenarios, gpu_info,
-                                      has_comparison, versions)
+from socratic.gpuinfo import gpu_info
+from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
 from socratic.harness.task import Task, changed_files, restore
 from socratic.harness.tools import Redactor, Tools, scrubbed_env, tool_specs
 from socratic.harness.triggers import Suggester

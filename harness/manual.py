@@ -143,7 +143,7 @@ def _gpu_here(session_dir: Path) -> None:
     argv = Session(session_dir).load_config().config.get("evaluator")
     if not isinstance(argv, list) or argv[-2:] != ["-m", "socratic.evaluator"]:
         return  # another evaluator ($SOCRATIC_EVALUATOR) knows its own needs
-    from socratic.evaluator.runner import gpu_present
+    from socratic.gpuinfo import gpu_present
 
     why = gpu_present()
     if why:

@@ -5,12 +5,8 @@ and the software that campaign.start records."""
 from __future__ import annotations
 
 import platform
-import shutil
-import subprocess
-from typing import Any
 
-from socratic.bank.loader import load_bank
-from socratic.bank.rank import SuggestContext, arch_from_cc, suggest
+from socratic.bank import SuggestContext, arch_from_cc, load_bank, suggest
 from socratic.errors import InputError
 
 from socratic.harness.config import Config
@@ -54,23 +50,6 @@ def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,
         return ids
     raise InputError(f"--scenarios {name}: not a scenario set or id of task {task.name} "
                      f"(sets: {', '.join(sets)})")
-
-
-def gpu_info() -> dict[str, Any] | None:
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=name,driver_version,compute_cap",
-                              "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=10).stdout.strip().splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if not out:
-        return None
-    parts = [p.strip() for p in out[0].split(",")]
-    return {"name": parts[0], "driver": parts[1] if len(parts) > 1 else None,
-            "cc": parts[2] if len(parts) > 2 else None, "count": len(out)}
 
 
 def versions() -> dict[str, str]:
