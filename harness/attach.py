@@ -29,7 +29,7 @@ from socratic.harness.prompt import DEFAULT_BANNED
 from socratic.harness.session import Session
 from socratic.harness.sessionlog import SessionLog
 from socratic.contracts import Goal
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 from socratic.harness.tools import scrubbed_env
 
 EVALUATE = "evaluate"   # the workspace command the agent runs
@@ -44,7 +44,7 @@ def hook_timeouts(config: Config, wait_s: float) -> dict[str, float]:
     return {"session-start": 120.0, "prompt": 120.0, "post-tool": long, "stop": long}
 
 
-def instructions(task: Task, goal: Goal, set_name: str | None, ids: list[str],
+def instructions(task: CampaignTask, goal: Goal, set_name: str | None, ids: list[str],
                  spec: agentspec.AgentSpec, eval_task: str = "") -> str:
     banned = task.data.get("banned") or task.data.get("bans")
     banned_text = ", ".join(banned) if isinstance(banned, list) else DEFAULT_BANNED
@@ -125,7 +125,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     # the hooks run the evaluator with the agent's PATH: a bare `python` there may be
     # another interpreter, so it is found now, as it is here
     config.evaluator = resolved_command(config.evaluator)
-    src = Task.load(task_dir)
+    src = CampaignTask.load(task_dir)
     session_dir = Path(session_dir) if session_dir is not None else None
     if session_dir is not None and (session_dir / "events.jsonl").is_file() and \
             (session_dir / "events.jsonl").stat().st_size:
@@ -142,7 +142,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     gpu = gpu_info()
     bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
     session, hashes = Session.create(src, config, session_dir)
-    task = Task.load(session.task_dir)
+    task = CampaignTask.load(session.task_dir)
     ws = session.workspace.resolve()
     prompt = LAUNCH_PROMPT.format(instructions=spec.instructions)
     settings = AttachSettings(agent=spec.name, start_epoch=time.time(), scenario_ids=ids,
@@ -187,7 +187,7 @@ def _model_label(spec: agentspec.AgentSpec, model: str | None) -> str:
     return spec.name + (f" ({model})" if model else "")
 
 
-def eval_task_arg(src: Task) -> str:
+def eval_task_arg(src: CampaignTask) -> str:
     """How `socratic eval` names the task elsewhere: a bundled task by its name."""
     from socratic.resources import bundled_dir
 
@@ -263,7 +263,7 @@ def _root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def write_workspace(session: Session, spec: agentspec.AgentSpec, task: Task, goal: Goal,
+def write_workspace(session: Session, spec: agentspec.AgentSpec, task: CampaignTask, goal: Goal,
                     goal_set: str | None, ids: list[str], settings: AttachSettings,
                     eval_task: str = "") -> None:
     ws = session.workspace

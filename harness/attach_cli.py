@@ -74,7 +74,7 @@ def handle_attach(args) -> int:
     from socratic.harness.attach import attach, eval_task_arg
     from socratic.harness.cli import check_numbers, goal_overrides
     from socratic.harness.config import Config
-    from socratic.harness.task import Task
+    from socratic.harness.task import CampaignTask
     from socratic.resources import resolve_task_dir
 
     check_numbers(args)
@@ -99,7 +99,7 @@ def handle_attach(args) -> int:
 
         print("\n".join(["socratic: drive it by hand:",
                          *manual.commands(a.session.dir,
-                                          eval_task_arg(Task.load(task_dir))),
+                                          eval_task_arg(CampaignTask.load(task_dir))),
                          *a.said]), file=sys.stderr)
         return 0
     print(f"socratic: start the agent with:\n  {a.launch_line}", file=sys.stderr)

@@ -36,7 +36,7 @@ from socratic.harness.resume import resume_state
 from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.sessionlog import SessionLog
 from socratic.contracts import Goal
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 from socratic.harness.tools import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.triggers import Suggester, Triggers
 
@@ -144,7 +144,7 @@ def check_set(session_dir: Path, set_name: str | None) -> None:
         return
     from socratic.harness.startup import goal_scenarios
 
-    task = Task.load(task_dir)
+    task = CampaignTask.load(task_dir)
     goal_scenarios({n: [sc.id for sc in scs] for n, scs in task.spec.sets.items()}, task, set_name)
 
 
@@ -191,7 +191,7 @@ class AttachedCampaign:
             raise InputError(f"{self.session.config_file}: its `attach` section is damaged "
                              f"({exc})") from None
         self.config = Config.from_dict(saved.config)
-        self.task = Task.load(self.session.task_dir)
+        self.task = CampaignTask.load(self.session.task_dir)
         self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
         self.goal_set = self.config.scenarios or self.task.default_set
         self.task_hashes: dict[str, str] = dict(saved.task_hashes)

@@ -37,7 +37,7 @@ from socratic.harness.resume import ResumeState, restart_messages, resume_state
 from socratic.harness.session import Session, repair_tail
 from socratic.gpuinfo import gpu_info
 from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
-from socratic.harness.task import Task, changed_files, restore
+from socratic.harness.task import CampaignTask, changed_files, restore
 from socratic.harness.tools import Redactor, Tools, scrubbed_env, tool_specs
 from socratic.harness.triggers import Suggester
 
@@ -61,7 +61,7 @@ class EndCampaign(Exception):
 
 
 class Campaign:
-    def __init__(self, session: Session, task: Task, config: Config, *, api_key: str | None,
+    def __init__(self, session: Session, task: CampaignTask, config: Config, *, api_key: str | None,
                  base_url: str | None = None, suggester: Suggester | None = None,
                  task_hashes: dict[str, str], task_source: Path | None = None,
                  agent: Agent | None = None, sets: dict[str, list[str]] | None = None,
@@ -110,7 +110,7 @@ class Campaign:
     def create(cls, task_dir: Path, config: Config, *, session_dir: Path | None = None,
                api_key: str | None = None, base_url: str | None = None,
                suggester: Suggester | None = None) -> Campaign:
-        src = Task.load(task_dir)
+        src = CampaignTask.load(task_dir)
         # an unknown --scenarios is bad input: reported before the session exists
         sets = list_sets(config.evaluator, src.dir.resolve(),
                          env=scrubbed_env([api_key] if api_key else []))
@@ -119,7 +119,7 @@ class Campaign:
         if suggester is None:  # a bad user bank file, too, before the session
             suggester = bank_suggester(has_comparison(src, config), (gpu or {}).get("cc"))
         session, hashes = Session.create(src, config, session_dir)
-        task = Task.load(session.task_dir)
+        task = CampaignTask.load(session.task_dir)
         c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 task_hashes=hashes, task_source=src.dir.resolve(), sets=sets)
         c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
@@ -157,7 +157,7 @@ class Campaign:
         bad = changed_files(session.task_dir, hashes)
         if bad and source is not None:
             restore(source, session.task_dir, hashes, bad)
-        task = Task.load(session.task_dir)
+        task = CampaignTask.load(session.task_dir)
         if suggester is None:  # this node's GPU: a resume may move
             suggester = bank_suggester(has_comparison(task, config),
                                        (gpu_info() or {}).get("cc"))

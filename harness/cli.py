@@ -184,11 +184,11 @@ def handle_run(args) -> int:
             raise InputError(f"{session_dir}: no events.jsonl to resume{hint}")
         _refuse_attached(session_dir)
     else:
-        from socratic.harness.task import Task
+        from socratic.harness.task import CampaignTask
 
         task_dir = resolve_task_dir(args.task)
         # bad input is reported here, before anything starts
-        Task.load(task_dir).goal(args.goal_min_speedup, args.goal_against)
+        CampaignTask.load(task_dir).goal(args.goal_min_speedup, args.goal_against)
         session_dir = Path(args.session_dir) if args.session_dir else None
     if session_dir is not None:
         from socratic.ownership import SessionBusy, live_owner
@@ -267,10 +267,10 @@ def _run_attached(args, session_dir: Path | None) -> int:
     from socratic.harness.session import Session, session_id
 
     if session_dir is None:
-        from socratic.harness.task import Task
+        from socratic.harness.task import CampaignTask
         from socratic.resources import resolve_task_dir
 
-        session_dir = Path("sessions") / session_id(Task.load(resolve_task_dir(args.task)).name)
+        session_dir = Path("sessions") / session_id(CampaignTask.load(resolve_task_dir(args.task)).name)
     events = session_dir / EVENTS_FILE
     if events.exists() and not args.resume:
         raise InputError(f"{session_dir}: already holds a campaign (use --resume)")

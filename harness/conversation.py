@@ -15,7 +15,7 @@ from socratic.harness.history import History
 from socratic.harness.record import redacted
 from socratic.harness.session import Session
 from socratic.contracts import Goal
-from socratic.harness.task import Task, sha256_text
+from socratic.harness.task import CampaignTask, sha256_text
 from socratic.harness.tools import Redactor
 
 
@@ -58,7 +58,7 @@ class Conversation:
         self.messages = []
 
 
-def handoff_seed(session: Session, task: Task, goal: Goal, goal_set: str | None,
+def handoff_seed(session: Session, task: CampaignTask, goal: Goal, goal_set: str | None,
                  history: History, asked: list[str], pending: list[dict[str, Any]]) -> str:
     """The first message of a fresh context: goal, best and current candidate, evaluation
     history, NOTES.md, the questions asked and what was about to be sent."""

@@ -44,7 +44,7 @@ from socratic.harness.record import Recorder
 from socratic.harness.resume import Counters, ResumeState
 from socratic.harness.session import Session
 from socratic.harness.stophook import StopAttempts, Verdict, judge_stop
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 from socratic.harness.tools import Redactor
 from socratic.harness.triggers import Suggester, Triggers
 
@@ -114,7 +114,7 @@ class StopOutcome:
 class Engine:
     """One campaign's rules over its pieces (inbox, triggers, evaluations, counters)."""
 
-    def __init__(self, session: Session, task: Task, config: Config, *, emit: Recorder,
+    def __init__(self, session: Session, task: CampaignTask, config: Config, *, emit: Recorder,
                  env: dict[str, str], redact: Redactor, suggester: Suggester | None,
                  task_hashes: dict[str, str], task_source: Path | None,
                  resumed: ResumeState, marks: Marks, minutes: Callable[[], float],

@@ -5,7 +5,7 @@ tools, the goal as a predicate, the rules."""
 from __future__ import annotations
 
 from socratic.contracts import Goal
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 
 DEFAULT_BANNED = ("CUTLASS/CuTe, cuBLAS/cuBLASLt, cuDNN, FlashAttention, Triton-generated code "
                   "or any other kernel library, whether included, linked or dlopen'ed; the evaluator "
@@ -14,7 +14,7 @@ DEFAULT_BANNED = ("CUTLASS/CuTe, cuBLAS/cuBLASLt, cuDNN, FlashAttention, Triton-
                   "directives and calls into the Python interpreter")
 
 
-def system_prompt(task: Task, goal: Goal, set_name: str | None, scenario_ids: list[str],
+def system_prompt(task: CampaignTask, goal: Goal, set_name: str | None, scenario_ids: list[str],
                   output_cap: int, bash_timeout_s: float) -> str:
     banned = task.data.get("banned") or task.data.get("bans")
     banned_text = ", ".join(banned) if isinstance(banned, list) else DEFAULT_BANNED
@@ -57,7 +57,7 @@ def stophook_message(failing_text: str, n_failing: int, ev_n: int) -> str:
             f"{failing_text}\nContinue working on the candidate.")
 
 
-def handoff_seed(*, goal: Goal, task: Task, history_table: str, best: str, current: str,
+def handoff_seed(*, goal: Goal, task: CampaignTask, history_table: str, best: str, current: str,
                  notes: str, questions: list[str], pending: str) -> str:
     qs = "\n".join(f"- {q}" for q in questions[-30:]) or "(none)"
     return f"""This is a fresh context for a campaign already under way (the previous context

@@ -30,7 +30,7 @@ from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
 from socratic.ownership import LOCK_FILE, SessionOwner
 
 from socratic.harness.config import Config
-from socratic.harness.task import Task, snapshot
+from socratic.harness.task import CampaignTask, snapshot
 
 CANDIDATE = "candidate.cu"
 NOTES = "NOTES.md"
@@ -160,7 +160,7 @@ class Session:
 
     # -- creation ---------------------------------------------------------------------
     @classmethod
-    def create(cls, task: Task, config: Config, session_dir: Path | None = None,
+    def create(cls, task: CampaignTask, config: Config, session_dir: Path | None = None,
                root: Path | None = None) -> tuple[Session, dict[str, str]]:
         """Lay out a new session; returns it and the frozen task's file hashes."""
         if session_dir is None:

@@ -10,7 +10,7 @@ from socratic.bank import SuggestContext, arch_from_cc, load_bank, suggest
 from socratic.errors import InputError
 
 from socratic.harness.config import Config
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 from socratic.harness.triggers import Suggester
 
 
@@ -30,12 +30,12 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
     return fn
 
 
-def has_comparison(task: Task, config: Config) -> bool:
+def has_comparison(task: CampaignTask, config: Config) -> bool:
     goal = task.goal(config.goal_min_speedup, config.goal_against)
     return goal.against != "baseline" or bool(task.spec.comparisons)
 
 
-def goal_scenarios(sets: dict[str, list[str]] | None, task: Task,
+def goal_scenarios(sets: dict[str, list[str]] | None, task: CampaignTask,
                    name: str | None) -> list[str]:
     """The ids of the goal set `name`: a set of the evaluator's `--list`, or scenario ids
     joined by commas (as `socratic eval --scenarios` takes them). InputError when the list

@@ -25,14 +25,14 @@ def sha256_text(data: bytes) -> str:
 
 
 @dataclass
-class Task:
+class CampaignTask:
     """The task as the harness uses it: task.toml read by the one loader
     (socratic.taskfile, the same as the evaluator's), and the task's files."""
 
     spec: TaskSpec
 
     @classmethod
-    def load(cls, task_dir: Path) -> Task:
+    def load(cls, task_dir: Path) -> CampaignTask:
         return cls(load_task(task_dir))
 
     @property
@@ -84,7 +84,7 @@ class Task:
         return out
 
 
-def snapshot(task: Task, dest: Path) -> dict[str, str]:
+def snapshot(task: CampaignTask, dest: Path) -> dict[str, str]:
     """Copy the task's files to `dest` (read-only) and return {relative path: sha256}."""
     hashes: dict[str, str] = {}
     dest.mkdir(parents=True, exist_ok=True)

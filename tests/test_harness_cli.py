@@ -343,9 +343,9 @@ def test_a_folder_of_other_files_is_not_taken_for_a_session(tmp_path, monkeypatc
 def test_goal_scenarios_sets_and_ids(tmp_path):
     from socratic.errors import InputError
     from socratic.harness.startup import goal_scenarios
-    from socratic.harness.task import Task
+    from socratic.harness.task import CampaignTask
 
-    task = Task.load(make_task(tmp_path))
+    task = CampaignTask.load(make_task(tmp_path))
     sets = {"smoke": ["a"], "bench": ["a", "b", "c"]}
     assert goal_scenarios(sets, task, "bench") == ["a", "b", "c"]
     assert goal_scenarios(sets, task, "c,a") == ["c", "a"]       # ids, as `eval --scenarios`

@@ -15,7 +15,7 @@ from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox
 from socratic.harness.session import Session
 from socratic.harness.stophook import StopAttempts, judge_stop
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 from socratic.harness.tools import Redactor, scrubbed_env
 from socratic.harness.triggers import Fired, Triggers
 
@@ -57,16 +57,16 @@ def pieces(tmp_path, *, suggester=None, auto=False, triggers=None) -> Pieces:
     cfg = fake_config(auto_questions=auto, triggers=triggers)
     if (tmp_path / "s").exists():
         session = Session(tmp_path / "s")
-        src, hashes = Task.load(tmp_path / "tiny_task"), session.load_config().task_hashes
+        src, hashes = CampaignTask.load(tmp_path / "tiny_task"), session.load_config().task_hashes
     else:
-        src = Task.load(make_task(tmp_path, goal=1.2))
+        src = CampaignTask.load(make_task(tmp_path, goal=1.2))
         session, hashes = Session.create(src, cfg, tmp_path / "s")
     log = Log()
     inbox = Inbox(session.inbox, session.state_file, auto_questions=auto)
     trig = Triggers(cfg.triggers, goal_set="bench", inbox=inbox, emit=log, suggester=suggester)
     evals = Evaluations(session, evaluator=cfg.evaluator, timeout_s=60, env=scrubbed_env(),
                         redact=Redactor([FAKE_KEY]), emit=log,
-                        goal=Task.load(session.task_dir).goal(None), goal_set="bench",
+                        goal=CampaignTask.load(session.task_dir).goal(None), goal_set="bench",
                         task_hashes=hashes, task_source=src.dir, triggers=trig)
     return Pieces(session, log, inbox, trig, evals)
 

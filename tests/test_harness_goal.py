@@ -12,7 +12,7 @@ from socratic.cli import main
 from socratic.contracts import parse_eval
 from socratic.errors import InputError
 from socratic.harness.history import Evaluation, describe_failing, judge
-from socratic.harness.task import Task
+from socratic.harness.task import CampaignTask
 from socratic.harness.doubles.testing import FAKE_KEY, make_task
 from socratic.resources import demo_session_dir, resolve_task_dir
 
@@ -23,7 +23,7 @@ def evaluation(result: dict) -> Evaluation:
 
 
 def test_recorded_rmsnorm_baseline_does_not_meet_the_default_goal():
-    task = Task.load(resolve_task_dir("rmsnorm"))
+    task = CampaignTask.load(resolve_task_dir("rmsnorm"))
     # the demo's first evaluation: the unchanged baseline on the H200, timed against itself
     result = json.loads((demo_session_dir() / "evals" / "0001.json").read_text())
     assert result["task"] == "rmsnorm" and result["summary"]["all_correct"]
@@ -64,7 +64,7 @@ def attention_baseline_result(vs_fa3: float | None, unavailable: str | None = No
 
 
 def test_attention_default_goal_is_fa3_and_the_baseline_falls_short():
-    task = Task.load(resolve_task_dir("flash_attn_fwd"))
+    task = CampaignTask.load(resolve_task_dir("flash_attn_fwd"))
     goal = task.goal()
     assert goal.against == "fa3" and goal.min_speedup >= 1.0
     met, failing = judge(evaluation(attention_baseline_result(0.39)), goal)
@@ -75,7 +75,7 @@ def test_attention_default_goal_is_fa3_and_the_baseline_falls_short():
 
 
 def test_a_comparison_missing_on_this_machine_is_one_clear_line():
-    goal = Task.load(resolve_task_dir("flash_attn_fwd")).goal()
+    goal = CampaignTask.load(resolve_task_dir("flash_attn_fwd")).goal()
     result = attention_baseline_result(None, unavailable="No module named 'fa3_fwd_config'")
     result["scenarios"][0]["correct"] = False
     met, failing = judge(evaluation(result), goal)
@@ -93,7 +93,7 @@ def test_a_comparison_missing_on_this_machine_is_one_clear_line():
 
 def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypatch, capsys):
     src = resolve_task_dir("flash_attn_fwd")
-    task = Task.load(src)
+    task = CampaignTask.load(src)
     assert task.goal(2.0, "baseline").to_dict() == {"min_speedup": 2.0, "against": "baseline"}
     assert task.goal(None, "cudnn").against == "cudnn"
     with pytest.raises(InputError, match="--goal-against fa4: .* baseline, fa3, cudnn, fa2"):
@@ -106,7 +106,7 @@ def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypat
     toml = (bad / "task.toml").read_text().replace('against = "fa3"', 'against = "fa4"')
     (bad / "task.toml").write_text(toml)
     with pytest.raises(InputError, match="goal.against"):
-        Task.load(bad)
+        CampaignTask.load(bad)
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     tiny = make_task(tmp_path)                   # no comparisons: only the baseline
     assert main(["run", str(tiny), "--headless", "--goal-against", "fa3",

@@ -18,7 +18,7 @@ from socratic.harness.doubles.testing import (
 from socratic.harness.history import Evaluation, History
 from socratic.harness.record import Recorder, TextStream, redacted
 from socratic.harness.session import Session
-from socratic.harness.task import Task, sha256_text
+from socratic.harness.task import CampaignTask, sha256_text
 from socratic.harness.tools import Redactor
 
 
@@ -47,9 +47,9 @@ def test_text_stream_merges_pieces_between_flushes():
     assert seen[-2:] == ["a", "b"]
 
 
-def session(tmp_path) -> tuple[Session, Task]:
-    s, _ = Session.create(Task.load(make_task(tmp_path)), fake_config(), tmp_path / "s")
-    return s, Task.load(s.task_dir)
+def session(tmp_path) -> tuple[Session, CampaignTask]:
+    s, _ = Session.create(CampaignTask.load(make_task(tmp_path)), fake_config(), tmp_path / "s")
+    return s, CampaignTask.load(s.task_dir)
 
 
 def test_conversation_is_stored_redacted_and_rewritten(tmp_path):

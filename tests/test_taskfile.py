@@ -131,12 +131,12 @@ def test_key_lines():
 
 
 def test_the_harness_sees_the_loaders_task(tmp_path):
-    from socratic.harness.task import Task
+    from socratic.harness.task import CampaignTask
 
-    task = Task.load(make_task(tmp_path))
+    task = CampaignTask.load(make_task(tmp_path))
     assert task.spec.default_set == task.default_set == "bench"
     assert task.scenario_ids(None) == ["a", "b", "c"] and task.scenario_ids("nope") == []
     assert task.goal().min_speedup == 1.2 and task.goal(2.0).against == "baseline"
     assert task.baseline == "baseline.cu"
-    flash = Task.load(ROOT / "kernels" / "flash_attn_fwd")     # grid sets expanded too
+    flash = CampaignTask.load(ROOT / "kernels" / "flash_attn_fwd")     # grid sets expanded too
     assert len(flash.scenario_ids("full")) == 210
