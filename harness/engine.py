@@ -61,7 +61,7 @@ class Marks:
     recent_text: str = ""      # the agent's latest words, for the bank's suggestions
     start_fired: bool = False
     declared_last_at: int | None = None
-    explained_n: int = 0       # correctness_failure settled for evaluations up to this n
+    explained_n: int = 0       # the last failing evaluation correctness_failure fired for
     stop_requested: bool = False   # read from the inbox, not yet acted on
     eval_requested: bool = False
     ended: str | None = None   # the campaign.end reason, while ended
@@ -155,28 +155,18 @@ class Engine:
 
     # ------------------------------------------------------------------ state
     def marks(self) -> Marks:
-        d = self.triggers.detectors
-        m = Marks(in_a_row=self.stops.in_a_row, calls_since=self.stops.calls_since,
-                  blocks=self.blocks, recent_text=self.triggers.recent_text,
-                  start_fired=d.start.done, declared_last_at=d.declared.last_at,
-                  stop_requested=self.inbox.stop_requested,
-                  eval_requested=self.inbox.eval_requested, ended=self.ended)
-        # a failure waiting for its explanation is not settled; otherwise every one is
-        last = max([e.n for e in self.evals.history.evals], default=0)
-        m.explained_n = self._explained_n if d.correctness.pending is not None \
-            else max(self._explained_n, last)
-        return m
+        start_fired, declared_last_at, explained = self.triggers.marks()
+        return Marks(in_a_row=self.stops.in_a_row, calls_since=self.stops.calls_since,
+                     blocks=self.blocks, recent_text=self.triggers.recent_text,
+                     start_fired=start_fired, declared_last_at=declared_last_at,
+                     explained_n=explained, stop_requested=self.inbox.stop_requested,
+                     eval_requested=self.inbox.eval_requested, ended=self.ended)
 
     def restore_marks(self, m: Marks) -> None:
-        d = self.triggers.detectors
         self.stops = StopAttempts(m.in_a_row, m.calls_since)
         self.blocks = m.blocks
         self.triggers.recent_text = m.recent_text
-        d.start.done = m.start_fired
-        d.declared.last_at = m.declared_last_at
-        if d.correctness.pending is not None and d.correctness.pending.n <= m.explained_n:
-            d.correctness.pending = None
-        self._explained_n = m.explained_n
+        self.triggers.restore_marks(m.start_fired, m.declared_last_at, m.explained_n)
         self.inbox.stop_requested = m.stop_requested
         self.inbox.eval_requested = m.eval_requested
         self.ended = m.ended
@@ -378,6 +368,7 @@ class Engine:
             return "stalled"
         self.emit("control", action="wait", reason=WAIT_REASON)
         got = self.wait(lambda: ib.stop_requested or ib.has_human_question(), deadline)
+        extra: dict[str, Any]
         if ib.stop_requested:
             reason, extra = "stopped", {}
         elif self.limit_reached() == "max_minutes":  # the wait counts: no question came

@@ -185,15 +185,17 @@ class CorrectnessFailure:
     def __init__(self, cfg: TriggerConfig) -> None:
         self.cfg = cfg
         self.pending: Evaluation | None = None
+        self.explained_n = 0   # the last failing evaluation the agent explained
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
-        self.pending = ev if ev.failed_check else None
+        self.pending = ev if ev.failed_check and ev.n > self.explained_n else None
         return None
 
     def on_text(self, text: str) -> Fired | None:
         if self.pending is None or len(text.strip()) < self.cfg.explanation_min_chars:
             return None
         ev, self.pending = self.pending, None
+        self.explained_n = ev.n
         bad = [r.id for r in ev.scenarios if not r.correct]
         what = ("build failed" if not ev.build_ok else "banned library" if not ev.bans_ok
                 else f"{len(bad)} scenario(s) incorrect ({', '.join(bad[:4])})" if bad
@@ -301,6 +303,23 @@ class Triggers:
         self.detectors.start.done = True
         for ev in history:
             self.detectors.on_eval(ev, ev.set == self.goal_set, replay=True)
+
+    def marks(self) -> tuple[bool, int | None, int]:
+        """What replaying the evaluations cannot give back: whether the start fired, the
+        evaluation count at declared_done's last firing, and the last failing evaluation
+        the agent explained (correctness_failure fired for it)."""
+        d = self.detectors
+        return d.start.done, d.declared.last_at, d.correctness.explained_n
+
+    def restore_marks(self, start_fired: bool, declared_last_at: int | None,
+                      explained_n: int) -> None:
+        """`marks` put back (after the evaluations were replayed)."""
+        d = self.detectors
+        d.start.done = start_fired
+        d.declared.last_at = declared_last_at
+        d.correctness.explained_n = explained_n
+        if d.correctness.pending is not None and d.correctness.pending.n <= explained_n:
+            d.correctness.pending = None
 
     def on_text(self, text: str, n_evals: int) -> None:
         if not text.strip():
