@@ -63,7 +63,7 @@ def handle_run(args) -> int:
     else:
         spec = load_fleet(source)
         folder = Path(args.session_dir) if args.session_dir else default_dir(source)
-    _api_key()   # the campaigns' processes (or Slurm jobs) inherit this environment
+    _api_key(spec)   # the campaigns' processes (or Slurm jobs) inherit this environment
     if spec.executor == "slurm":
         from socratic.fleet.slurm import check_slurm
         check_slurm(spec)   # submitit and sbatch present, parameters known: before any folder
@@ -82,10 +82,12 @@ def handle_run(args) -> int:
     return code
 
 
-def _api_key() -> None:
+def _api_key(spec) -> None:
+    """socratic's own loop needs ANTHROPIC_API_KEY; an outside agent (claude, codex, gemini)
+    may be logged in instead of holding a key, which only it can tell."""
     import os
 
-    if not os.environ.get("ANTHROPIC_API_KEY"):
+    if any(not c.attached for c in spec.campaigns) and not os.environ.get("ANTHROPIC_API_KEY"):
         raise InputError("ANTHROPIC_API_KEY is not set (the campaigns' agents need it)")
 
 
@@ -103,6 +105,8 @@ def render(path: Path) -> str:
     table = [head]
     for r in rows:
         state = r.state + (f": {r.reason}" if r.state == "ended" and r.reason else "")
+        if r.detail:
+            state += " (NOT goal met)"
         if r.gpu_waiting:
             state += " (waiting for its GPU turn)"
         goal = (f"{r.goal:g}x" + (" met" if r.met else "")) if r.goal is not None else "-"
@@ -112,6 +116,7 @@ def render(path: Path) -> str:
                       r.gpu if r.gpu is not None else (r.job or "-")))
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in table]
+    lines += [f"{r.name}: {r.detail}" for r in rows if r.detail]   # why its end is no result
     return "\n".join(lines)
 
 

@@ -1,6 +1,9 @@
 """How one campaign of a fleet runs: `socratic run --headless` in its session folder
-(`--resume` once the session has started), its output appended to campaign.log. The local
-executor starts it as a child process; a Slurm job runs it through CampaignJob."""
+(`--resume` once the session has started), or for an outside agent (claude, codex, gemini)
+`socratic attach --headless` (`attach DIR --resume --headless` once started), its output
+appended to campaign.log. The local executor starts it as a child process; a Slurm job runs
+it through CampaignJob. Either verb ends its campaign `interrupted` on SIGTERM (attach
+stops its agent first), so preemption and Ctrl-C work alike."""
 
 from __future__ import annotations
 
@@ -19,8 +22,7 @@ from socratic.fleet.status import session_progress
 
 def campaign_argv(spec: CampaignSpec, session: Path, python: str | None = None) -> list[str]:
     started, _ = session_progress(session)
-    return [python or sys.executable, "-m", "socratic", "run",
-            *spec.run_argv(session, resume=started)]
+    return [python or sys.executable, "-m", "socratic", *spec.argv(session, resume=started)]
 
 
 def start_campaign(spec: CampaignSpec, session: Path, env: dict[str, str],
@@ -41,21 +43,40 @@ def _ignore_usr2() -> None:
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
 
 
-def stop(proc: subprocess.Popen, grace_s: float = 60.0) -> int:
-    """SIGTERM (the campaign logs campaign.end `interrupted`; `--resume` continues it), then
-    SIGKILL if it has not ended within grace_s. Polls rather than blocking in wait(): it may
-    run in a signal handler that interrupted a wait on the same process."""
+def interrupt(proc: subprocess.Popen, attached: bool) -> None:
+    """Ask a campaign to end `interrupted`: SIGTERM to its process group for `socratic
+    run`; for `socratic attach --headless` to the attach process alone, which stops its
+    agent (and the agent's hooks) itself before it logs the end."""
+    if proc.poll() is not None:
+        return
+    try:
+        if attached:
+            os.kill(proc.pid, signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """The campaign's whole process group (its agent, hooks, evaluator): it did not end."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def stop(proc: subprocess.Popen, grace_s: float = 60.0, attached: bool = False) -> int:
+    """interrupt() (the campaign logs campaign.end `interrupted`; `--resume` continues it),
+    then kill() if it has not ended within grace_s. Polls rather than blocking in wait():
+    it may run in a signal handler that interrupted a wait on the same process."""
     deadline = time.monotonic() + grace_s
-    sig: signal.Signals | None = signal.SIGTERM
+    interrupt(proc, attached)
     while proc.poll() is None:
-        if sig is not None:
-            try:
-                os.killpg(proc.pid, sig)
-            except OSError:
-                pass
-            sig = None
         if time.monotonic() > deadline:
-            sig, deadline = signal.SIGKILL, float("inf")
+            kill(proc)
+            deadline = float("inf")
         time.sleep(0.1)
     return proc.returncode
 
@@ -83,7 +104,8 @@ class CampaignJob:
         import submitit
 
         if self._proc is not None:
-            stop(self._proc, grace_s=30.0)
+            stop(self._proc, grace_s=30.0,
+                 attached=CampaignSpec.from_dict(self.spec).attached)
         return submitit.helpers.DelayedSubmission(
             CampaignJob(self.spec, self.session, self.python))
 

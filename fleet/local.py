@@ -21,7 +21,7 @@ from typing import cast
 from collections.abc import Callable
 
 from socratic.fleet.folder import Fleet, now
-from socratic.fleet.launch import start_campaign
+from socratic.fleet.launch import interrupt, kill, start_campaign
 from socratic.fleet.liveness import pid_alive, session_held
 from socratic.fleet.spec import CampaignSpec
 from socratic.fleet.status import finished, session_progress
@@ -123,10 +123,11 @@ class LocalExecutor:
                             del running[name]     # not ours to stop
                         else:
                             self.say(f"{name}: stopping (the campaign ends `interrupted`)")
-                            _signal(r.proc, signal.SIGTERM)
+                            interrupt(r.proc, r.spec.attached)
                 if terminated is not None and time.monotonic() - terminated > STOP_GRACE_S:
                     for r in running.values():
-                        _signal(r.proc, signal.SIGKILL)
+                        if r.proc is not None:
+                            kill(r.proc)
                 for name, r in list(running.items()):
                     if r.proc is None:
                         if not self._adopted_alive(r):
@@ -167,14 +168,6 @@ class LocalExecutor:
             self.say("stopping the fleet: running campaigns end cleanly, queued ones wait "
                      f"(`socratic fleet run {self.fleet.dir}` continues)")
         self.stopping = True
-
-
-def _signal(proc: subprocess.Popen | None, sig: int) -> None:
-    if proc is not None and proc.poll() is None:
-        try:
-            os.killpg(proc.pid, sig)
-        except OSError:
-            pass
 
 
 def _last_line(path) -> str:

@@ -13,6 +13,11 @@
     max_turns = 400           # any `socratic run` option by its long name
     goal_min_speedup = 1.2
 
+    [[campaign]]
+    task = "rmsnorm"
+    agent = "claude"          # or codex, gemini: run headless by `socratic attach`, whose
+    max_tool_calls = 200      # options only (the goal's, the limits, model)
+
 Every problem is one line naming the file, the line and the value (InputError, exit 2),
 before anything starts.
 """
@@ -36,7 +41,15 @@ from socratic.errors import InputError
 
 EXECUTORS = ("local", "slurm")
 QUESTIONS = ("none", "auto", "human")
-AGENTS = ("socratic",)
+# socratic's own loop (`socratic run`), and the outside agents with hooks that `socratic
+# attach --headless` runs (harness/agents/NAME.toml; the harness's public API does not list
+# them, so they are named here)
+SOCRATIC = "socratic"
+HOOK_AGENTS = ("claude", "codex", "gemini")
+AGENTS = (SOCRATIC, *HOOK_AGENTS)
+# the `socratic run` options that `socratic attach` also takes (its goal options and model)
+ATTACH_OPTIONS = ("goal_min_speedup", "goal_against", "scenarios", "max_tool_calls",
+                  "max_turns", "max_minutes", "model")
 FLEET_KEYS = ("executor", "max_parallel", "gpus")
 CAMPAIGN_KEYS = ("task", "questions", "repeat", "agent", "name")
 # `socratic run` options a fleet sets itself (or that only make sense in a terminal)
@@ -55,17 +68,36 @@ class CampaignSpec:
     options: dict[str, Any] = field(default_factory=dict)   # run options by dest name
     args: list[str] = field(default_factory=list)           # ... as `socratic run` arguments
 
+    @property
+    def attached(self) -> bool:
+        """An outside agent, run by `socratic attach --headless` (else `socratic run`)."""
+        return self.agent != SOCRATIC
+
+    def argv(self, session_dir: Path, resume: bool) -> list[str]:
+        """The `socratic` arguments, verb first, that run this campaign in `session_dir`:
+        `run` for socratic's loop, `attach` for an outside agent. A resumed attached
+        campaign reads its agent and settings from its session (config.json)."""
+        if self.attached:
+            if resume:
+                return ["attach", str(session_dir), "--resume", "--headless"]
+            return ["attach", self.task, "--agent", self.agent, "--headless",
+                    "--session-dir", str(session_dir), *self.args, *self._questions_flag()]
+        return ["run", *self.run_argv(session_dir, resume)]
+
     def run_argv(self, session_dir: Path, resume: bool) -> list[str]:
         """`socratic run` arguments (after the verb) for this campaign in `session_dir`."""
         argv = [str(session_dir) if resume else self.task, "--headless",
-                "--session-dir", str(session_dir), *self.args]
-        if self.questions == "auto":
-            argv.append("--auto-questions")
-        elif self.questions == "human":
-            argv.append("--wait-for-human")  # a stall waits for your question, not ends
+                "--session-dir", str(session_dir), *self.args, *self._questions_flag()]
         if resume:
             argv.append("--resume")
         return argv
+
+    def _questions_flag(self) -> list[str]:
+        if self.questions == "auto":
+            return ["--auto-questions"]
+        if self.questions == "human":
+            return ["--wait-for-human"]  # a stall waits for your question, not ends
+        return []
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "task": self.task, "task_name": self.task_name,
@@ -260,7 +292,9 @@ def _campaigns(lines: _Lines, i: int, table: dict[str, Any], base: Path,
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise InputError(f"{where('repeat')}: `repeat` must be a whole number >= 1 "
                          f"(got {repeat!r})")
-    name = table.get("name", f"{task_name}-{questions}")
+    default = (f"{task_name}-{questions}" if agent == SOCRATIC
+               else f"{task_name}-{agent}-{questions}")
+    name = table.get("name", default)
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise InputError(f"{where('name')}: `name` must be letters, digits and _ . - "
                          f"(it names the session folder; got {name!r})")
@@ -276,6 +310,10 @@ def _campaigns(lines: _Lines, i: int, table: dict[str, Any], base: Path,
             raise InputError(f"{where(key)}: unknown campaign key `{key}`{hint} (known: "
                              f"{', '.join(CAMPAIGN_KEYS)} and the `socratic run` options: "
                              f"{', '.join(sorted(options))})")
+        if agent != SOCRATIC and dest not in ATTACH_OPTIONS:
+            raise InputError(f"{where(key)}: `{key}` is a `socratic run` option; agent "
+                             f"{agent} takes {', '.join(sorted(ATTACH_OPTIONS))} (and "
+                             f"{', '.join(CAMPAIGN_KEYS)})")
         args += _option_args(where(key), key, value, action)
         opts[dest] = value
     return [(where(), CampaignSpec(name, task, task_name, questions, agent, dict(opts),

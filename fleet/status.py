@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.contracts import retracted_on
+from socratic.endreasons import counts_as_met, end_detail
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE
 from socratic.fleet.folder import Fleet, runner_alive
 
@@ -40,6 +41,7 @@ class CampaignRow:
     questions: str
     state: str = "queued"
     reason: str | None = None          # why it ended (or stopped)
+    detail: str = ""                   # an unproven end (hooks_silent, agent_exited) in words
     evaluations: int = 0
     best_geomean: float | None = None
     best_min: float | None = None
@@ -99,6 +101,7 @@ class _Summary:
 
     started: bool = False
     ended: str | None = None
+    end_fields: dict[str, Any] = field(default_factory=dict)   # the campaign.end's
     status: str = "starting"
     evaluations: int = 0
     best: tuple[float, float] | None = None    # (min, geomean) of the best correct evaluation
@@ -128,6 +131,7 @@ class _Summary:
             self.ended, self.status = None, "running"
         elif kind == "campaign.end":
             self.ended, self.status = str(e.get("reason") or "ended"), "ended"
+            self.end_fields = e
             self.met = self.met or self.ended == "goal_met"
             self.gpu_waiting = False
         elif kind == "eval.start":
@@ -255,6 +259,8 @@ class FleetStatus:
             return row
         if s.ended is not None:
             row.state, row.reason = "ended", s.ended
+            row.detail = end_detail(s.ended, s.end_fields)
+            row.met = row.met and counts_as_met(s.ended)   # its goal checks do not stand
             return row
         if not _alive(self.fleet.session(c.name), run, slurm_active):
             row.state, row.reason = "stopped", "no process (killed?); `socratic fleet run` resumes it"

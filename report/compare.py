@@ -1,7 +1,10 @@
-"""Across sessions: groups by task, questions mode and agent, with medians.
+"""Across sessions: groups by task, questions mode and agent, with medians; and the
+comparisons a fleet is run for, by questions mode and by agent (each across the other):
+the best campaign on the goal's terms, how many met the goal, tool calls and time to the
+goal, cost where the log priced the model's turns.
 
-The task is part of the key because speedups of different tasks do not compare; on a fleet
-of one task the groups are exactly "by questions mode and agent".
+The task is part of every key because speedups of different tasks do not compare; on a
+fleet of one task the groups are exactly "by questions mode and agent".
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ MEDIANS = ("evaluations", "questions", "tool_calls", "tool_calls_per_question", 
 def figure(r: SessionReport, name: str) -> float | None:
     if name == "churn":
         return r.churn.share
+    if name == "cost_usd" and not r.cost_known:
+        return None   # an outside agent whose turns the log does not price: unknown, not $0
     v = getattr(r, name)
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
@@ -42,3 +47,42 @@ def groups(reports: list[SessionReport]) -> list[dict[str, Any]]:
             "medians": {name: median([figure(r, name) for r in members]) for name in MEDIANS},
         })
     return out
+
+
+# the figures a comparison by questions mode or by agent gives as medians
+TO_GOAL = ("tool_calls_to_goal", "time_to_goal_s", "cost_usd")
+DIMENSIONS = ("questions_mode", "agent")
+
+
+def best_of(members: list[SessionReport]) -> dict[str, Any] | None:
+    """The best campaign on the goal's terms: ranked by best min, then best geomean (as
+    the harness ranks evaluations); None when none has a correct evaluation."""
+    ranked = [r for r in members if r.best_min is not None]
+    if not ranked:
+        return None
+    r = max(ranked, key=lambda r: (r.best_min or 0.0, r.best_geomean or 0.0))
+    return {"session": r.session, "best_min": r.best_min, "best_geomean": r.best_geomean,
+            "goal_met": r.goal_met}
+
+
+def compare_by(reports: list[SessionReport], dimension: str) -> list[dict[str, Any]]:
+    """One entry per task and value of `dimension` (questions_mode or agent)."""
+    keyed: dict[tuple[str, str], list[SessionReport]] = {}
+    for r in reports:
+        keyed.setdefault((r.task or "?", getattr(r, dimension)), []).append(r)
+    out = []
+    for (task, value), members in sorted(keyed.items()):
+        out.append({
+            "task": task, dimension: value, "sessions": [r.session for r in members],
+            "n": len(members), "goal_met": sum(1 for r in members if r.goal_met),
+            # hooks_silent, agent_exited: campaigns that are no result
+            "no_result": sum(1 for r in members if r.end_detail),
+            "best": best_of(members),
+            "cost_known": sum(1 for r in members if r.cost_known),
+            "medians": {name: median([figure(r, name) for r in members]) for name in TO_GOAL},
+        })
+    return out
+
+
+def comparisons(reports: list[SessionReport]) -> dict[str, list[dict[str, Any]]]:
+    return {d: compare_by(reports, d) for d in DIMENSIONS}

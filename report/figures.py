@@ -27,6 +27,7 @@ from typing import Any, cast
 from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart, EvalEnd, EvalResult,
                                 EvalScenario, EvalStart, EvalSummary, Question, Retractions,
                                 StopHook, ToolCall, Trigger, Usage)
+from socratic.endreasons import counts_as_met, end_detail
 from socratic.report.churn import Churn, churn
 from socratic.report.source import SessionFiles
 
@@ -199,6 +200,8 @@ class SessionReport:
     best_min_evaluation: int | None = None
     sessions: int = 1                # a campaign ended and resumed has several
     active_s: float | None = None    # their time, the gaps between them left out
+    end_detail: str = ""             # an end that is no result (hooks_silent, agent_exited)
+    cost_known: bool = False         # the log priced some model turns (usage events)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -275,6 +278,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
 
     tool_calls = turns = 0
     cost = 0.0
+    priced = False
     tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     shas: dict[int, str] = {}
     rows: dict[int, list[dict[str, Any]]] = {}
@@ -311,6 +315,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         elif isinstance(e, Usage):
             turns += 1
             cost += _num(e.cost_usd) or 0.0
+            priced = priced or _num(e.cost_usd) is not None
             tokens["input"] += e.input_tokens
             tokens["output"] += e.output_tokens
             tokens["cache_read"] += e.cache_read
@@ -397,6 +402,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     c = churn([sources.get(p.sha) for p in series])
     n_q = len(gains)
     agent = _declared_or_extra(start, "agent")
+    if end is not None and not counts_as_met(end.reason):
+        goal_at = None   # hooks_silent, agent_exited: no goal check of it stands
     return SessionReport(
         session=files.name, path=str(files.dir), task=start.task,
         agent=_named(agent, files.fleet.get("agent")) or DEFAULT_AGENT,
@@ -412,6 +419,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         best_geomean_evaluation=best_geo_n, best_min_evaluation=best_min_n,
         sessions=n_sessions, active_s=round(active_s, 3),
         goal_met=goal_at is not None or bool(end and end.reason == "goal_met" and stands(end.n)),
+        end_detail=end_detail(end.reason, {**end.extra, **vars(end)}) if end else "",
+        cost_known=priced,
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,
         evaluations_to_goal=goal_at[2] if goal_at else None,

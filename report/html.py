@@ -18,8 +18,10 @@ from socratic.contracts import retracted_on
 from socratic.errors import InputError
 from socratic.report.figures import SessionReport
 from socratic.report.model import Report
-from socratic.report.text import (EVAL_HEAD, GROUP_HEAD, QUESTION_HEAD, eval_rows, figure_rows,
-                                  group_rows, one_line, pct, question_rows, retraction_lines)
+from socratic.report.compare import DIMENSIONS
+from socratic.report.text import (DIMENSION_WORDS, EVAL_HEAD, GROUP_HEAD, QUESTION_HEAD, by_head,
+                                  by_rows, eval_rows, figure_rows, group_rows, one_line, pct,
+                                  question_rows, retraction_lines)
 
 GEO, MIN, BAD, AUTO, HUMAN, GOAL = "#1f6fb4", "#e07b00", "#c0392b", "#6c3fb3", "#2e8b57", "#555555"
 NUMERIC = re.compile(r"^[+-]?\$?[\d,.]+(x|%| s| min \d+ s| h \d+ min)?$")
@@ -183,6 +185,9 @@ def render(report: Report) -> str:
         body += ["<h2>Across sessions (medians)</h2>",
                  '<div class="wide">' + _table(GROUP_HEAD, group_rows(report)) + "</div>",
                  groups_plot(Figure, report)]
+        for dim in DIMENSIONS:
+            body += [f"<h2>By {DIMENSION_WORDS[dim]}</h2>",
+                     '<div class="wide">' + _table(by_head(dim), by_rows(report, dim)) + "</div>"]
     for r in report.sessions:
         body += [f"<h2>{e(r.session)}</h2>", _table(["figure", "value"], figure_rows(r)),
                  progress_plot(Figure, r)]

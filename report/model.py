@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.report.compare import groups
+from socratic.report.compare import comparisons, groups
 from socratic.report.figures import DEFAULT_WINDOW, SessionReport, derive
 from socratic.report.source import load_session, load_sessions
 
@@ -19,11 +19,12 @@ class Report:
     groups: list[dict[str, Any]]
     window: int = DEFAULT_WINDOW
     notes: list[str] = field(default_factory=list)
+    by: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # compare.comparisons
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "window": self.window,
                 "sessions": [s.to_dict() for s in self.sessions],
-                "groups": self.groups, "notes": self.notes}
+                "groups": self.groups, "by": self.by, "notes": self.notes}
 
 
 def group_lookup(bank: Any):
@@ -51,7 +52,7 @@ def build_report(paths: list[Path], *, window: int = DEFAULT_WINDOW, bank: Any =
     for r in reports:
         if r.skipped_lines:
             notes.append(f"{r.path}: {r.skipped_lines} unreadable line(s) skipped")
-    return Report(reports, groups(reports), window, notes)
+    return Report(reports, groups(reports), window, notes, comparisons(reports))
 
 
 def session_report(path: Path, *, window: int = DEFAULT_WINDOW, bank: Any = None) -> SessionReport:

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from socratic.contracts import number_runs
-from socratic.report.compare import MEDIANS
+from socratic.report.compare import DIMENSIONS, MEDIANS
 from socratic.report.figures import QuestionGain, SessionReport
 from socratic.report.model import Report
 
@@ -108,11 +108,12 @@ def summary_lines(r: SessionReport) -> list[str]:
         + _from(r.best_min_evaluation)
         + (f"; best evaluation (min, then geomean) #{r.best_evaluation}"
            if r.best_evaluation is not None else ""),
+        *([f"  ! {r.end_detail}"] if r.end_detail else []),
         *[f"  {line}" for line in retraction_lines(r)],
         f"  {goal_text(r)}",
         f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "
         f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, cache write "
-        f"{r.tokens['cache_write']:,}), cost ${r.cost_usd:.2f}",
+        f"{r.tokens['cache_write']:,}), cost {cost(r)}",
         f"  questions {r.questions} (auto {r.questions_auto}, human {r.questions_human})"
         + (f", {r.tool_calls_per_question:.1f} tool calls per question"
            if r.tool_calls_per_question is not None else ""),
@@ -139,6 +140,44 @@ def summary_lines(r: SessionReport) -> list[str]:
     return lines
 
 
+def cost(r: SessionReport) -> str:
+    return f"${r.cost_usd:.2f}" if r.cost_known else "unknown (no priced model turns)"
+
+
+def money(v: float | None) -> str:
+    return f"${v:.2f}" if v is not None else "-"
+
+
+DIMENSION_WORDS = {"questions_mode": "questions mode", "agent": "agent"}
+
+
+def best_text(best: dict[str, Any] | None) -> str:
+    if best is None:
+        return "no correct evaluation"
+    return (f"{best['session']} (min {x(best['best_min'])}, geomean {x(best['best_geomean'])}"
+            + (", goal met" if best["goal_met"] else "") + ")")
+
+
+def by_lines(report: Report) -> list[str]:
+    """The fleet's comparisons: by questions mode and by agent, each across the other."""
+    lines = []
+    for dim in DIMENSIONS:
+        entries = report.by.get(dim) or []
+        lines.append(f"by {DIMENSION_WORDS[dim]} (medians over the campaigns that reached "
+                     f"the goal; cost over those that priced their turns)")
+        for g in entries:
+            m = g["medians"]
+            lines.append(
+                f"  {g['task']} / {g[dim]}: {g['n']} sessions, goal met {g['goal_met']}"
+                + (f", no result {g['no_result']} (hooks silent or agent exited)"
+                   if g["no_result"] else "")
+                + f"; best {best_text(g['best'])}; to the goal: tool calls "
+                f"{num(m['tool_calls_to_goal'])}, time {duration(m['time_to_goal_s'])}; cost "
+                f"{money(m['cost_usd'])}" + (f" ({g['cost_known']} of {g['n']} priced)"
+                                             if g["cost_known"] < g["n"] else ""))
+    return lines
+
+
 def comparison_lines(report: Report) -> list[str]:
     lines = ["groups (medians): task / questions / agent"]
     for g in report.groups:
@@ -147,8 +186,8 @@ def comparison_lines(report: Report) -> list[str]:
                      f"goal met {g['goal_met']}; evaluations {num(m['evaluations'])}, "
                      f"questions {num(m['questions'])}, tool calls {num(m['tool_calls'])}, "
                      f"best geomean {x(m['best_geomean'])}, best min {x(m['best_min'])}, "
-                     f"churn {pct(m['churn'])}, cost ${m['cost_usd'] or 0:.2f}")
-    return lines
+                     f"churn {pct(m['churn'])}, cost {money(m['cost_usd'])}")
+    return lines + by_lines(report)
 
 
 def text(report: Report) -> str:
@@ -186,6 +225,20 @@ def group_rows(report: Report) -> list[list[Any]]:
             + [fmt(m, g["medians"][m]) for m in MEDIANS] for g in report.groups]
 
 
+def by_head(dim: str) -> list[str]:
+    return ["task", DIMENSION_WORDS[dim], "sessions", "goal met", "no result", "best",
+            "tool calls to goal", "time to goal", "cost", "priced"]
+
+
+def by_rows(report: Report, dim: str) -> list[list[Any]]:
+    """One row per task and value of `dim`: the best campaign on the goal's terms, medians
+    of tool calls and time to the goal, cost over the campaigns that priced their turns."""
+    return [[g["task"], g[dim], g["n"], g["goal_met"], g["no_result"], best_text(g["best"]),
+             num(g["medians"]["tool_calls_to_goal"]), duration(g["medians"]["time_to_goal_s"]),
+             money(g["medians"]["cost_usd"]), f"{g['cost_known']}/{g['n']}"]
+            for g in report.by.get(dim) or []]
+
+
 def _cell(v: Any) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
@@ -200,7 +253,8 @@ def figure_rows(r: SessionReport) -> list[list[str]]:
     c = r.churn
     return [
         ["task", r.task or "?"], ["agent", f"{r.agent}" + (f" ({r.model})" if r.model else "")],
-        ["questions mode", r.questions_mode], ["end", r.end_reason or "not ended"],
+        ["questions mode", r.questions_mode],
+        ["end", (r.end_reason or "not ended") + (f" ({r.end_detail})" if r.end_detail else "")],
         ["started", r.started or "-"], ["duration", duration(r.duration_s)],
         ["turns", str(r.turns)], ["tool calls", str(r.tool_calls)],
         ["evaluations", f"{r.evaluations} ({r.evaluations_correct} correct, "
@@ -211,7 +265,7 @@ def figure_rows(r: SessionReport) -> list[list[str]]:
         ["tokens", f"{r.tokens['total']:,} (input {r.tokens['input']:,}, output "
                    f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, "
                    f"cache write {r.tokens['cache_write']:,})"],
-        ["cost", f"${r.cost_usd:.2f}"],
+        ["cost", cost(r)],
         ["questions", f"{r.questions} (auto {r.questions_auto}, human {r.questions_human})"],
         ["tool calls per question", num(r.tool_calls_per_question)],
         ["questions by trigger", counts(r.questions_by_trigger)],
@@ -243,6 +297,9 @@ def markdown(report: Report) -> str:
     out = ["# socratic report", ""]
     if len(report.sessions) > 1:
         out += ["## Across sessions (medians)", "", md_table(GROUP_HEAD, group_rows(report)), ""]
+        for dim in DIMENSIONS:
+            out += [f"## By {DIMENSION_WORDS[dim]}", "",
+                    md_table(by_head(dim), by_rows(report, dim)), ""]
     for r in report.sessions:
         out += [f"## {r.session}", "", md_table(["figure", "value"], figure_rows(r)), ""]
         out += [f"### Questions (best after the next {r.window} evaluations)", ""]

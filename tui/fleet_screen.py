@@ -1,5 +1,6 @@
 """The fleet screen: `socratic watch DIR` on a fleet folder. One row per campaign (state,
-evaluations, best against the goal, last trigger, pending questions, cost, GPU), kept live
+evaluations, best against the goal, questions mode, agent, last trigger, pending questions,
+cost, GPU; an end that is no result, hooks_silent or agent_exited, is marked `!`), kept live
 by a polling thread that reads only what the sessions appended; the keys act on the
 highlighted campaign: Enter opens its usual watch screen (Esc comes back), `/` and `i`
 ask it a question, from the bank or in your own words."""
@@ -110,9 +111,14 @@ class FleetScreen(Screen):
         parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
         met = sum(1 for r in rows if r.met)
         cost = sum(r.cost_usd for r in rows)
+        unproven: dict[str, int] = {}   # ends that are no result: said apart from the rest
+        for r in rows:
+            if r.detail:
+                unproven[r.reason] = unproven.get(r.reason, 0) + 1
+        no_result = "".join(f" · ! {n} {reason}" for reason, n in sorted(unproven.items()))
         self.query_one("#fleet-title", Static).update(
             f"fleet {self.fleet_dir} · {self.status.fleet.executor} · {len(rows)} campaigns: "
-            + ", ".join(parts) + f" · goal met {met}/{len(rows)} · ${cost:.2f}")
+            + ", ".join(parts) + f" · goal met {met}/{len(rows)}{no_result} · ${cost:.2f}")
 
     def on_data_table_row_highlighted(self, _event: Any) -> None:
         self._draw_detail()
@@ -128,7 +134,7 @@ class FleetScreen(Screen):
                     "stopped": f"stopped: {row.reason}",
                     "waiting": "waiting for your question: / or i asks it"}.get(row.state, "")
             if row.state == "ended":
-                what = f"ended: {row.reason}"
+                what = f"ended: {row.reason}" + (f": {row.detail}" if row.detail else "")
             if row.gpu_wait_s:
                 what += f"{'; ' if what else ''}waited {row.gpu_wait_s:.0f}s for GPU turns"
             text = f"{row.name}  {row.session}" + (f"  ·  {what}" if what else "")

@@ -23,6 +23,7 @@ from typing import Any
 
 from socratic import contracts as c
 from socratic.contracts import ContractError, Event, Retractions, ScenarioResult, parse_event, retracted_on
+from socratic.endreasons import end_detail
 from socratic.tui.tool_summary import summarize_output
 
 CHECKPOINT_EVERY = 256
@@ -656,7 +657,9 @@ class CampaignState:
         self.status = "ended"
         self.eval_running = False
         self.end_reason = ev.reason
-        self.blocks.append(Block("end", seq, t, text=self.end_reason))
+        # hooks_silent, agent_exited: why the end is no result, in words
+        detail = end_detail(ev.reason, {**ev.extra, **vars(ev)})
+        self.blocks.append(Block("end", seq, t, text=self.end_reason, detail=detail))
 
 
 _HANDLERS: dict[type, Any] = {

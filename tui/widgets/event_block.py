@@ -26,6 +26,8 @@ def render_block(b: Block) -> Text:
         t.append("■ campaign end", style="bold")
         if b.text:
             t.append(f": {b.text}")
+        if b.detail:   # an end that is no result (hooks_silent, agent_exited)
+            t.append(f"  ! {b.detail}", style="bold reverse")
     elif b.kind == "eval":
         point: EvalPoint | None = b.get("point")
         t.append(f"◆ eval {b.title}", style="bold")

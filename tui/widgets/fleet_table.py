@@ -10,10 +10,11 @@ from textual.widgets import DataTable
 
 from socratic.tui.widgets.column_scroll import scroll_columns
 
-# what a glance needs first (at 80 columns the rest is a `>` away); the name stays put
+# what a glance needs first (at 80 columns the rest is a `>` away); the name stays put;
+# what kind of campaign it is (questions mode, agent) next, as a fleet compares by them
 COLUMNS = [("campaign", "campaign"), ("state", "state"), ("evals", "evals"),
            ("geomean", "geomean"), ("min", "min"), ("goal", "goal"), ("pending", "pending"),
-           ("questions", "q"), ("trigger", "trigger"), ("agent", "agent"), ("task", "task"),
+           ("questions", "q"), ("agent", "agent"), ("trigger", "trigger"), ("task", "task"),
            ("cost", "cost"), ("gpu", "gpu")]
 FIXED = 1
 
@@ -29,6 +30,8 @@ def _x(v: Any) -> str:
 def state_text(row: Any) -> Text:
     mark = STATE_MARK.get(row.state, " ")
     if row.state == "ended":
+        if row.detail:   # hooks_silent, agent_exited: no result, whatever the log says
+            return Text(f"! ended: {row.reason} (not met)", style="bold red")
         ok = row.reason == "goal_met"
         return Text(f"{mark} ended: {row.reason}", style="green" if ok else "")
     if row.state == "waiting":
@@ -50,7 +53,7 @@ def cells(row: Any) -> list[Any]:
     return [row.name, state_text(row), str(row.evaluations), _x(row.best_geomean),
             Text(best_min + (" ▼" if miss else ""), style="yellow" if miss else ""), goal,
             Text(str(row.pending), style="bold") if row.pending else "0", row.questions,
-            row.last_trigger or "-", row.agent, row.task,
+            row.agent, row.last_trigger or "-", row.task,
             f"${row.cost_usd:.2f}", row.gpu if row.gpu is not None else (row.job or "-")]
 
 
