@@ -56,8 +56,9 @@ DIMENSIONS = ("questions_mode", "agent")
 
 def best_of(members: list[SessionReport]) -> dict[str, Any] | None:
     """The best campaign on the goal's terms: ranked by best min, then best geomean (as
-    the harness ranks evaluations); None when none has a correct evaluation."""
-    ranked = [r for r in members if r.best_min is not None]
+    the harness ranks evaluations); None when none has a correct evaluation. A campaign
+    that is no result (hooks_silent, agent_exited) is never the best."""
+    ranked = [r for r in members if r.best_min is not None and not r.end_detail]
     if not ranked:
         return None
     r = max(ranked, key=lambda r: (r.best_min or 0.0, r.best_geomean or 0.0))

@@ -153,7 +153,7 @@ DIMENSION_WORDS = {"questions_mode": "questions mode", "agent": "agent"}
 
 def best_text(best: dict[str, Any] | None) -> str:
     if best is None:
-        return "no correct evaluation"
+        return "none (no correct evaluation of a campaign that counts)"
     return (f"{best['session']} (min {x(best['best_min'])}, geomean {x(best['best_geomean'])}"
             + (", goal met" if best["goal_met"] else "") + ")")
 
