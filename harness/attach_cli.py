@@ -104,6 +104,8 @@ def handle_attach(args) -> int:
                          "always waits for your question)")
     if args.headless and by_hand(args.agent):
         raise InputError(f"--headless: --agent {args.agent} has no agent to run")
+    if args.headless:
+        _check_runnable(args.agent)
     if args.launch and by_hand(args.agent):
         raise InputError(f"--launch: --agent {args.agent} has no agent to start (it prints "
                          f"the commands that drive the campaign)")
@@ -139,6 +141,20 @@ def handle_attach(args) -> int:
     except FileNotFoundError:
         raise InputError(f"--launch: `{a.launch_argv[0]}` not found on PATH (install it: "
                          f"{a.spec.install})") from None
+
+
+def _check_runnable(agent: str) -> None:
+    """The agent's program is on PATH: said before a session exists."""
+    import shutil
+
+    from socratic.harness import agentspec
+
+    spec = agentspec.load(agent)
+    if spec.headless is None:
+        raise InputError(f"--headless: --agent {agent} has no non-interactive mode")
+    if shutil.which(spec.headless.command[0]) is None:
+        raise InputError(f"--headless: `{spec.headless.command[0]}` not found on PATH "
+                         f"(install it: {spec.install}); nothing was created")
 
 
 def _headless(session_dir: Path, resume: bool, model: str | None) -> int:

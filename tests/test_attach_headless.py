@@ -247,6 +247,11 @@ def test_headless_bad_input_is_one_line(tmp_path):
         (["attach", str(tmp_path), "--resume"], "only with --headless"),
         (["attach", "rmsnorm"], "--agent is required"),
     ]
+    bare = dict(env, PATH=os.path.dirname(sys.executable))   # no agent on PATH
+    r = socratic("attach", "rmsnorm", "--agent", "codex", "--headless", "--session-dir",
+                 str(tmp_path / "s"), env=bare, cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and "`codex` not found on PATH" in r.stderr, r.stderr
+    assert not (tmp_path / "s").exists()
     for argv, words in cases:
         r = socratic(*argv, env=env, cwd=tmp_path, timeout=60)
         assert r.returncode == 2 and words in r.stderr and r.stderr.count("\n") == 1, (argv, r.stderr)
