@@ -24,19 +24,12 @@ import pytest
 from socratic.eventlog import read_jsonl
 from socratic.harness import headless
 from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from tests.test_attach_codex import PROVIDER as CODEX_PROVIDER
 
 BINARIES = {name: shutil.which(os.environ.get(f"SOCRATIC_{name.upper()}") or name)
             for name in ("claude", "codex", "gemini")}
 TOOL = {"claude": ("Bash", "command"), "codex": ("exec_command", "cmd"),
         "gemini": ("run_shell_command", "command")}
-CODEX_PROVIDER = """model = "gpt-test"
-model_provider = "fake"
-[model_providers.fake]
-name = "fake"
-base_url = "{url}/v1"
-wire_api = "responses"
-env_key = "FAKE_OPENAI_KEY"
-"""
 
 
 def needs(agent: str):
