@@ -220,7 +220,7 @@ def test_the_end_is_settled_on_the_record(tmp_path, reported, hooks_ran, reason)
     if reason == "agent_exited":
         assert end["exit_code"] == 3
     else:
-        assert end["tools_reported"] == reported
+        assert end.get("tools_reported") == reported   # absent: its output told nothing
 
 
 def test_interrupted_and_over_time_runs_end_so(tmp_path):
