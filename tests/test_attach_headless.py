@@ -166,6 +166,29 @@ def test_sigterm_interrupts_and_resume_finishes_on_the_same_session(tmp_path):
     assert len(runs) == 2 and "--resume" not in runs[0] and f"--resume {sid}" in runs[1]
 
 
+@pytest.mark.parametrize("agent, stops, refusals", [("claude", 9, 9), ("codex", 20, None),
+                                                    ("gemini", 20, None)])
+def test_the_stop_block_cap_is_a_recorded_decision(tmp_path, agent, stops, refusals):
+    """Claude Code overrides its Stop hook on the 9th refusal in a row: socratic ends the
+    campaign `stalled` on that one, with `refusals`, before the agent would. Codex CLI and
+    Gemini CLI have no cap: they go on until socratic's own stall rule."""
+    if BINARIES[agent] is None:
+        pytest.skip(f"{agent} is not installed")
+    from socratic.harness.attach import attach
+    from socratic.harness.doubles.testing import fake_config, make_task
+
+    env = base_env(tmp_path)
+    sess = attach(make_task(tmp_path), agent, fake_config(max_empty_stops=20),
+                  session_dir=tmp_path / "s", wait_for_human=False).session.dir
+    with fake_api(agent, tmp_path, [{"text": f"Done ({i})."} for i in range(25)], env) as aenv:
+        r = socratic("attach", str(sess), "--resume", "--headless", env=aenv, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ev = events(sess)
+    assert sum(e["type"] == "stophook" for e in ev) == stops
+    end = ev[-1]
+    assert end["reason"] == "stalled" and end.get("refusals") == refusals, end
+
+
 # ---------------------------------------------------------------------- without binaries
 
 def test_tool_counts_from_each_agents_output():
