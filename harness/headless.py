@@ -226,10 +226,14 @@ def settle(session_dir: Path, first_seq: int, code: int, tools_reported: int | N
     record (interrupted, max_minutes, hooks_silent or agent_exited)."""
     with AttachedCampaign.open(session_dir) as camp:
         rec = since(session_dir, first_seq)
+        unreported = tools_reported is not None and tools_reported > rec.tools_logged
         if camp.ended is not None:
+            if unreported:  # the end stands (judged by the hooks), the gap is on the record
+                camp.emit("problem", where="hooks", error=(
+                    f"the agent ran {tools_reported} tools, its hooks reported "
+                    f"{rec.tools_logged}"))
             return camp.ended
-        silent = rec.stop_consulted == 0 or (tools_reported is not None
-                                             and tools_reported > rec.tools_logged)
+        silent = rec.stop_consulted == 0 or unreported
         if interrupted:
             camp.end("interrupted")
         elif over_time:

@@ -246,6 +246,23 @@ def test_the_end_is_settled_on_the_record(tmp_path, reported, hooks_ran, reason)
         assert end.get("tools_reported") == reported   # absent: its output told nothing
 
 
+def test_tools_the_hooks_missed_in_a_run_that_ended_are_a_problem_on_record(tmp_path):
+    sess = _attached(tmp_path)
+    first = headless.last_seq(sess) + 1
+    _hook_tool_and_stop(sess)
+    assert headless.settle(sess, first, 0, 1, False, False) == "agent_exited"
+    # a run that ended by the hooks keeps its end; tools they missed are a `problem`
+    sess2 = _attached(tmp_path / "b")
+    first = headless.last_seq(sess2) + 1
+    from socratic.harness.attached_campaign import AttachedCampaign
+
+    with AttachedCampaign.open(sess2) as camp:
+        camp.end("max_tool_calls")
+    assert headless.settle(sess2, first, 0, 2, False, False) == "max_tool_calls"
+    problem = events(sess2)[-1]
+    assert problem["type"] == "problem" and "ran 2 tools, its hooks reported 0" in problem["error"]
+
+
 def test_interrupted_and_over_time_runs_end_so(tmp_path):
     sess = _attached(tmp_path)
     assert headless.settle(sess, headless.last_seq(sess) + 1, -15, 0, True, False) == "interrupted"
