@@ -57,15 +57,21 @@ def _json_lines(text: str) -> Iterable[dict[str, Any]]:
 
 def claude_tools(text: str) -> int:
     """stream-json: each tool_use block of an assistant message (streamed messages repeat
-    their blocks: counted by id)."""
-    ids = set()
+    their blocks: counted by id), less those Claude Code refused before running them (a
+    `<tool_use_error>` result: no hook fires for a call that never ran)."""
+    ids, refused = set(), set()
     for d in _json_lines(text):
-        if d.get("type") != "assistant" or d.get("parent_tool_use_id"):
+        if d.get("parent_tool_use_id"):
             continue  # a subagent's tools run inside its Task call
         for block in (d.get("message") or {}).get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
+            if not isinstance(block, dict):
+                continue
+            if d.get("type") == "assistant" and block.get("type") == "tool_use":
                 ids.add(str(block.get("id")))
-    return len(ids)
+            elif d.get("type") == "user" and block.get("type") == "tool_result" and \
+                    str(block.get("content") or "").startswith("<tool_use_error>"):
+                refused.add(str(block.get("tool_use_id")))
+    return len(ids - refused)
 
 
 def codex_tools(text: str) -> int:

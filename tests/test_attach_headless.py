@@ -139,7 +139,8 @@ def test_an_agent_whose_hooks_never_fire_ends_hooks_silent(tmp_path):
 def test_sigterm_interrupts_and_resume_finishes_on_the_same_session(tmp_path):
     sess = tmp_path / "sess"
     env = base_env(tmp_path)
-    script = [{"text": "Looking.", "tools": [shell("claude", "sleep 30")]},
+    slow = "python3 -c 'import time; time.sleep(30)'"   # a bare `sleep 30` it refuses to run
+    script = [{"text": "Looking.", "tools": [shell("claude", slow)]},
               faster("claude"), {"text": "Done."}]
     with fake_api("claude", tmp_path, script, env) as aenv:
         proc = subprocess.Popen([sys.executable, "-m", "socratic", "attach", "rmsnorm",
@@ -148,7 +149,7 @@ def test_sigterm_interrupts_and_resume_finishes_on_the_same_session(tmp_path):
                                 stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         log = sess / headless.AGENT_LOG
-        while time.monotonic() < deadline and not (log.exists() and b"sleep 30" in log.read_bytes()):
+        while time.monotonic() < deadline and not (log.exists() and b"time.sleep(30)" in log.read_bytes()):
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -197,7 +198,12 @@ def test_tool_counts_from_each_agents_output():
         {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "a"},
                                                       {"type": "tool_use", "id": "b"}]}},
         {"type": "assistant", "parent_tool_use_id": "t",
-         "message": {"content": [{"type": "tool_use", "id": "sub"}]}}]) + "\nnot json\n"
+         "message": {"content": [{"type": "tool_use", "id": "sub"}]}},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "c"}]}},
+        # refused before it ran (Claude Code blocks a standalone `sleep 30`): no hook fires
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "c",
+                                                  "content": "<tool_use_error>Blocked"}]}},
+    ]) + "\nnot json\n"
     assert headless.claude_tools(claude) == 2
     codex = "\n".join(json.dumps(x) for x in [
         {"type": "item.started", "item": {"type": "command_execution"}},
