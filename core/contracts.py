@@ -776,6 +776,11 @@ class CampaignEnd(Event):
     stop_attempts: int | None = None        # stalled
     refusals: int | None = None             # attached: stalled before the agent's refusal cap
     gave_up: str | None = None              # by hand (stalled): the engineer's reason
+    # headless (`attach --headless`): hooks_silent's evidence, agent_exited's exit code
+    tools_reported: int | None = None       # the tools the agent's own output shows it ran
+    tools_logged: int | None = None         # ... and those its hooks reported
+    stop_consulted: int | None = None       # the stop hook's verdicts in that run
+    exit_code: int | None = None
 
 
 @dataclass(kw_only=True)

@@ -40,6 +40,24 @@ class HookEvent:
 
 
 @dataclass(frozen=True)
+class Headless:
+    """[headless]: the agent run non-interactively (a fleet's campaign)."""
+
+    command: tuple[str, ...]         # {prompt}; the model flag goes after argv[0]
+    output: str                      # its stdout's format (harness/headless.py counts tools)
+    resume: tuple[str, ...] = ()     # its own resume: {prompt}, {agent_session}
+    env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self, prompt: str, model_flag: str, model: str | None = None,
+             agent_session: str | None = None) -> list[str]:
+        """The command; its own resume where it has one and the session id is known."""
+        template = self.resume if self.resume and agent_session else self.command
+        argv = [a.replace("{prompt}", prompt).replace("{agent_session}", agent_session or "")
+                for a in template]
+        return argv + ([model_flag, model] if model else [])
+
+
+@dataclass(frozen=True)
 class AgentSpec:
     name: str
     title: str
@@ -57,6 +75,7 @@ class AgentSpec:
     payload: dict[str, str]
     extra_settings: dict[str, Any] = field(default_factory=dict)
     extra_files: dict[str, str] = field(default_factory=dict)
+    headless: Headless | None = None  # how it runs without a terminal (`attach --headless`)
 
     @property
     def has_hooks(self) -> bool:
@@ -157,7 +176,18 @@ def _parse(d: dict[str, Any]) -> AgentSpec:
         events=events, payload=payload,
         extra_settings=dict(hooks.get("extra_settings") or {}),
         extra_files={str(k): str(v) for k, v in (hooks.get("extra_files") or {}).items()},
+        headless=_headless(d["headless"]) if "headless" in d else None,
     )
+
+
+def _headless(h: dict[str, Any]) -> Headless:
+    from socratic.harness.headless import OUTPUTS
+
+    if str(h["output"]) not in OUTPUTS:
+        raise ValueError(f"headless.output must be one of {', '.join(OUTPUTS)}")
+    return Headless(command=tuple(str(a) for a in h["command"]), output=str(h["output"]),
+                    resume=tuple(str(a) for a in h.get("resume") or ()),
+                    env={str(k): str(v) for k, v in (h.get("env") or {}).items()})
 
 
 def by_hand(name: str | None) -> bool:

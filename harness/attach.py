@@ -112,7 +112,8 @@ class Attachment:
 
 
 def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | None = None,
-           model: str | None = None, wait_s: float = 3000.0) -> Attachment:
+           model: str | None = None, wait_s: float = 3000.0,
+           wait_for_human: bool = True) -> Attachment:
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
     from socratic.harness.evaluator_process import list_sets
@@ -120,8 +121,9 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
 
     spec = agentspec.load(agent)
-    # a stalled agent waits for the engineer's question (as long as its hook may wait)
-    config.wait_for_human = True
+    # a stalled agent waits for the engineer's question (as long as its hook may wait); a
+    # headless campaign whose questions are not a human's ends stalled instead
+    config.wait_for_human = wait_for_human
     # the hooks run the evaluator with the agent's PATH: a bare `python` there may be
     # another interpreter, so it is found now, as it is here
     config.evaluator = resolved_command(config.evaluator)

@@ -27,8 +27,10 @@ def register(sub) -> None:
         "questions reach it. Prints the session and the command that starts the agent. "
         "--agent manual: no agent and no hooks; prints the `socratic hook` commands that "
         "drive the campaign by hand (evaluations may be imported from a GPU node).")
-    p.add_argument("task", metavar="TASK_DIR", help="task directory or bundled task name")
-    p.add_argument("--agent", required=True, choices=agents, help="the coding agent")
+    p.add_argument("task", metavar="TASK_DIR", help="task directory or bundled task name "
+                   "(with --resume: the session directory)")
+    p.add_argument("--agent", choices=agents, help="the coding agent (required, except with "
+                   "--resume)")
     p.add_argument("--session-dir", metavar="DIR", help="the session directory "
                    "(default: sessions/<date-time-task>)")
     p.add_argument("--model", help="model for the agent (passed to its --model)")
@@ -38,6 +40,15 @@ def register(sub) -> None:
                    "for your question (default 50)")
     p.add_argument("--launch", action="store_true",
                    help="start the agent in the workspace now (this terminal)")
+    p.add_argument("--headless", action="store_true",
+                   help="run the agent non-interactively in the workspace until it exits "
+                   "(its output in SESSION/agent.log), then settle the campaign's end: "
+                   "`hooks_silent` when its hooks did not report its tools or its stop")
+    p.add_argument("--resume", action="store_true",
+                   help="with --headless: go on with the attached session TASK_DIR names")
+    p.add_argument("--wait-for-human", action="store_true",
+                   help="with --headless: a stalled agent waits for your question (typed in "
+                   "the TUI) instead of ending stalled; interactive attaches always wait")
     p.set_defaults(handler=handle_attach)
 
     p = sub.add_parser(
@@ -81,6 +92,20 @@ def handle_attach(args) -> int:
     check_numbers(args, ("wait_minutes",))
     from socratic.harness.agentspec import by_hand
 
+    if args.resume:
+        return _resume_headless(args)
+    if args.agent is None:
+        raise InputError("attach: --agent is required (claude, codex, gemini or manual)")
+    if args.headless and args.launch:
+        raise InputError("--headless and --launch: give one (headless runs the agent "
+                         "without a terminal, --launch in this one)")
+    if args.wait_for_human and not args.headless:
+        raise InputError("--wait-for-human: only with --headless (an interactive attach "
+                         "always waits for your question)")
+    if args.headless and by_hand(args.agent):
+        raise InputError(f"--headless: --agent {args.agent} has no agent to run")
+    if args.headless:
+        _check_runnable(args.agent)
     if args.launch and by_hand(args.agent):
         raise InputError(f"--launch: --agent {args.agent} has no agent to start (it prints "
                          f"the commands that drive the campaign)")
@@ -91,7 +116,8 @@ def handle_attach(args) -> int:
     task_dir = resolve_task_dir(args.task)
     a = attach(task_dir, args.agent, config,
                session_dir=Path(args.session_dir) if args.session_dir else None,
-               model=args.model, wait_s=args.wait_minutes * 60)
+               model=args.model, wait_s=args.wait_minutes * 60,
+               wait_for_human=args.wait_for_human or not args.headless)
     print(f"socratic: session {a.session.dir} ({a.spec.title}); watch it with "
           f"`socratic watch {shlex.quote(str(a.session.dir))}`", file=sys.stderr)
     if not a.spec.has_hooks:
@@ -102,6 +128,8 @@ def handle_attach(args) -> int:
                                           eval_task_arg(CampaignTask.load(task_dir))),
                          *a.said]), file=sys.stderr)
         return 0
+    if args.headless:
+        return _headless(a.session.dir, resume=False, model=args.model)
     print(f"socratic: start the agent with:\n  {a.launch_line}", file=sys.stderr)
     if not args.launch:
         return 0
@@ -113,6 +141,56 @@ def handle_attach(args) -> int:
     except FileNotFoundError:
         raise InputError(f"--launch: `{a.launch_argv[0]}` not found on PATH (install it: "
                          f"{a.spec.install})") from None
+
+
+def _check_runnable(agent: str) -> None:
+    """The agent's program is on PATH: said before a session exists."""
+    import shutil
+
+    from socratic.harness import agentspec
+
+    spec = agentspec.load(agent)
+    if spec.headless is None:
+        raise InputError(f"--headless: --agent {agent} has no non-interactive mode")
+    if shutil.which(spec.headless.command[0]) is None:
+        raise InputError(f"--headless: `{spec.headless.command[0]}` not found on PATH "
+                         f"(install it: {spec.install}); nothing was created")
+
+
+def _headless(session_dir: Path, resume: bool, model: str | None) -> int:
+    from socratic.harness import headless
+
+    reason = headless.run(session_dir, resume=resume, model=model)
+    print(f"socratic: campaign ended: {reason} (session {session_dir}; report: "
+          f"`socratic report {shlex.quote(str(session_dir))}`)", file=sys.stderr)
+    return 0
+
+
+def _resume_headless(args) -> int:
+    """`socratic attach SESSION --resume --headless`: the attached session goes on."""
+    from socratic.harness.attached_campaign import AttachedCampaign
+
+    if not args.headless:
+        raise InputError("--resume: only with --headless (to go on interactively, start "
+                         "the session's agent again in its workspace)")
+    given = [f"--{n.replace('_', '-')}" for n in ("agent", "session_dir", "launch",
+                                                  "wait_for_human") if getattr(args, n)]
+    if given:
+        raise InputError(f"--resume: {', '.join(given)} come from the session's config.json "
+                         f"(resume takes only the session)")
+    session = Path(args.task)
+    from socratic.sessionfiles import refuse_pack
+
+    refuse_pack(session, "attach --resume")
+    if not (session / "events.jsonl").is_file():
+        raise InputError(f"{session}: not a started campaign session (no events.jsonl); "
+                         f"attach a new one with `socratic attach TASK --agent A --headless`")
+    camp = AttachedCampaign(session)  # one line when it is not an attached session
+    from socratic.harness.agentspec import by_hand
+
+    if by_hand(camp.settings.agent):
+        raise InputError(f"{session}: a campaign by hand: nothing to run headless")
+    return _headless(session, resume=True, model=args.model)
 
 
 def _by_hand(event: str, args) -> bool:

@@ -67,6 +67,7 @@ class HookState(Marks):
     text_keys: list[str] = field(default_factory=list)   # transcript texts that may repeat
     usage_ids: list[str] = field(default_factory=list)
     last_refusal: str = ""     # an agent may hand a refused stop's reason back as a prompt
+    agent_session: str = ""    # the agent's own session id, as its hooks said (its resume)
 
     @classmethod
     def load(cls, path: Path) -> HookState | None:

@@ -190,6 +190,9 @@ def answer(camp: AttachedCampaign, event: str, payload: dict[str, Any], started:
     deadline = started + camp.settings.timeouts_s.get(event, 60.0) - MARGIN_S
     deadline = min(deadline, started + camp.settings.wait_s)
     try:
+        sid = spec.value(payload, "session")
+        if isinstance(sid, str) and sid:
+            camp.state.agent_session = sid
         if camp.ended is None or event in ("session-start", "prompt"):
             camp.read_transcript(spec.transcript, spec.value(payload, "transcript"))
             camp.engine.poll_inbox()
