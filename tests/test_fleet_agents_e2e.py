@@ -218,18 +218,21 @@ goal_min_speedup = 1.3
     name = "01-rmsnorm-claude-none"
     sess = d / name
     busy = {"text": "Measuring first.",
-            "tools": [("Bash", {"command": "sleep 120", "description": "measure",
-                                "timeout": 300000})]}
+            # a bare `sleep 120` Claude Code refuses to run
+            "tools": [("Bash", {"command": "python3 -c 'import time; time.sleep(120)'",
+                                "description": "measure", "timeout": 300000})]}
     with FakeAnthropic([busy], default=finisher(*CLAUDE_STEP)) as api:
         env = {**agents_env(tmp_path, api.url), "SLURM_CONF": cluster.env["SLURM_CONF"]}
         p = subprocess.Popen([sys.executable, "-m", "socratic", "fleet", "run", str(f),
                               "--session-dir", str(d)], env=env, cwd=REPO, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            # the agent is working (its sleep has started: the request asked for it)
-            wait_for(lambda: len(api.requests) >= 1 and any(
-                e["type"] == "trigger" for e in events(sess)), 180, "the agent to work", p)
-            time.sleep(5)
+            # the agent is working: its tool call runs (its output shows it)
+            log = sess / "agent.log"
+            wait_for(lambda: log.exists() and b"time.sleep(120)" in log.read_bytes(), 180,
+                     "the agent to work", p)
+            time.sleep(3)
+            assert not any(e["type"] == "campaign.end" for e in events(sess))
             job = json.loads((d / "fleet.json").read_text())["runs"][name]["job"]
             # what Slurm sends a job before its time limit or when it is preempted
             cluster.run("scancel", "--signal=USR2", job)
