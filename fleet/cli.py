@@ -64,6 +64,8 @@ def handle_run(args) -> int:
         spec = load_fleet(source)
         folder = Path(args.session_dir) if args.session_dir else default_dir(source)
     _api_key(spec)   # the campaigns' processes (or Slurm jobs) inherit this environment
+    if spec.executor == "local":
+        _agents_on_path(spec)
     if spec.executor == "slurm":
         from socratic.fleet.slurm import check_slurm
         check_slurm(spec)   # submitit and sbatch present, parameters known: before any folder
@@ -89,6 +91,17 @@ def _api_key(spec) -> None:
 
     if any(not c.attached for c in spec.campaigns) and not os.environ.get("ANTHROPIC_API_KEY"):
         raise InputError("ANTHROPIC_API_KEY is not set (the campaigns' agents need it)")
+
+
+def _agents_on_path(spec) -> None:
+    """An outside agent's program (named as the agent: claude, codex, gemini) is on PATH,
+    before any folder is made (a Slurm node's PATH is its own: its job says)."""
+    import shutil
+
+    for agent in dict.fromkeys(c.agent for c in spec.campaigns if c.attached):
+        if shutil.which(agent) is None:
+            raise InputError(f"{spec.path}: agent {agent}: `{agent}` is not on PATH (install "
+                             f"it, or put its bin folder on PATH)")
 
 
 def _fmt(v, spec: str) -> str:

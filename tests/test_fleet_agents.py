@@ -266,3 +266,12 @@ def test_an_attached_campaign_is_interrupted_through_its_attach_process_alone(tm
                              start_new_session=True)
     kill(proc2)
     assert proc2.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_an_agent_not_on_path_is_one_line_before_anything(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    f = fleet_file(tmp_path, "[[campaign]]\ntask = \"TASK\"\nagent = \"gemini\"\n")
+    assert main(["fleet", "run", str(f), "--session-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "agent gemini: `gemini` is not on PATH" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

@@ -24,24 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from socratic.eventlog import read_jsonl
 from socratic.harness.doubles.fakeapi import FakeAnthropic
 from socratic.harness.doubles.fakegemini import FakeGemini
 from socratic.harness.doubles.fakeopenai import FakeResponses
 from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from tests.test_attach_codex import PROVIDER as CODEX_PROVIDER
+from tests.test_fleet_slurm import cluster, events, wait_for  # noqa: F401 - cluster: a fixture
 
 REPO = Path(__file__).resolve().parents[1]
 BINARIES = {name: shutil.which(os.environ.get(f"SOCRATIC_{name.upper()}") or name)
             for name in ("claude", "codex", "gemini")}
 EDIT = "echo '// speedup: 1.35' >> candidate.cu"
-CODEX_PROVIDER = """model = "gpt-test"
-model_provider = "fake"
-[model_providers.fake]
-name = "fake"
-base_url = "{url}/v1"
-wire_api = "responses"
-env_key = "FAKE_OPENAI_KEY"
-"""
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -86,11 +79,6 @@ def agents_env(tmp: Path, claude_url: str | None = None) -> dict[str, str]:
     if claude_url:
         env.update(ANTHROPIC_BASE_URL=claude_url, ANTHROPIC_API_KEY="sk-test-fleet-claude")
     return env
-
-
-def events(d: Path) -> list[dict]:
-    p = d / "events.jsonl"
-    return read_jsonl(p)[0] if p.exists() else []
 
 
 THREE = """
@@ -176,32 +164,9 @@ def test_a_fleet_of_claude_codex_and_gemini_meets_the_goal(tmp_path):
         assert f"rmsnorm / {agent}" in words
 
 
-def wait_for(pred, timeout: float, what: str, p: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        if p is not None and p.poll() is not None:
-            raise AssertionError(f"{what}: the fleet runner exited: {p.stderr.read()}")
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    from tests.slurm_cluster import Cluster, why_not
-
-    why = why_not()
-    if why:
-        pytest.skip(why)
-    c = Cluster(tmp_path_factory.mktemp("slurm")).start()
-    yield c
-    c.stop()
-
-
 def test_a_preempted_claude_code_campaign_on_slurm_resumes_to_its_goal(tmp_path, request):
     need("claude")
-    cluster = request.getfixturevalue("cluster")
+    slurm = request.getfixturevalue("cluster")   # not a parameter: skip first, then start
     f = tmp_path / "slurm.toml"
     f.write_text("""
 [fleet]
@@ -222,7 +187,7 @@ goal_min_speedup = 1.3
             "tools": [("Bash", {"command": "python3 -c 'import time; time.sleep(120)'",
                                 "description": "measure", "timeout": 300000})]}
     with FakeAnthropic([busy], default=finisher(*CLAUDE_STEP)) as api:
-        env = {**agents_env(tmp_path, api.url), "SLURM_CONF": cluster.env["SLURM_CONF"]}
+        env = {**agents_env(tmp_path, api.url), "SLURM_CONF": slurm.env["SLURM_CONF"]}
         p = subprocess.Popen([sys.executable, "-m", "socratic", "fleet", "run", str(f),
                               "--session-dir", str(d)], env=env, cwd=REPO, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -235,22 +200,22 @@ goal_min_speedup = 1.3
             assert not any(e["type"] == "campaign.end" for e in events(sess))
             job = json.loads((d / "fleet.json").read_text())["runs"][name]["job"]
             # what Slurm sends a job before its time limit or when it is preempted
-            cluster.run("scancel", "--signal=USR2", job)
+            slurm.run("scancel", "--signal=USR2", job)
             wait_for(lambda: any(e["type"] == "campaign.end" for e in events(sess)), 120,
                      "the campaign to end cleanly", p)
             ends = [e for e in events(sess) if e["type"] == "campaign.end"]
             assert ends[0]["reason"] == "interrupted", ends
-            wait_for(lambda: "PENDING" in cluster.run("squeue", "--noheader", "--format=%T",
+            wait_for(lambda: "PENDING" in slurm.run("squeue", "--noheader", "--format=%T",
                                                       f"--jobs={job}"), 60, "the requeue", p)
             time.sleep(2)   # see tests/test_fleet_slurm.py: a relaunch in the same second fails
-            cluster.run("scontrol", "update", f"jobid={job}", "StartTime=now")
+            slurm.run("scontrol", "update", f"jobid={job}", "StartTime=now")
             out, err = p.communicate(timeout=420)
         finally:
             if p.poll() is None:
                 p.kill()
         logs = (sess / "campaign.log").read_text(errors="replace")[-3000:] \
             if (sess / "campaign.log").exists() else ""
-        assert p.returncode == 0, err[-3000:] + "\n" + logs + "\n" + cluster.log_tail()
+        assert p.returncode == 0, err[-3000:] + "\n" + logs + "\n" + slurm.log_tail()
     evts = events(sess)
     types = [e["type"] for e in evts]
     assert types.count("campaign.start") == 1 and types.count("campaign.resume") >= 1
