@@ -90,12 +90,14 @@ gpus = "none"
 [[campaign]]
 task = "rmsnorm"
 agent = "claude"
+questions = "auto"
 goal_min_speedup = 1.3
 max_minutes = 10
 
 [[campaign]]
 task = "rmsnorm"
 agent = "codex"
+questions = "human"
 goal_min_speedup = 1.3
 max_minutes = 10
 
@@ -113,7 +115,7 @@ def test_a_fleet_of_claude_codex_and_gemini_meets_the_goal(tmp_path):
     f = tmp_path / "agents.toml"
     f.write_text(THREE)
     d = tmp_path / "fleet"
-    names = ["01-rmsnorm-claude-none", "02-rmsnorm-codex-none", "03-rmsnorm-gemini-none"]
+    names = ["01-rmsnorm-claude-auto", "02-rmsnorm-codex-human", "03-rmsnorm-gemini-none"]
     # the user's side of Gemini: API-key auth and the workspace trusted
     user = tmp_path / ".gemini"
     user.mkdir()
@@ -148,8 +150,11 @@ def test_a_fleet_of_claude_codex_and_gemini_meets_the_goal(tmp_path):
     st = subprocess.run([sys.executable, "-m", "socratic", "fleet", "status", str(d), "--json"],
                         env=env, capture_output=True, text=True, timeout=60)
     rows = json.loads(st.stdout)["campaigns"]
-    assert [(x["agent"], x["reason"], x["met"]) for x in rows] == [
-        ("claude", "goal_met", True), ("codex", "goal_met", True), ("gemini", "goal_met", True)]
+    assert [(x["agent"], x["questions"], x["reason"], x["met"]) for x in rows] == [
+        ("claude", "auto", "goal_met", True), ("codex", "human", "goal_met", True),
+        ("gemini", "none", "goal_met", True)]
+    assert any(e["type"] == "question" and e["source"] == "auto"
+               for e in events(d / names[0]))        # auto: the bank's question was posed
     rep = subprocess.run([sys.executable, "-m", "socratic", "report", str(d), "--json"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert rep.returncode == 0, rep.stderr
@@ -157,6 +162,9 @@ def test_a_fleet_of_claude_codex_and_gemini_meets_the_goal(tmp_path):
     assert [g["agent"].split()[0] for g in by_agent] == ["claude", "codex", "gemini"]
     assert all(g["n"] == 1 and g["goal_met"] == 1 and g["no_result"] == 0 for g in by_agent)
     assert all(g["best"]["best_min"] == pytest.approx(1.35) for g in by_agent)
+    by_mode = json.loads(rep.stdout)["by"]["questions_mode"]
+    assert [(g["questions_mode"], g["n"]) for g in by_mode] == [("auto", 1), ("human", 1),
+                                                                 ("none", 1)]
     words = subprocess.run([sys.executable, "-m", "socratic", "report", str(d)], env=env,
                            capture_output=True, text=True, timeout=120).stdout
     assert "by agent (medians" in words
