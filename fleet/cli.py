@@ -94,13 +94,17 @@ def _api_key(spec) -> None:
 
 
 def _agents_on_path(spec) -> None:
-    """An outside agent's program (named as the agent: claude, codex, gemini) is on PATH,
-    before any folder is made (a Slurm node's PATH is its own: its job says)."""
+    """An outside agent's program is on PATH, before any folder is made (a Slurm node's
+    PATH is its own: its job says)."""
     import shutil
 
+    from socratic.harness import headless_agents
+
+    programs = headless_agents()
     for agent in dict.fromkeys(c.agent for c in spec.campaigns if c.attached):
-        if shutil.which(agent) is None:
-            raise InputError(f"{spec.path}: agent {agent}: `{agent}` is not on PATH (install "
+        program = programs.get(agent, agent)
+        if shutil.which(program) is None:
+            raise InputError(f"{spec.path}: agent {agent}: `{program}` is not on PATH (install "
                              f"it, or put its bin folder on PATH)")
 
 

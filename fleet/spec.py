@@ -42,11 +42,14 @@ from socratic.errors import InputError
 EXECUTORS = ("local", "slurm")
 QUESTIONS = ("none", "auto", "human")
 # socratic's own loop (`socratic run`), and the outside agents with hooks that `socratic
-# attach --headless` runs (harness/agents/NAME.toml; the harness's public API does not list
-# them, so they are named here)
+# attach --headless` runs (harness/agents/NAME.toml's [headless])
 SOCRATIC = "socratic"
-HOOK_AGENTS = ("claude", "codex", "gemini")
-AGENTS = (SOCRATIC, *HOOK_AGENTS)
+
+
+def agents() -> tuple[str, ...]:
+    from socratic.harness import headless_agents
+
+    return (SOCRATIC, *headless_agents())
 # the `socratic run` options that `socratic attach` also takes (its goal options and model)
 ATTACH_OPTIONS = ("goal_min_speedup", "goal_against", "scenarios", "max_tool_calls",
                   "max_turns", "max_minutes", "model")
@@ -285,8 +288,8 @@ def _campaigns(lines: _Lines, i: int, table: dict[str, Any], base: Path,
         raise InputError(f"{where('questions')}: `questions` must be one of "
                          f"{', '.join(QUESTIONS)} (got {questions!r})")
     agent = table.get("agent", "socratic")
-    if agent not in AGENTS:
-        raise InputError(f"{where('agent')}: `agent` must be one of {', '.join(AGENTS)} "
+    if agent not in agents():
+        raise InputError(f"{where('agent')}: `agent` must be one of {', '.join(agents())} "
                          f"(got {agent!r})")
     repeat = table.get("repeat", 1)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:

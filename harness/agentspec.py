@@ -190,6 +190,16 @@ def _headless(h: dict[str, Any]) -> Headless:
                     env={str(k): str(v) for k, v in (h.get("env") or {}).items()})
 
 
+def headless_agents() -> dict[str, str]:
+    """The agents `socratic attach --headless` can run: name -> the program it starts."""
+    out = {}
+    for name in names():
+        spec = load(name)
+        if spec.headless is not None:
+            out[name] = spec.headless.command[0]
+    return out
+
+
 def by_hand(name: str | None) -> bool:
     """Whether the agent `name` (config.json's attach.agent) is driven by hand: no hooks."""
     if not name:
