@@ -324,9 +324,6 @@ class AttachedCampaign:
     def end(self, reason: str, **extra: Any) -> None:
         self.engine.end(reason, **extra)
 
-    def limit_reached(self) -> str | None:
-        return self.engine.limit_reached()
-
     # ------------------------------------------------------------------ the agent's words
     def read_transcript(self, fmt: str, path: str | None) -> None:
         """Log what the agent wrote since the last call (text, and token usage)."""

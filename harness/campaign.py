@@ -285,9 +285,6 @@ class Campaign:
         self.pending = [{"type": "text", "text": out.refusal}]
         return None
 
-    def limit_reached(self) -> str | None:
-        return self.engine.limit_reached()
-
     def end(self, reason: str, **extra: Any) -> str:
         """The campaign ends (logged once: the engine may have logged it already)."""
         self.text.flush()
@@ -339,7 +336,7 @@ class Campaign:
             self.engine.poll_inbox()
             if self.inbox.stop_requested:
                 raise EndCampaign("stopped")
-            if self.limit_reached() == "max_minutes":
+            if self.engine.limit_reached() == "max_minutes":
                 raise EndCampaign("max_minutes")
             left = end - time.monotonic()
             if left <= 0:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import CampaignEnd, CampaignResume, CampaignStart, StopHook, ToolCall, read_events
+from socratic.contracts import CampaignEnd, CampaignResume, StopHook, ToolCall, read_events
 from socratic.errors import InputError
 
 from socratic.harness import agentspec
@@ -190,7 +190,7 @@ def run(session_dir: Path, *, resume: bool, model: str | None = None,
         for s, h in handlers.items():
             signal.signal(s, h)
     reported = _reported(spec.headless.output, log_path, offset)
-    return settle(camp.session.dir, first_seq, code, reported, stopper.interrupted, over_time)
+    return settle_end(camp.session.dir, first_seq, code, reported, stopper.interrupted, over_time)
 
 
 def _wait(stopper: Stopper, camp: AttachedCampaign) -> tuple[int, bool]:
@@ -199,15 +199,16 @@ def _wait(stopper: Stopper, camp: AttachedCampaign) -> tuple[int, bool]:
     assert proc is not None
     limit = camp.config.max_minutes
     deadline = (camp.settings.start_epoch + limit * 60 + KILL_GRACE_S) if limit else None
-    over_time, killed_at = False, None
+    over_time = False
+    stopping_since: float | None = None   # SIGTERM sent (by us or the signal handler)
     while proc.poll() is None:
         now = time.time()
         if deadline is not None and now > deadline and not over_time:
-            over_time, killed_at = True, now
+            over_time = True
             stopper.stop()
-        if (stopper.interrupted or over_time) and killed_at is None:
-            killed_at = now
-        if killed_at is not None and now - killed_at > STOP_GRACE_S:
+        if stopping_since is None and (stopper.interrupted or over_time):
+            stopping_since = now
+        elif stopping_since is not None and now - stopping_since > STOP_GRACE_S:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
@@ -226,7 +227,7 @@ def _reported(output: str, log_path: Path, offset: int) -> int | None:
     return OUTPUTS[output](text)
 
 
-def settle(session_dir: Path, first_seq: int, code: int, tools_reported: int | None,
+def settle_end(session_dir: Path, first_seq: int, code: int, tools_reported: int | None,
            interrupted: bool, over_time: bool) -> str:
     """The campaign's end once its agent has exited: as the hooks left it, else on the
     record (interrupted, max_minutes, hooks_silent or agent_exited)."""
@@ -250,10 +251,3 @@ def settle(session_dir: Path, first_seq: int, code: int, tools_reported: int | N
         else:
             camp.end("agent_exited", exit_code=code)
         return camp.ended or "error"
-
-
-def started(session_dir: Path) -> bool:
-    """Whether the attached session has its campaign.start (a run to resume)."""
-    events = read_events(session_dir / "events.jsonl")[0].events \
-        if (session_dir / "events.jsonl").exists() else []
-    return any(isinstance(e, CampaignStart) for e in events[:1])

@@ -82,7 +82,7 @@ class Step:
 
     def limit(self) -> None:
         """A limit reached (by hand: --max-minutes) ends the campaign, as a hook would."""
-        reason = self.camp.limit_reached()
+        reason = self.camp.engine.limit_reached()
         if reason and self.camp.ended is None:
             self.camp.end(reason)
 

@@ -243,7 +243,7 @@ def test_the_end_is_settled_on_the_record(tmp_path, reported, hooks_ran, reason)
     first = headless.last_seq(sess) + 1
     if hooks_ran:
         _hook_tool_and_stop(sess)
-    assert headless.settle(sess, first, 3, reported, False, False) == reason
+    assert headless.settle_end(sess, first, 3, reported, False, False) == reason
     end = events(sess)[-1]
     assert end["type"] == "campaign.end" and end["reason"] == reason
     if reason == "agent_exited":
@@ -256,7 +256,7 @@ def test_tools_the_hooks_missed_in_a_run_that_ended_are_a_problem_on_record(tmp_
     sess = _attached(tmp_path)
     first = headless.last_seq(sess) + 1
     _hook_tool_and_stop(sess)
-    assert headless.settle(sess, first, 0, 1, False, False) == "agent_exited"
+    assert headless.settle_end(sess, first, 0, 1, False, False) == "agent_exited"
     # a run that ended by the hooks keeps its end; tools they missed are a `problem`
     sess2 = _attached(tmp_path / "b")
     first = headless.last_seq(sess2) + 1
@@ -264,16 +264,16 @@ def test_tools_the_hooks_missed_in_a_run_that_ended_are_a_problem_on_record(tmp_
 
     with AttachedCampaign.open(sess2) as camp:
         camp.end("max_tool_calls")
-    assert headless.settle(sess2, first, 0, 2, False, False) == "max_tool_calls"
+    assert headless.settle_end(sess2, first, 0, 2, False, False) == "max_tool_calls"
     problem = events(sess2)[-1]
     assert problem["type"] == "problem" and "ran 2 tools, its hooks reported 0" in problem["error"]
 
 
 def test_interrupted_and_over_time_runs_end_so(tmp_path):
     sess = _attached(tmp_path)
-    assert headless.settle(sess, headless.last_seq(sess) + 1, -15, 0, True, False) == "interrupted"
+    assert headless.settle_end(sess, headless.last_seq(sess) + 1, -15, 0, True, False) == "interrupted"
     sess2 = _attached(tmp_path / "b")
-    assert headless.settle(sess2, 1, -9, 0, False, True) == "max_minutes"
+    assert headless.settle_end(sess2, 1, -9, 0, False, True) == "max_minutes"
 
 
 def test_headless_bad_input_is_one_line(tmp_path):
