@@ -19,7 +19,8 @@ for item in "$@"; do
   [ $rc -ne 0 ] && tail -2 /tmp/logs/$c.$set_.err | cut -c1-300
   [ "$set_" = smoke ] && [ $rc -ne 0 ] && failed="$failed$c "
   [ "$set_" = bench ] && [ -s $OUT/evals/$c.$set_.json ] && bench+=("$c")
+  (cd $OUT && tar czf evals.tgz.part evals && mv evals.tgz.part evals.tgz)   # what is done comes back
 done
 [ ${#bench[@]} -gt 0 ] && python3 research/fa3_campaign/summary.py $OUT/evals "${bench[@]}" | tee $OUT/side_by_side.txt
-(cd $OUT && tar czf evals.tgz evals && rm -rf evals)
+rm -rf $OUT/evals
 tar czf $OUT/logs.tgz -C /tmp logs

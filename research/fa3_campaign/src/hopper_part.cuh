@@ -198,6 +198,13 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_D128_Q2_FULL_MAXK
 #define HOP_D128_Q2_FULL_MAXK 0
 #endif
+// key tiles walked from the last down (FA3's order): a causal work tile's masked tiles come
+// first, so its first tile (S with no P V under it) is its masked one and one tile a work
+// tile runs exposed instead of two; the stage ring still runs by position, only the keys a
+// position loads change (session 5)
+#ifndef HOP_REVERSE
+#define HOP_REVERSE 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
@@ -462,19 +469,21 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
                                                                  : idx + (int)gridDim.x;
         const Work w = decode<BM, BN>(idx, args);
         const int head_kv = w.head / args.group;
+        // position t of the ring loads key tile kt: see HOP_REVERSE
+        auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
         auto load_k = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s), keep);
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_k(s), keep);
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s), keep);
+            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_v(s), keep);
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0) load_k(0);
@@ -509,7 +518,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   float o[O_REGS], s_acc[S_REGS];
   uint32_t p_frag[BN / 16][4];
   float row_max[2], row_sum[2];
-  int row_base = 0, n_plain = 0, g = 0;   // g: K/V tiles consumed so far
+  int row_base = 0, n_plain = 0, n_cur = 0, g = 0;   // g: K/V tiles consumed so far; n_cur: this work tile's
   int col_limit[2] = {0, 0};   // HOP_MASK_LIMITS: each row's first masked key column
 
   uint32_t q_lo = desc_lo(q_smem, 16);
@@ -542,8 +551,9 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   // rescale factor of the previous O for each of this thread's two rows
   // masked: an integral_constant, 0 for a plain tile, 1 for a masked one, 2 to decide by t
   auto softmax = [&](int t, float (&corr)[2], auto masked) {
-    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
-      const int n0 = t * BN + 2 * (lane % 4);
+    const int kt = HOP_REVERSE ? n_cur - 1 - t : t;   // the key tile at position t
+    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain)) {
+      const int n0 = kt * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -627,6 +637,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     const Work w = decode<BM, BN>(idx, args);
     const int n_tiles = w.n_tiles;
     n_plain = w.n_plain;
+    n_cur = n_tiles;
     row_base = w.m0 + c * 64 + warp * 16 + lane / 4;   // + 8h
     if (HOP_MASK_LIMITS)
       for (int h = 0; h < 2; ++h)
@@ -685,7 +696,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         if (!EARLY) rescale_o(corr);
         to_p();
       };
-      if constexpr (HOP_SPLIT_MASK) {
+      if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {   // masked positions first, then plain
+        const int t_masked = max(1, n_tiles - n_plain);
+        for (int t = 1; t < t_masked; ++t) step(t, std::integral_constant<int, 1>{});
+        for (int t = t_masked; t < n_tiles; ++t) step(t, std::integral_constant<int, 0>{});
+      } else if constexpr (HOP_SPLIT_MASK) {
         const int t_plain = max(1, min(n_plain, n_tiles));
         for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
         for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
