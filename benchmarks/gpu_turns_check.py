@@ -68,36 +68,23 @@ def report(label: str, docs: list[dict]) -> bool:
 
 
 def fleet_check(task: str) -> bool:
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from fleetbench import fleet_toml, run_fleet, scripted_agent
 
-    def agent(body: dict) -> dict:  # evaluate the baseline three times, then stop
-        turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        if turns < 3:
-            return {"text": "Measuring the baseline.", "tools": [("evaluate", {})]}
-        return {"text": "Done."}
-
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(default=agent) as api:
-        spec = Path(tmp) / "fleet.toml"
-        spec.write_text(f'[fleet]\nmax_parallel = 2\n\n[[campaign]]\ntask = "{task}"\n'
-                        f'repeat = 2\nmax_turns = 6\ngoal_min_speedup = 5.0\n')
-        env = dict(os.environ, ANTHROPIC_API_KEY="sk-fake", ANTHROPIC_BASE_URL=api.url)
-        d = Path(tmp) / "fleet"
-        code = subprocess.call([sys.executable, "-m", "socratic", "fleet", "run", str(spec),
-                                "--session-dir", str(d)], env=env)
+    agent = scripted_agent([("evaluate", {})] * 3)   # evaluate the baseline three times, stop
+    spec = fleet_toml(task, 2, max_parallel=2, options={"max_turns": 6, "goal_min_speedup": 5.0})
+    with tempfile.TemporaryDirectory() as tmp:
+        code, campaigns = run_fleet(spec, Path(tmp) / "fleet", agent)
         ok = code in (0, 1)
-        for s in sorted(p for p in d.iterdir() if (p / "events.jsonl").exists()):
-            events = [json.loads(line) for line in (s / "events.jsonl").read_text().splitlines()]
-            waits = [e for e in events if e["type"] == "eval.wait"]
-            for e in events:
-                if e["type"] != "eval.end":
-                    continue
-                doc = json.loads((s / e["result"]).read_text())
+        for c in campaigns:
+            for e in c.evals:
+                doc = json.loads(e.result.read_text()) if e.result else {"scenarios": []}
                 sp = speedups(doc)
                 inside = bool(sp) and all(BAND[0] <= x <= BAND[1] for x in sp)
                 ok &= inside
-                print(f"fleet {s.name} eval {e['n']}: speedup {min(sp):.4f}..{max(sp):.4f} "
-                      f"({'inside' if inside else 'OUTSIDE'}), waited {e.get('gpu_wait_s')} s")
-            print(f"fleet {s.name}: {len(waits)} eval.wait events")
+                span = f"{min(sp):.4f}..{max(sp):.4f}" if sp else "none"
+                print(f"fleet {c.name} eval {e.n}: speedup {span} "
+                      f"({'inside' if inside else 'OUTSIDE'}), waited {e.gpu_wait_s} s")
+            print(f"fleet {c.name}: {c.waits} eval.wait events")
         return ok
 
 

@@ -210,6 +210,24 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_REVERSE
 #define HOP_REVERSE 0
 #endif
+// session 6: the key loop's issue slots (v65's plain d128 tile 495 instructions, FA3's 455,
+// the difference in uniform-datapath integer work, not in the softmax). HOP_STAGE_U: the
+// consumers' stage index and parity from unsigned counts (int % and / by 2 cost ~12 signed
+// division fix-ups a tile)
+#ifndef HOP_STAGE_U
+#define HOP_STAGE_U 0
+#endif
+// HOP_QDESC_HOIST: Q's wgmma descriptors built once a work tile and kept (FA3 keeps them in
+// uniform registers across the loop; ours rebuilt all four halves of a pair at each issue);
+// 2: K's and V's descriptor bases kept as well
+#ifndef HOP_QDESC_HOIST
+#define HOP_QDESC_HOIST 0
+#endif
+// HOP_PLAIN_NOINF: no -inf guard on a plain tile's row max (every column of it is a real key,
+// so the max is finite): FA3 checks only on masked tiles
+#ifndef HOP_PLAIN_NOINF
+#define HOP_PLAIN_NOINF 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
@@ -528,7 +546,20 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   int col_limit[2] = {0, 0};   // HOP_MASK_LIMITS: each row's first masked key column
 
   uint32_t q_lo = desc_lo(q_smem, 16);
-  const uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
+  uint64_t q_desc[HD / 16];   // HOP_QDESC_HOIST
+  auto make_q_desc = [&]() {
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      q_desc[kk] = desc_at(q_lo + (((kk / 4) * L::Q_PANEL + (kk % 4) * 32) >> 4), 1024);
+      asm volatile("" : "+l"(q_desc[kk]));   // opaque: kept, not rebuilt at each issue
+    }
+  };
+  if (HOP_QDESC_HOIST) make_q_desc();
+  // stage index and parity of the i-th K/V tile of the ring
+  auto stage = [](int i) { return HOP_STAGE_U ? (int)((unsigned)i % STAGES) : i % STAGES; };
+  auto parity = [](int i) { return HOP_STAGE_U ? ((unsigned)i / STAGES) & 1u : (uint32_t)((i / STAGES) & 1); };
+  uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
+  if (HOP_QDESC_HOIST >= 2) asm volatile("" : "+r"(k_lo), "+r"(v_lo));   // kept too (else rebuilt every tile)
   auto issue_qk = [&](int s) {
     const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES;
     wgmma_fence();
@@ -536,7 +567,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     for (int kk = 0; kk < HD / 16; ++kk) {
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
       if constexpr (DESC_ONCE)
-        wgmma_ss<BN>(s_acc, desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
+        wgmma_ss<BN>(s_acc, HOP_QDESC_HOIST ? q_desc[kk] : desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
       else
         wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
     }
@@ -580,7 +611,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float new_max = fmaxf(row_max[h], mx * args.scale_log2);
-      const float use = new_max == -INFINITY ? 0.f : new_max;
+      const float use = HOP_PLAIN_NOINF && decltype(masked)::value == 0 ? new_max : new_max == -INFINITY ? 0.f : new_max;
       corr[h] = ex2(row_max[h] - use);
       row_max[h] = new_max;
       float sum = 0.f;
@@ -639,6 +670,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     if constexpr (QBUF > 1) {   // (kept out of the one-buffer kernels: it cost d256 a spill)
       q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * 128;
       q_lo = desc_lo(q_smem, 16);
+      if (HOP_QDESC_HOIST) make_q_desc();
     }
     const Work w = decode<BM, BN>(idx, args);
     const int n_tiles = w.n_tiles;
@@ -659,25 +691,25 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 
     if (n_tiles > 0) {
       float corr[2];
-      mbar_wait(bar_k(g % STAGES), (g / STAGES) & 1);
+      mbar_wait(bar_k(stage(g)), parity(g));
       turn_begin();
-      issue_qk(g % STAGES);
+      issue_qk(stage(g));
       turn_end();
       wgmma_wait<0>();
       pin<S_REGS>(s_acc);
-      release(bar_k_empty(g % STAGES));
+      release(bar_k_empty(stage(g)));
       if (PERSIST && n_tiles == 1) release(bar_q_empty(qb));
       softmax(0, corr, std::integral_constant<int, 2>{});
       to_p();
       // one key tile: S(t) and P(t-1) V(t-1) issued, the softmax of S(t) under P V
       auto step = [&](int t, auto masked) {
-        const int s = (g + t) % STAGES, sp = (g + t - 1) % STAGES;
-        mbar_wait(bar_k(s), ((g + t) / STAGES) & 1);
-        if (!WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        const int s = stage(g + t), sp = stage(g + t - 1);
+        mbar_wait(bar_k(s), parity(g + t));
+        if (!WAIT_V_LATE) mbar_wait(bar_v(sp), parity(g + t - 1));
         turn_begin();
         issue_qk(s);
         if (EARLY) rescale_o(corr);
-        if (WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        if (WAIT_V_LATE) mbar_wait(bar_v(sp), parity(g + t - 1));
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
@@ -713,8 +745,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       } else {
         for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
       }
-      const int sl = (g + n_tiles - 1) % STAGES;
-      mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
+      const int sl = stage(g + n_tiles - 1);
+      mbar_wait(bar_v(sl), parity(g + n_tiles - 1));
       if (EARLY && n_tiles > 1) rescale_o(corr);
       turn_begin();
       issue_pv(sl);
