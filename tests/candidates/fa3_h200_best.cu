@@ -27,7 +27,11 @@
 #define HOP_WAIT_V_LATE 1
 #define HOP_L2_HINT 1
 #define HOP_RESCALE_EARLY_128 0
-#define HOP_D128_Q2_FULL_MAXK 1024
+#define HOP_D128_Q2_FULL_MAXK 2048
+#define HOP_REVERSE 1
+#define HOP_STAGE_U 1
+#define HOP_QDESC_HOIST 2
+#define HOP_PLAIN_NOINF 1
 // FlashAttention forward — the baseline kernel campaigns start from.
 //
 // A FlashAttention-2-style kernel for sm_80+ (built for sm_90a), written with plain CUDA and
@@ -414,7 +418,6 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 // 1024-byte aligned), which is what the wgmma descriptors below describe.
 // ============================================================================================
 #include <cuda.h>
-#include <type_traits>
 
 namespace hop_tile {
 
@@ -440,11 +443,6 @@ typedef __nv_bfloat16 bf16;
 #endif
 #ifndef HOP_BN_256
 #define HOP_BN_256 64
-#endif
-// session 4: HOP_SPLIT_MASK and HOP_WAIT_V_LATE (hopper_part.cuh) for this kernel too: plain
-// tiles in a loop of their own, so the softmax runs under P V; V waited for after S is issued
-#ifndef HOP_TILE_SPLIT
-#define HOP_TILE_SPLIT 0
 #endif
 
 
@@ -753,8 +751,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
-  auto softmax = [&](int t, float (&corr)[2], auto masked) {
-    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
+  auto softmax = [&](int t, float (&corr)[2]) {
+    if (t >= n_plain) {
       const int n0 = t * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -836,35 +834,27 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     wgmma_wait<0>();
     pin<S_REGS>(s_acc);
     release(bar_k_empty(0));
-    softmax(0, corr, std::integral_constant<int, 2>{});
+    softmax(0, corr);
     to_p();
-    auto step = [&](int t, auto masked) {
+    for (int t = 1; t < n_tiles; ++t) {
       const int s = t % STAGES, sp = (t - 1) % STAGES;
       mbar_wait(bar_k(s), (t / STAGES) & 1);
-      if (!HOP_TILE_SPLIT) mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
+      mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
       turn_begin();
       issue_qk(s);
       if (HOP_RESCALE_EARLY) rescale_o(corr);
-      if (HOP_TILE_SPLIT) mbar_wait(bar_v(sp), ((t - 1) / STAGES) & 1);
       issue_pv(sp);
       turn_end();
       wgmma_wait<1>();
       pin<S_REGS>(s_acc);
       release(bar_k_empty(s));
-      softmax(t, corr, masked);
+      softmax(t, corr);
       wgmma_wait<0>();
       pin<O_REGS>(o);
       pin_u<BN / 4>(&p_frag[0][0]);
       release(bar_v_empty(sp));
       if (!HOP_RESCALE_EARLY) rescale_o(corr);
       to_p();
-    };
-    if constexpr (HOP_TILE_SPLIT) {
-      const int t_plain = max(1, min(n_plain, n_tiles));
-      for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
-      for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
-    } else {
-      for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
     }
     const int sl = (n_tiles - 1) % STAGES;
     mbar_wait(bar_v(sl), ((n_tiles - 1) / STAGES) & 1);
@@ -1157,6 +1147,11 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_WAIT_V_LATE
 #define HOP_WAIT_V_LATE 0
 #endif
+// ... at head dim 64 on its own: with the late rescale there it read 1-2% slower at d64 (calls
+// s4c1, s4c2); with the early rescale (v65) the late wait is the faster (v66, call s4c5)
+#ifndef HOP_WAIT_V_LATE_64
+#define HOP_WAIT_V_LATE_64 HOP_WAIT_V_LATE
+#endif
 // stages of the K/V ring at head dim 128 with 128-key tiles (causal): 3 fit beside one Q
 // buffer (224 KB); more slack for the producer at every work tile's start
 #ifndef HOP_STAGES_128
@@ -1167,8 +1162,46 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_L2_HINT
 #define HOP_L2_HINT 0
 #endif
+// each row's first masked key column computed once per work tile, so the mask in the key loop
+// is plain selects: with `args.causal ? ... : ...` inside it, the compiler made two versions of
+// the masked loop and branched between them after the wait for S, and ptxas put the wait for
+// P V at the merge again (v65's masked loop: 0 of 66 exponentials under P V). Session 4
+// built it and read its SASS; it has not been timed
+#ifndef HOP_MASK_LIMITS
+#define HOP_MASK_LIMITS 0
+#endif
+// ... at head dim 64 (s5c1: with the limits d64 lost 1-3%, its plain loop 19 of 66
+// exponentials under P V against 26 without them)
+#ifndef HOP_MASK_LIMITS_64
+#define HOP_MASK_LIMITS_64 HOP_MASK_LIMITS
+#endif
 #ifndef HOP_D128_Q2_FULL_MAXK
 #define HOP_D128_Q2_FULL_MAXK 0
+#endif
+// key tiles walked from the last down (FA3's order): a causal work tile's masked tiles come
+// first, so its first tile (S with no P V under it) is its masked one and one tile a work
+// tile runs exposed instead of two; the stage ring still runs by position, only the keys a
+// position loads change (session 5)
+#ifndef HOP_REVERSE
+#define HOP_REVERSE 0
+#endif
+// session 6: the key loop's issue slots (v65's plain d128 tile 495 instructions, FA3's 455,
+// the difference in uniform-datapath integer work, not in the softmax). HOP_STAGE_U: the
+// consumers' stage index and parity from unsigned counts (int % and / by 2 cost ~12 signed
+// division fix-ups a tile)
+#ifndef HOP_STAGE_U
+#define HOP_STAGE_U 0
+#endif
+// HOP_QDESC_HOIST: Q's wgmma descriptors built once a work tile and kept (FA3 keeps them in
+// uniform registers across the loop; ours rebuilt all four halves of a pair at each issue);
+// 2: K's and V's descriptor bases kept as well
+#ifndef HOP_QDESC_HOIST
+#define HOP_QDESC_HOIST 0
+#endif
+// HOP_PLAIN_NOINF: no -inf guard on a plain tile's row max (every column of it is a real key,
+// so the max is finite): FA3 checks only on masked tiles
+#ifndef HOP_PLAIN_NOINF
+#define HOP_PLAIN_NOINF 0
 #endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
@@ -1235,22 +1268,21 @@ __device__ __forceinline__ void mbar_wait_sleep(uint32_t bar, uint32_t parity) {
         : "=r"(done) : "r"(bar), "r"(parity), "r"(1000000u) : "memory");
   }
 }
+// a TMA load into shared memory; with HOP_L2_HINT, under the given L2 cache policy
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
-                                         int batch, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6];"
-      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar)
-      : "memory");
-}
-// the same load with an L2 cache policy (createpolicy)
-__device__ __forceinline__ void tma_load_hint(uint32_t dst, const CUtensorMap* map, int dim0, int head, int row,
-                                              int batch, uint32_t bar, uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
-      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar), "l"(policy)
-      : "memory");
+                                         int batch, uint32_t bar, uint64_t policy) {
+  if constexpr (HOP_L2_HINT)
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+        :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar), "l"(policy)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+        :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(dim0), "r"(head), "r"(row), "r"(batch), "r"(bar)
+        : "memory");
 }
 __device__ __forceinline__ uint64_t policy_evict_last() {
   uint64_t p;
@@ -1518,21 +1550,21 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
                                                                  : idx + (int)gridDim.x;
         const Work w = decode<BM, BN>(idx, args);
         const int head_kv = w.head / args.group;
+        // position t of the ring loads key tile kt: see HOP_REVERSE
+        auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
         auto load_k = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            if (HOP_L2_HINT) tma_load_hint(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s), keep);
-            else tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, t * BN, w.batch, bar_k(s));
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_k(s), keep);
         };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            if (HOP_L2_HINT) tma_load_hint(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s), keep);
-            else tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, t * BN, w.batch, bar_v(s));
+            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_v(s), keep);
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0) load_k(0);
@@ -1540,8 +1572,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         slot[qb] = idx;
         mbar_expect_tx(bar_q(qb), L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
-          if (HOP_L2_HINT) tma_load_hint(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
-          else tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb));
+          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
         if (w.n_tiles > 0) load_v(0);
         for (int t = 1; t < w.n_tiles; ++t) {
           load_k(t);
@@ -1558,6 +1589,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n" ::: "memory");
   constexpr bool UNIFORM = HOP_UNIFORM == 1 || (HOP_UNIFORM == 2 && PERSIST);
   constexpr bool DESC_ONCE = HOP_DESC_ONCE == 1 || (HOP_DESC_ONCE == 2 && PERSIST);
+  constexpr bool WAIT_V_LATE = HD == 64 ? HOP_WAIT_V_LATE_64 : HOP_WAIT_V_LATE;
+  constexpr bool MASK_LIMITS = HD == 64 ? HOP_MASK_LIMITS_64 : HOP_MASK_LIMITS;
   constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HD == 128 ? HOP_RESCALE_EARLY_128 : HOP_RESCALE_EARLY;
   const int c = UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
@@ -1567,10 +1600,24 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   float o[O_REGS], s_acc[S_REGS];
   uint32_t p_frag[BN / 16][4];
   float row_max[2], row_sum[2];
-  int row_base = 0, n_plain = 0, g = 0;   // g: K/V tiles consumed so far
+  int row_base = 0, n_plain = 0, n_cur = 0, g = 0;   // g: K/V tiles consumed so far; n_cur: this work tile's
+  int col_limit[2] = {0, 0};   // HOP_MASK_LIMITS: each row's first masked key column
 
   uint32_t q_lo = desc_lo(q_smem, 16);
-  const uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
+  uint64_t q_desc[HD / 16];   // HOP_QDESC_HOIST
+  auto make_q_desc = [&]() {
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      q_desc[kk] = desc_at(q_lo + (((kk / 4) * L::Q_PANEL + (kk % 4) * 32) >> 4), 1024);
+      asm volatile("" : "+l"(q_desc[kk]));   // opaque: kept, not rebuilt at each issue
+    }
+  };
+  if (HOP_QDESC_HOIST) make_q_desc();
+  // stage index and parity of the i-th K/V tile of the ring
+  auto stage = [](int i) { return HOP_STAGE_U ? (int)((unsigned)i % STAGES) : i % STAGES; };
+  auto parity = [](int i) { return HOP_STAGE_U ? ((unsigned)i / STAGES) & 1u : (uint32_t)((i / STAGES) & 1); };
+  uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
+  if (HOP_QDESC_HOIST >= 2) asm volatile("" : "+r"(k_lo), "+r"(v_lo));   // kept too (else rebuilt every tile)
   auto issue_qk = [&](int s) {
     const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES;
     wgmma_fence();
@@ -1578,7 +1625,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     for (int kk = 0; kk < HD / 16; ++kk) {
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
       if constexpr (DESC_ONCE)
-        wgmma_ss<BN>(s_acc, desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
+        wgmma_ss<BN>(s_acc, HOP_QDESC_HOIST ? q_desc[kk] : desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
       else
         wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
     }
@@ -1597,9 +1644,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
   // rescale factor of the previous O for each of this thread's two rows
+  // masked: an integral_constant, 0 for a plain tile, 1 for a masked one, 2 to decide by t
   auto softmax = [&](int t, float (&corr)[2], auto masked) {
-    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && t >= n_plain)) {
-      const int n0 = t * BN + 2 * (lane % 4);
+    const int kt = HOP_REVERSE ? n_cur - 1 - t : t;   // the key tile at position t
+    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain)) {
+      const int n0 = kt * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -1607,7 +1656,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int col = n0 + 8 * j + e;
-            const int limit = args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
+            const int limit = MASK_LIMITS ? col_limit[h]
+                                              : args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
             if (col >= limit) s_acc[4 * j + 2 * h + e] = -INFINITY;
           }
     }
@@ -1619,7 +1669,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float new_max = fmaxf(row_max[h], mx * args.scale_log2);
-      const float use = new_max == -INFINITY ? 0.f : new_max;
+      const float use = HOP_PLAIN_NOINF && decltype(masked)::value == 0 ? new_max : new_max == -INFINITY ? 0.f : new_max;
       corr[h] = ex2(row_max[h] - use);
       row_max[h] = new_max;
       float sum = 0.f;
@@ -1678,11 +1728,16 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     if constexpr (QBUF > 1) {   // (kept out of the one-buffer kernels: it cost d256 a spill)
       q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * 128;
       q_lo = desc_lo(q_smem, 16);
+      if (HOP_QDESC_HOIST) make_q_desc();
     }
     const Work w = decode<BM, BN>(idx, args);
     const int n_tiles = w.n_tiles;
     n_plain = w.n_plain;
+    n_cur = n_tiles;
     row_base = w.m0 + c * 64 + warp * 16 + lane / 4;   // + 8h
+    if (MASK_LIMITS)
+      for (int h = 0; h < 2; ++h)
+        col_limit[h] = args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
 #pragma unroll
     for (int i = 0; i < O_REGS; ++i) o[i] = 0.f;
     row_max[0] = row_max[1] = -INFINITY;
@@ -1694,25 +1749,25 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 
     if (n_tiles > 0) {
       float corr[2];
-      mbar_wait(bar_k(g % STAGES), (g / STAGES) & 1);
+      mbar_wait(bar_k(stage(g)), parity(g));
       turn_begin();
-      issue_qk(g % STAGES);
+      issue_qk(stage(g));
       turn_end();
       wgmma_wait<0>();
       pin<S_REGS>(s_acc);
-      release(bar_k_empty(g % STAGES));
+      release(bar_k_empty(stage(g)));
       if (PERSIST && n_tiles == 1) release(bar_q_empty(qb));
       softmax(0, corr, std::integral_constant<int, 2>{});
       to_p();
       // one key tile: S(t) and P(t-1) V(t-1) issued, the softmax of S(t) under P V
       auto step = [&](int t, auto masked) {
-        const int s = (g + t) % STAGES, sp = (g + t - 1) % STAGES;
-        mbar_wait(bar_k(s), ((g + t) / STAGES) & 1);
-        if (!HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        const int s = stage(g + t), sp = stage(g + t - 1);
+        mbar_wait(bar_k(s), parity(g + t));
+        if (!WAIT_V_LATE) mbar_wait(bar_v(sp), parity(g + t - 1));
         turn_begin();
         issue_qk(s);
         if (EARLY) rescale_o(corr);
-        if (HOP_WAIT_V_LATE) mbar_wait(bar_v(sp), ((g + t - 1) / STAGES) & 1);
+        if (WAIT_V_LATE) mbar_wait(bar_v(sp), parity(g + t - 1));
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
@@ -1737,15 +1792,19 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         if (!EARLY) rescale_o(corr);
         to_p();
       };
-      if constexpr (HOP_SPLIT_MASK) {
+      if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {   // masked positions first, then plain
+        const int t_masked = max(1, n_tiles - n_plain);
+        for (int t = 1; t < t_masked; ++t) step(t, std::integral_constant<int, 1>{});
+        for (int t = t_masked; t < n_tiles; ++t) step(t, std::integral_constant<int, 0>{});
+      } else if constexpr (HOP_SPLIT_MASK) {
         const int t_plain = max(1, min(n_plain, n_tiles));
         for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
         for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
       } else {
         for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
       }
-      const int sl = (g + n_tiles - 1) % STAGES;
-      mbar_wait(bar_v(sl), ((g + n_tiles - 1) / STAGES) & 1);
+      const int sl = stage(g + n_tiles - 1);
+      mbar_wait(bar_v(sl), parity(g + n_tiles - 1));
       if (EARLY && n_tiles > 1) rescale_o(corr);
       turn_begin();
       issue_pv(sl);
