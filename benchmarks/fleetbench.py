@@ -77,19 +77,14 @@ def epoch(ts: str) -> float:
 
 
 def read_campaign(session: Path, gpu: str | None = None) -> CampaignRun:
-    """A campaign's evaluations, waits and end, read from its events.jsonl (lines that are
-    not JSON objects, e.g. a truncated last one, are skipped)."""
+    """A campaign's evaluations, waits and end, read from its events.jsonl through the
+    session reader (lines that are not JSON objects, e.g. a truncated last one, are skipped)."""
+    from socratic.sessionfiles import open_session
+
     run = CampaignRun(session.name, session, gpu)
     starts: dict[int, float] = {}
-    path = session / "events.jsonl"
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
-    for line in lines:
-        try:
-            e = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(e, dict):
-            continue
+    records = open_session(session).event_records()[0] if (session / "events.jsonl").exists() else []
+    for e in records:
         kind = e.get("type")
         if kind == "eval.start":
             starts[int(e["n"])] = epoch(e["ts"])
