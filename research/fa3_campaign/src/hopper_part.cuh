@@ -228,6 +228,18 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_PLAIN_NOINF
 #define HOP_PLAIN_NOINF 0
 #endif
+// persistent: O through its own shared-memory buffer (stmatrix, 8 a thread at d128) and a TMA
+// store that runs under the next work tile, FA3's epilogue, where the buffer fits (d64, d128
+// with 128-key tiles); else from registers (HOP_EPI16). Session 7
+#ifndef HOP_EPI_TMA
+#define HOP_EPI_TMA 0
+#endif
+// the consumers' ring position (stage, parity) carried from one key tile to the next instead
+// of derived from the tile's count at each (session 7: ~19 uniform instructions of index and
+// address arithmetic at the loop's top)
+#ifndef HOP_STAGE_INC
+#define HOP_STAGE_INC 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
@@ -250,8 +262,10 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int BARS = 4 + 4 * STAGES;        // Q full/empty x 2, K/V full/empty per stage
   static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
   static constexpr int QBUF = HOP_Q2 && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
+  static constexpr int OBUF = HOP_EPI_TMA && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
   static constexpr int Q_OFF = 0;
-  static constexpr int K_OFF = QBUF * Q_BYTES;
+  static constexpr int O_OFF = QBUF * Q_BYTES;
+  static constexpr int K_OFF = O_OFF + OBUF * Q_BYTES;
   static constexpr int V_OFF = K_OFF + STAGES * KV_BYTES;
   static constexpr int BAR_OFF = V_OFF + STAGES * KV_BYTES;
   static constexpr int SLOT_OFF = BAR_OFF + 8 * BARS;   // the work tile's index per Q buffer (persistent)
@@ -324,6 +338,11 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, 
       "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
       :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(dim0), "r"(head), "r"(row), "r"(batch)
       : "memory");
+}
+// four 8x8 bf16 matrices from an accumulator fragment into shared memory, a row address a lane
+__device__ __forceinline__ void stmatrix4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
+               :: "r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
 }
 __device__ __forceinline__ void named_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(count) : "memory");
@@ -666,7 +685,10 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     const int qb = k % QBUF;
     mbar_wait(bar_q(qb), (k / QBUF) & 1);
     const int idx = !PERSIST ? (int)blockIdx.x : UNIFORM ? __shfl_sync(0xffffffffu, slot[qb], 0) : slot[qb];
-    if (idx < 0) break;
+    if (idx < 0) {   // O's last store reads shared memory: it must finish before the CTA exits
+      if (PERSIST && L::OBUF && wtid == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      break;
+    }
     if constexpr (QBUF > 1) {   // (kept out of the one-buffer kernels: it cost d256 a spill)
       q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * 128;
       q_lo = desc_lo(q_smem, 16);
@@ -701,15 +723,25 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       if (PERSIST && n_tiles == 1) release(bar_q_empty(qb));
       softmax(0, corr, std::integral_constant<int, 2>{});
       to_p();
+      int cur_s = stage(g);   // HOP_STAGE_INC: the ring position of the last tile issued
+      uint32_t cur_p = parity(g);
       // one key tile: S(t) and P(t-1) V(t-1) issued, the softmax of S(t) under P V
       auto step = [&](int t, auto masked) {
-        const int s = stage(g + t), sp = stage(g + t - 1);
-        mbar_wait(bar_k(s), parity(g + t));
-        if (!WAIT_V_LATE) mbar_wait(bar_v(sp), parity(g + t - 1));
+        int s, sp;
+        uint32_t ph, php;
+        if constexpr (HOP_STAGE_INC) {
+          sp = cur_s, php = cur_p;
+          if (++cur_s == STAGES) cur_s = 0, cur_p ^= 1u;
+          s = cur_s, ph = cur_p;
+        } else {
+          s = stage(g + t), sp = stage(g + t - 1), ph = parity(g + t), php = parity(g + t - 1);
+        }
+        mbar_wait(bar_k(s), ph);
+        if (!WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         turn_begin();
         issue_qk(s);
         if (EARLY) rescale_o(corr);
-        if (WAIT_V_LATE) mbar_wait(bar_v(sp), parity(g + t - 1));
+        if (WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         issue_pv(sp);
         turn_end();
         wgmma_wait<1>();
@@ -760,7 +792,41 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     }
     g += n_tiles;
 
-    if constexpr (PERSIST) {
+    if constexpr (PERSIST && L::OBUF) {
+      // epilogue through O's buffer: wait until the last tile's store has read it, write this
+      // consumer's 64 rows in the swizzled panels TMA reads, and store them (rows past
+      // seqlen_q clipped by the tensor map) while the next tile runs; LSE direct
+      const uint32_t o_smem = base + L::O_OFF + c * 64 * 128;
+      float inv[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float sum = row_sum[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        inv[h] = sum > 0.f ? 1.f / sum : 0.f;
+        const int row = row_base + 8 * h;
+        if (lane % 4 == 0 && row < args.seqlen_q)
+          args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
+              sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+      }
+      if (wtid == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      named_sync(1 + c, 128);
+      const int m = lane / 8, i = lane % 8;   // this lane addresses row i of matrix m
+      const uint32_t row_addr = o_smem + (warp * 16 + 8 * (m % 2) + i) * 128;
+#pragma unroll
+      for (int jp = 0; jp < HD / 16; ++jp) {
+        const int j = 2 * jp, jj = j + m / 2;   // matrices (j, h0) (j, h1) (j+1, h0) (j+1, h1)
+        stmatrix4(row_addr + (jj / 8) * L::Q_PANEL + (((jj % 8) ^ i) << 4),
+                  pack_bf16(o[4 * j] * inv[0], o[4 * j + 1] * inv[0]), pack_bf16(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
+                  pack_bf16(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]), pack_bf16(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      named_sync(1 + c, 128);
+      if (wtid == 0) {
+        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, o_smem + p * L::Q_PANEL, 64 * p, w.head, w.m0 + 64 * c, w.batch);
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      }
+    } else if constexpr (PERSIST) {
       // epilogue straight from registers: Q's buffer already takes the next tile's Q
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
