@@ -234,6 +234,10 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_EPI_TMA
 #define HOP_EPI_TMA 0
 #endif
+// ... at head dim 64 on its own (s7c1, s7c2: d128's 128-key kernels +0.5-1%, d64 -0.4 to -0.8%)
+#ifndef HOP_EPI_TMA_64
+#define HOP_EPI_TMA_64 HOP_EPI_TMA
+#endif
 // the consumers' ring position (stage, parity) carried from one key tile to the next instead
 // of derived from the tile's count at each (session 7: ~19 uniform instructions of index and
 // address arithmetic at the loop's top)
@@ -262,7 +266,7 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int BARS = 4 + 4 * STAGES;        // Q full/empty x 2, K/V full/empty per stage
   static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
   static constexpr int QBUF = HOP_Q2 && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
-  static constexpr int OBUF = HOP_EPI_TMA && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
+  static constexpr int OBUF = (HD == 64 ? HOP_EPI_TMA_64 : HOP_EPI_TMA) && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
   static constexpr int Q_OFF = 0;
   static constexpr int O_OFF = QBUF * Q_BYTES;
   static constexpr int K_OFF = O_OFF + OBUF * Q_BYTES;
