@@ -244,6 +244,29 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_STAGE_INC
 #define HOP_STAGE_INC 0
 #endif
+// ... at head dim 256 on its own (s7c2: d256's plain tile 468 -> 453 instructions, d64 lost 3%)
+#ifndef HOP_STAGE_INC_256
+#define HOP_STAGE_INC_256 HOP_STAGE_INC
+#endif
+// the ping-pong hand-over counted only where it can be skipped: every issue point but a work
+// tile's last hands the tensor cores on, so the key loop arrives unconditionally and keeps no
+// count (session 8: 3-4 uniform instructions a key tile)
+#ifndef HOP_TURN_FIXED
+#define HOP_TURN_FIXED 0
+#endif
+// ... at head dim 256 on its own (its persistent tile grew 468 -> 478 with it)
+#ifndef HOP_TURN_FIXED_256
+#define HOP_TURN_FIXED_256 HOP_TURN_FIXED
+#endif
+// the key loop's last position peeled out of it, with Q's release: the loop itself then tests
+// nothing per tile for Q (session 8: 2-3 instructions a key tile, but ptxas then waits for
+// P V before the softmax, 0 of 66 exponentials under it at d128: call s8c1, d128 without a
+// mask s4k-s8k +0.4-0.7%, causal -0.5-1%, d64 -1.5%); 2: at d128 without a mask only (ptxas
+// then schedules the causal loop of the same kernel as the peeled one); 3: in d128's 176-key
+// kernel only (long sequences without a mask)
+#ifndef HOP_QREL_PEEL
+#define HOP_QREL_PEEL 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
@@ -680,11 +703,19 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       if (c != NC - 1 || turns_left > 0 || (PERSIST && args.pp_cont)) named_arrive(8 + (c + 1) % NC, 256);
     }
   };
+  // HOP_TURN_FIXED: a turn with more to come (always hands on), and a work tile's last turn
+  auto turn_pass = [&]() {
+    if (HOP_PINGPONG) named_arrive(8 + (c + 1) % NC, 256);
+  };
+  auto turn_last = [&]() {
+    if (HOP_PINGPONG && (c != NC - 1 || (PERSIST && args.pp_cont))) named_arrive(8 + (c + 1) % NC, 256);
+  };
   auto release = [&](uint32_t bar) {
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
 
+  constexpr bool TURN_FIXED = HD == 256 ? HOP_TURN_FIXED_256 : HOP_TURN_FIXED;
   for (int k = 0;; ++k) {
     const int qb = k % QBUF;
     mbar_wait(bar_q(qb), (k / QBUF) & 1);
@@ -720,7 +751,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       mbar_wait(bar_k(stage(g)), parity(g));
       turn_begin();
       issue_qk(stage(g));
-      turn_end();
+      if (TURN_FIXED) turn_pass();
+      else turn_end();
       wgmma_wait<0>();
       pin<S_REGS>(s_acc);
       release(bar_k_empty(stage(g)));
@@ -730,10 +762,12 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       int cur_s = stage(g);   // HOP_STAGE_INC: the ring position of the last tile issued
       uint32_t cur_p = parity(g);
       // one key tile: S(t) and P(t-1) V(t-1) issued, the softmax of S(t) under P V
-      auto step = [&](int t, auto masked) {
+      // last: an integral_constant: 1 where Q's last read is this step's, -1 where it is not
+      // (HOP_QREL_PEEL), 0 to decide by t
+      auto step = [&](int t, auto masked, auto last) {
         int s, sp;
         uint32_t ph, php;
-        if constexpr (HOP_STAGE_INC) {
+        if constexpr (HD == 256 ? HOP_STAGE_INC_256 : HOP_STAGE_INC) {
           sp = cur_s, php = cur_p;
           if (++cur_s == STAGES) cur_s = 0, cur_p ^= 1u;
           s = cur_s, ph = cur_p;
@@ -747,14 +781,19 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         if (EARLY) rescale_o(corr);
         if (WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         issue_pv(sp);
-        turn_end();
+        if (TURN_FIXED) turn_pass();
+        else turn_end();
         wgmma_wait<1>();
         pin<S_REGS>(s_acc);
         release(bar_k_empty(s));
-        if (HOP_SPLIT_MASK) {   // no branch here: see HOP_SPLIT_MASK
-          if (PERSIST && t == n_tiles - 1 && lane == 0) mbar_arrive(bar_q_empty(qb));
-        } else if (PERSIST && t == n_tiles - 1) {
-          release(bar_q_empty(qb));   // the last read of Q is done
+        if constexpr (decltype(last)::value == 1) {
+          if (PERSIST) release(bar_q_empty(qb));
+        } else if constexpr (decltype(last)::value == 0) {
+          if (HOP_SPLIT_MASK) {   // no branch here: see HOP_SPLIT_MASK
+            if (PERSIST && t == n_tiles - 1 && lane == 0) mbar_arrive(bar_q_empty(qb));
+          } else if (PERSIST && t == n_tiles - 1) {
+            release(bar_q_empty(qb));   // the last read of Q is done
+          }
         }
         softmax(t, corr, masked);
         if constexpr (HOP_PIN_SOFTMAX) {
@@ -770,23 +809,38 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         if (!EARLY) rescale_o(corr);
         to_p();
       };
-      if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {   // masked positions first, then plain
+      using no = std::integral_constant<int, 0>;
+      using never = std::integral_constant<int, -1>;
+      using masked_tile = std::integral_constant<int, 1>;
+      constexpr bool PEEL = HOP_QREL_PEEL == 1 || (HOP_QREL_PEEL == 2 && HD == 128) || (HOP_QREL_PEEL == 3 && HD == 128 && BN == 176);
+      if (PEEL && (HOP_QREL_PEEL != 2 || !args.causal)) {   // positions 1 .. n-2 in the loops, n-1 (Q's last) after them
+        const int n_loop = n_tiles - 1;
+        if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {
+          const int t_masked = min(max(1, n_tiles - n_plain), n_loop);
+          for (int t = 1; t < t_masked; ++t) step(t, masked_tile{}, never{});
+          for (int t = t_masked; t < n_loop; ++t) step(t, no{}, never{});
+        } else {
+          for (int t = 1; t < n_loop; ++t) step(t, std::integral_constant<int, 2>{}, never{});
+        }
+        if (n_tiles > 1) step(n_loop, std::integral_constant<int, 2>{}, std::integral_constant<int, 1>{});
+      } else if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {   // masked positions first, then plain
         const int t_masked = max(1, n_tiles - n_plain);
-        for (int t = 1; t < t_masked; ++t) step(t, std::integral_constant<int, 1>{});
-        for (int t = t_masked; t < n_tiles; ++t) step(t, std::integral_constant<int, 0>{});
+        for (int t = 1; t < t_masked; ++t) step(t, masked_tile{}, no{});
+        for (int t = t_masked; t < n_tiles; ++t) step(t, no{}, no{});
       } else if constexpr (HOP_SPLIT_MASK) {
         const int t_plain = max(1, min(n_plain, n_tiles));
-        for (int t = 1; t < t_plain; ++t) step(t, std::integral_constant<int, 0>{});
-        for (int t = t_plain; t < n_tiles; ++t) step(t, std::integral_constant<int, 1>{});
+        for (int t = 1; t < t_plain; ++t) step(t, no{}, no{});
+        for (int t = t_plain; t < n_tiles; ++t) step(t, masked_tile{}, no{});
       } else {
-        for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{});
+        for (int t = 1; t < n_tiles; ++t) step(t, std::integral_constant<int, 2>{}, no{});
       }
       const int sl = stage(g + n_tiles - 1);
       mbar_wait(bar_v(sl), parity(g + n_tiles - 1));
       if (EARLY && n_tiles > 1) rescale_o(corr);
       turn_begin();
       issue_pv(sl);
-      turn_end();
+      if (TURN_FIXED) turn_last();
+      else turn_end();
       wgmma_wait<0>();
       pin<O_REGS>(o);
       pin_u<BN / 4>(&p_frag[0][0]);
