@@ -36,6 +36,8 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_K_AHEAD
 #define HOP_K_AHEAD 0
 #endif
+// 2: and the next work tile's first K before this tile's last V (session 8: st4, v87 without
+// copies, still 4.9-7.2% faster: a tile's end still serializes them; written, not yet timed)
 // ... at head dim 64 on its own (s8c4, s8c5: d64 without a mask -1-2% with it; four stages)
 #ifndef HOP_K_AHEAD_64
 #define HOP_K_AHEAD_64 HOP_K_AHEAD
@@ -532,6 +534,9 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   __syncthreads();
 
   if (warpgroup == 0) {
+    // 24 exactly: the CTA starts at 168 a thread, and two consumers at 240 take all that 24
+    // frees (HOP_K_AHEAD=2's decode of the next tile spills 18 bytes here; 32 would leave the
+    // consumers' setmaxnreg.inc waiting forever)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (tid == 0) {
       auto prod_wait = [](uint32_t bar, uint32_t parity) {
@@ -540,6 +545,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       };
       const uint64_t keep = HOP_L2_HINT ? policy_evict_last() : 0, once = HOP_L2_HINT ? policy_evict_first() : 0;
       int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
+      constexpr int K_AHEAD = HD == 64 ? HOP_K_AHEAD_64 : HOP_K_AHEAD;
+      bool k0_loaded = false;   // K_AHEAD == 2: this work tile's first K went out with the last tile
       for (int k = 0;; ++k) {
         const int qb = k % QBUF, qn = k / QBUF;   // this work tile's Q buffer, and its use of it
         if (idx >= args.total) {   // no more work: wake the consumers with no tile
@@ -574,13 +581,32 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
             tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_v(s), keep);
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
-        if (w.n_tiles > 0) load_k(0);
+        if (w.n_tiles > 0 && !k0_loaded) load_k(0);
+        k0_loaded = false;
         if (k >= QBUF) mbar_wait(bar_q_empty(qb), (qn - 1) & 1);
         slot[qb] = idx;
         mbar_expect_tx(bar_q(qb), L::Q_BYTES);
         for (int p = 0; p < L::PANELS; ++p)
           tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
-        if (HD == 64 ? HOP_K_AHEAD_64 : HOP_K_AHEAD) {
+        if (K_AHEAD == 2) {
+          for (int t = 0; t < w.n_tiles; ++t) {
+            if (t + 1 < w.n_tiles) {
+              load_k(t + 1);
+            } else if (PERSIST && next < args.total) {   // the next work tile's K(0), at ring position g + n
+              const Work wn = decode<BM, BN>(next, args);
+              if (wn.n_tiles > 0) {
+                const int pos = g + w.n_tiles, s = pos % STAGES;
+                if (pos >= STAGES) prod_wait(bar_k_empty(s), ((pos / STAGES) - 1) & 1);
+                mbar_expect_tx(bar_k(s), L::KV_BYTES);
+                for (int p = 0; p < L::PANELS; ++p)
+                  tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, wn.head / args.group,
+                           (HOP_REVERSE ? wn.n_tiles - 1 : 0) * BN, wn.batch, bar_k(s), keep);
+                k0_loaded = true;
+              }
+            }
+            load_v(t);
+          }
+        } else if (K_AHEAD) {
           for (int t = 0; t < w.n_tiles; ++t) {
             if (t + 1 < w.n_tiles) load_k(t + 1);
             load_v(t);
