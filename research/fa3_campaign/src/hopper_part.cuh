@@ -280,9 +280,9 @@ typedef __nv_bfloat16 bf16;
 // the key loop's last position peeled out of it, with Q's release: the loop itself then tests
 // nothing per tile for Q (session 8: 2-3 instructions a key tile, but ptxas then waits for
 // P V before the softmax, 0 of 66 exponentials under it at d128: call s8c1, d128 without a
-// mask s4k-s8k +0.4-0.7%, causal -0.5-1%, d64 -1.5%); 2: at d128 without a mask only (ptxas
-// then schedules the causal loop of the same kernel as the peeled one); 3: in d128's 176-key
-// kernel only (long sequences without a mask)
+// mask s4k-s8k +0.4-0.7%, causal -0.5-1%, d64 -1.5%; peeled in d128's 128-key kernel for
+// the unmasked only, its causal loop was scheduled the same way, v84's SASS); 3: in d128's
+// 176-key kernel only (long sequences without a mask)
 #ifndef HOP_QREL_PEEL
 #define HOP_QREL_PEEL 0
 #endif
@@ -564,14 +564,17 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int head_kv = w.head / args.group;
         // position t of the ring loads key tile kt: see HOP_REVERSE
         auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
-        auto load_k = [&](int t) {
-          const int s = (g + t) % STAGES;
-          if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
-          if (HOP_STUB == 3 && g + t >= STAGES) return mbar_arrive(bar_k(s));
+        // position t of work tile wk's K, at position pos of the ring
+        auto load_k_of = [&](const Work& wk, int pos, int t) {
+          const int s = pos % STAGES;
+          if (pos >= STAGES) prod_wait(bar_k_empty(s), ((pos / STAGES) - 1) & 1);
+          if (HOP_STUB == 3 && pos >= STAGES) return mbar_arrive(bar_k(s));
           mbar_expect_tx(bar_k(s), L::KV_BYTES);
+          const int kt = HOP_REVERSE ? wk.n_tiles - 1 - t : t;
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_k(s), keep);
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, wk.head / args.group, kt * BN, wk.batch, bar_k(s), keep);
         };
+        auto load_k = [&](int t) { load_k_of(w, g + t, t); };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
@@ -595,12 +598,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
             } else if (PERSIST && next < args.total) {   // the next work tile's K(0), at ring position g + n
               const Work wn = decode<BM, BN>(next, args);
               if (wn.n_tiles > 0) {
-                const int pos = g + w.n_tiles, s = pos % STAGES;
-                if (pos >= STAGES) prod_wait(bar_k_empty(s), ((pos / STAGES) - 1) & 1);
-                mbar_expect_tx(bar_k(s), L::KV_BYTES);
-                for (int p = 0; p < L::PANELS; ++p)
-                  tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, wn.head / args.group,
-                           (HOP_REVERSE ? wn.n_tiles - 1 : 0) * BN, wn.batch, bar_k(s), keep);
+                load_k_of(wn, g + w.n_tiles, 0);
                 k0_loaded = true;
               }
             }
@@ -869,8 +867,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       using no = std::integral_constant<int, 0>;
       using never = std::integral_constant<int, -1>;
       using masked_tile = std::integral_constant<int, 1>;
-      constexpr bool PEEL = HOP_QREL_PEEL == 1 || (HOP_QREL_PEEL == 2 && HD == 128) || (HOP_QREL_PEEL == 3 && HD == 128 && BN == 176);
-      if (PEEL && (HOP_QREL_PEEL != 2 || !args.causal)) {   // positions 1 .. n-2 in the loops, n-1 (Q's last) after them
+      constexpr bool PEEL = HOP_QREL_PEEL == 1 || (HOP_QREL_PEEL == 3 && HD == 128 && BN == 176);
+      if constexpr (PEEL) {   // positions 1 .. n-2 in the loops, n-1 (Q's last) after them
         const int n_loop = n_tiles - 1;
         if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {
           const int t_masked = min(max(1, n_tiles - n_plain), n_loop);
