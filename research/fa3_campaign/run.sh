@@ -1,6 +1,7 @@
 # on the device, from the repository root: evaluate candidates in order with the real evaluator
 #   run.sh NAME:SET ...   (NAME: cands/NAME.cu from make.py, or "baseline"; SET: smoke, bench, full)
-# A candidate whose smoke evaluation fails (or hangs) is skipped for the rest of the call.
+# A candidate whose smoke evaluation fails (or hangs) is skipped for the rest of the call,
+# and so is its repeat NAMEr.
 # Results: $OUT/evals.tgz (evals/NAME.SET.json), logs: $OUT/logs.tgz; a side-by-side table last.
 source research/fa3_campaign/device_setup.sh || exit 1
 set +e
@@ -9,7 +10,8 @@ failed=" "
 bench=()
 for item in "$@"; do
   c=${item%%:*}; set_=${item#*:}
-  case "$failed" in *" $c "*) echo "skip $c $set_ (its smoke failed)"; continue;; esac
+  # a repeat (NAME r) is the same file: skipped with it
+  case "$failed" in *" ${c%r} "*) echo "skip $c $set_ (its smoke failed)"; continue;; esac
   t0=$(date +%s)
   if [ "$c" = baseline ]; then src=kernels/flash_attn_fwd/baseline.cu; else src=research/fa3_campaign/cands/$c.cu; fi
   timeout ${EVAL_LIMIT:-400} python3 -m socratic eval flash_attn_fwd --candidate $src --scenarios $set_ --timeout ${SCENARIO_TIMEOUT:-20} $EXTRA --json \
