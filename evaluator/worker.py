@@ -30,6 +30,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -143,6 +145,19 @@ def timed_sets(set_dists: list[str]) -> list[int]:
     mean; the other distributions are for correctness (data-dependent speed is real: a
     kernel that skips rescaling runs faster on large logits)."""
     return [s for s, d in enumerate(set_dists) if d == set_dists[0]]
+
+
+def lasting_lag(measure: Callable[[], float], again: Callable[[], None]) -> float:
+    """The device's lag once our stream is done, as `measure` reads it (host time around a
+    device-wide sync), counted only when it is seen twice: one lag alone may be the host's
+    (a GC pause, the scheduler; session 9 saw 3.7 ms on a kernel whose twin passed twice),
+    so the same work is run `again` and measured again. Work left outside the stream lags
+    every time."""
+    lag = measure()
+    if lag <= FOREIGN_WORK_S:
+        return lag
+    again()
+    return min(lag, measure())
 
 
 def sample_sets(timed: list[int], pair: int, copies: int) -> tuple[int, ...]:
@@ -289,20 +304,12 @@ class WorkerRun:
             if rc != 0:
                 failures.append(f"candidate returned error code {rc}")
             # statistics as soon as the given stream is done, then again once the whole device is
-            stats_now = {b.name: gpu.new_stats() for b in task.outputs}
-            for b in task.outputs:
-                gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
-                            ref_out[b.name], self._count(b, v), stats_now[b.name])
-            first = {n: gpu.read_stats(st) for n, st in stats_now.items()}   # syncs the stream
-            lag = self._device_lag()
+            first = self._stats_now(roles, ref_out, v)
+            lag = lasting_lag(self._device_lag, partial(self._call_again, roles, s, stream, ref_out, v, first))
             if lag > FOREIGN_WORK_S:
                 failures.append(f"the device stayed busy {lag * 1e3:.1f} ms after the given stream finished: "
                                 "work outside the stream")
-            stats_later = {b.name: gpu.new_stats() for b in task.outputs}
-            for b in task.outputs:
-                gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
-                            ref_out[b.name], self._count(b, v), stats_later[b.name])
-            later = {n: gpu.read_stats(st) for n, st in stats_later.items()}
+            later = self._stats_now(roles, ref_out, v)
             for name in first:
                 if any(first[name][k] != later[name][k] for k in STABLE_STATS):
                     failures.append(f"{name} changed after the given stream finished: work outside the stream")
@@ -458,6 +465,21 @@ class WorkerRun:
                 self.gpu.transform(inputs[b.name], b.dtype, count, t.scale, int(evaluate(t.period, v)), t.count,
                                    t.factor, int(evaluate(t.row_length, v)), t.spread, seed ^ 0x5DEECE66D)
 
+    def _stats_now(self, roles: dict[str, RoleBuffers], ref_out: dict, v: dict) -> dict:
+        """The candidate's outputs against the baseline's and the reference, read as soon as
+        the given stream is done."""
+        stats = {b.name: self.gpu.new_stats() for b in self.task.outputs}
+        for b in self.task.outputs:
+            self.gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
+                             ref_out[b.name], self._count(b, v), stats[b.name])
+        return {n: self.gpu.read_stats(st) for n, st in stats.items()}   # syncs the stream
+
+    def _call_again(self, roles: dict[str, RoleBuffers], s: int, stream, ref_out: dict, v: dict,
+                    first: dict) -> None:
+        """The candidate's correctness call on set `s` once more, its first statistics anew."""
+        self._call("cand", roles["cand"], s, stream, salt=s + 7)
+        first.update(self._stats_now(roles, ref_out, v))
+
     def _call(self, role: str, buffers: RoleBuffers, s: int, stream, salt: int) -> int:
         """Poison outputs, scramble the workspace, then call the baseline or candidate."""
         gpu = self.gpu
@@ -607,18 +629,22 @@ class WorkerRun:
         free_before = gpu.free_memory()
         base_ms, cand_ms = [], []
         chunk = 16
-        for start in range(0, n, chunk):
-            stop = min(n, start + chunk)
+
+        def run_pairs(start: int, stop: int) -> None:   # a chunk run again replaces its samples
             for i in range(start, stop):
                 pair(i, True)
             gpu.sync()
-            lag = self._device_lag()
+
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            run_pairs(start, stop)
+            lag = lasting_lag(self._device_lag, partial(run_pairs, start, stop))
             if lag > FOREIGN_WORK_S:
                 return [f"the device stayed busy {lag * 1e3:.1f} ms after timed runs: work outside the stream"]
             for i in range(start, stop):
                 base_ms.append(sample_ms(i, "base"))
                 cand_ms.append(sample_ms(i, "cand"))
-            if time.monotonic() > deadline and len(base_ms) >= opts.min_pairs and audited == len(audit_pairs):
+            if time.monotonic() > deadline and len(base_ms) >= opts.min_pairs and max(audit_pairs) < stop:
                 break
         took = free_before - gpu.free_memory()
         ratios = np.array(base_ms) / np.array(cand_ms)
