@@ -39,7 +39,8 @@ typedef __nv_bfloat16 bf16;
 // 2: and the next work tile's first K before this tile's last V (session 8: st4, v87 without
 // copies, still 4.9-7.2% faster: a tile's end still serializes them). Refuted in s9c1 (v90):
 // short causal d128 -1%, and one of its timed runs came out wrong (7x the baseline's error,
-// d128-s4k without a mask): a race in this order, never hit by a correctness call
+// d128-s4k without a mask): most likely a race in this order (not located), never hit by a
+// correctness call
 // ... at head dim 64 on its own (s8c4, s8c5: d64 without a mask -1-2% with it; four stages;
 // 0 in v89: d64 without a mask +1-3% in s9c1-s9c3, the geomean within noise of v88's)
 #ifndef HOP_K_AHEAD_64
