@@ -46,6 +46,14 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_K_AHEAD_64
 #define HOP_K_AHEAD_64 HOP_K_AHEAD
 #endif
+// a work tile's first S = Q K^T issued by halves of the head dim: Q and the tile's first K load
+// as two halves with a full barrier each, and the first half's wgmmas start as soon as it has
+// landed (session 9: the consumers wait for the latency of a work tile's first K and Q, not for
+// bandwidth, 3-5x what the rate needs being in flight). The other K tiles load whole, so the
+// key loop is unchanged. Head dims of two panels or more (d128, d256)
+#ifndef HOP_PANEL_SPLIT
+#define HOP_PANEL_SPLIT 0
+#endif
 #ifndef HOP_CAUSAL_WIDE
 #define HOP_CAUSAL_WIDE 0
 #endif
@@ -309,7 +317,10 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int KV_PANEL = BN * 128;
   static constexpr int Q_BYTES = PANELS * Q_PANEL;
   static constexpr int KV_BYTES = PANELS * KV_PANEL;  // one K (or V) tile
-  static constexpr int BARS = 4 + 4 * STAGES;        // Q full/empty x 2, K/V full/empty per stage
+  static constexpr bool SPLIT = HOP_PANEL_SPLIT && PANELS >= 2 && PANELS % 2 == 0;   // HOP_PANEL_SPLIT
+  // Q full/empty x 2, K/V full/empty per stage; HOP_PANEL_SPLIT: Q's second half per buffer,
+  // a first K's second half per stage
+  static constexpr int BARS = 4 + 4 * STAGES + (SPLIT ? 2 + STAGES : 0);
   static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
   static constexpr int QBUF = HOP_Q2 && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
   static constexpr int OBUF = (HD == 64 ? HOP_EPI_TMA_64 : HOP_EPI_TMA) && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
@@ -518,6 +529,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   auto bar_k_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 2 * STAGES + s); };
   auto bar_v_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 3 * STAGES + s); };
   auto bar_q_empty = [&](int b) { return base + L::BAR_OFF + 8u * (1 + 4 * STAGES + (b ? 2 : 0)); };   // persistent
+  // HOP_PANEL_SPLIT: the second half of Q buffer b's panels, and of a work tile's first K in
+  // stage s (one phase per such K: the consumers count them, bit s of khi_par)
+  auto bar_q_hi = [&](int b) { return base + L::BAR_OFF + 8u * (4 + 4 * STAGES + b); };
+  auto bar_k_hi = [&](int s) { return base + L::BAR_OFF + 8u * (6 + 4 * STAGES + s); };
+  constexpr int HALF = L::PANELS / 2;   // panels in a half
   volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + L::SLOT_OFF);
 
   const int tid = threadIdx.x;
@@ -526,12 +542,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     for (int b = 0; b < QBUF; ++b) {
       mbar_init(bar_q(b), 1);
       mbar_init(bar_q_empty(b), 4 * NC);
+      if (L::SPLIT) mbar_init(bar_q_hi(b), 1);
     }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(bar_k(s), 1);
       mbar_init(bar_v(s), 1);
       mbar_init(bar_k_empty(s), 4 * NC);   // lane 0 of each consumer warp
       mbar_init(bar_v_empty(s), 4 * NC);
+      if (L::SPLIT) mbar_init(bar_k_hi(s), 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -572,11 +590,18 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         auto load_k_of = [&](const Work& wk, int pos, int t) {
           const int s = pos % STAGES;
           if (pos >= STAGES) prod_wait(bar_k_empty(s), ((pos / STAGES) - 1) & 1);
-          if (HOP_STUB == 3 && pos >= STAGES) return mbar_arrive(bar_k(s));
-          mbar_expect_tx(bar_k(s), L::KV_BYTES);
+          const bool split = L::SPLIT && t == 0;   // a work tile's first K (HOP_PANEL_SPLIT)
+          if (HOP_STUB == 3 && pos >= STAGES) {
+            mbar_arrive(bar_k(s));
+            if (split) mbar_arrive(bar_k_hi(s));
+            return;
+          }
+          mbar_expect_tx(bar_k(s), split ? HALF * L::KV_PANEL : L::KV_BYTES);
+          if (split) mbar_expect_tx(bar_k_hi(s), HALF * L::KV_PANEL);
           const int kt = HOP_REVERSE ? wk.n_tiles - 1 - t : t;
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, wk.head / args.group, kt * BN, wk.batch, bar_k(s), keep);
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, wk.head / args.group, kt * BN, wk.batch,
+                     split && p >= HALF ? bar_k_hi(s) : bar_k(s), keep);
         };
         auto load_k = [&](int t) { load_k_of(w, g + t, t); };
         auto load_v = [&](int t) {
@@ -592,9 +617,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         k0_loaded = false;
         if (k >= QBUF) mbar_wait(bar_q_empty(qb), (qn - 1) & 1);
         slot[qb] = idx;
-        mbar_expect_tx(bar_q(qb), L::Q_BYTES);
+        mbar_expect_tx(bar_q(qb), L::SPLIT ? HALF * L::Q_PANEL : L::Q_BYTES);
+        if (L::SPLIT) mbar_expect_tx(bar_q_hi(qb), HALF * L::Q_PANEL);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
+          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch,
+                   L::SPLIT && p >= HALF ? bar_q_hi(qb) : bar_q(qb), once);
         if (K_AHEAD == 2) {
           for (int t = 0; t < w.n_tiles; ++t) {
             if (t + 1 < w.n_tiles) {
@@ -660,11 +687,17 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   auto parity = [](int i) { return HOP_STAGE_U ? ((unsigned)i / STAGES) & 1u : (uint32_t)((i / STAGES) & 1); };
   uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
   if (HOP_QDESC_HOIST >= 2) asm volatile("" : "+r"(k_lo), "+r"(v_lo));   // kept too (else rebuilt every tile)
-  auto issue_qk = [&](int s) {
+  // HOP_PANEL_SPLIT, a work tile's first S: the second half's wgmmas wait for Q's and K's
+  // second halves (barriers q_hi and k_hi, parities q_ph and k_ph); 0: whole tiles, waited for
+  auto issue_qk = [&](int s, uint32_t q_hi, uint32_t q_ph, uint32_t k_hi, uint32_t k_ph) {
     const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
+      if (L::SPLIT && kk == HD / 32 && q_hi) {
+        mbar_wait(q_hi, q_ph);
+        mbar_wait(k_hi, k_ph);
+      }
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
       if constexpr (DESC_ONCE)
         wgmma_ss<BN>(s_acc, HOP_QDESC_HOIST ? q_desc[kk] : desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
@@ -753,6 +786,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   // while the other's GEMMs occupy the tensor cores; consumer 0 goes first on every tile
   int turns_left = 0;
   bool started = false;   // a tile with turns has run
+  uint32_t khi_par = 0;   // HOP_PANEL_SPLIT: bit s, the parity of stage s's next first-K second half
   auto turn_begin = [&]() {
     if (HOP_PINGPONG) named_sync(8 + c, 256);
   };
@@ -809,7 +843,13 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       float corr[2];
       mbar_wait(bar_k(stage(g)), parity(g));
       turn_begin();
-      issue_qk(stage(g));
+      if constexpr (L::SPLIT) {
+        const int s0 = stage(g);
+        issue_qk(s0, bar_q_hi(qb), (k / QBUF) & 1, bar_k_hi(s0), (khi_par >> s0) & 1u);
+        khi_par ^= 1u << s0;
+      } else {
+        issue_qk(stage(g), 0u, 0u, 0u, 0u);
+      }
       if (TURN_FIXED) turn_pass();
       else turn_end();
       wgmma_wait<0>();
@@ -836,7 +876,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         mbar_wait(bar_k(s), ph);
         if (!WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         turn_begin();
-        issue_qk(s);
+        issue_qk(s, 0u, 0u, 0u, 0u);
         if (EARLY) rescale_o(corr);
         if (WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         issue_pv(sp);
