@@ -28,10 +28,10 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
-from pathlib import Path
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
