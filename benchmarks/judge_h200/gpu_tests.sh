@@ -1,5 +1,5 @@
 # the GPU-marked tests on the H200 (CI has no GPU): the evaluator, the judge's isolation and
-# blind spots, the Hopper probe. Pure-Python test wheels carried in .whl_test/ (pytest and
+# blind spots, the Hopper probe. Pure-Python test wheels in .whl_test/ (gitignored: carry it; pytest and
 # its plugins: `pip download --no-deps pytest pytest-timeout pytest-asyncio pluggy iniconfig
 # packaging exceptiongroup tomli`). Full log in $OUT/gpu_tests.log.
 source benchmarks/judge_h200/setup.sh || exit 1
