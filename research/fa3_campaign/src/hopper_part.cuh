@@ -147,6 +147,11 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_Q2
 #define HOP_Q2 0
 #endif
+// ... at head dim 64 on its own (session 10: timed again on v89, after the answer to
+// memory.bytes-in-flight put the consumers' wait at a work tile's start)
+#ifndef HOP_Q2_64
+#define HOP_Q2_64 HOP_Q2
+#endif
 // the softmax of tile t kept ahead of the wait for P(t-1) V(t-1): its results are pinned
 // (an empty asm on them) before the wait. Without it the compiler sinks the softmax to
 // its uses after the wait, and the intra-warpgroup overlap is lost: ncu on d128-s4k causal
@@ -322,7 +327,7 @@ template <int HD, int BN_WANTED> struct Layout {
   // a first K's second half per stage
   static constexpr int BARS = 4 + 4 * STAGES + (SPLIT ? 2 + STAGES : 0);
   static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
-  static constexpr int QBUF = HOP_Q2 && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
+  static constexpr int QBUF = (HD == 64 ? HOP_Q2_64 : HOP_Q2) && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
   static constexpr int OBUF = (HD == 64 ? HOP_EPI_TMA_64 : HOP_EPI_TMA) && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
   static constexpr int Q_OFF = 0;
   static constexpr int O_OFF = QBUF * Q_BYTES;
