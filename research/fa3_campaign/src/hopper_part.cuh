@@ -152,6 +152,15 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_Q2_64
 #define HOP_Q2_64 HOP_Q2
 #endif
+// a work tile's own arithmetic as FA3 does it (session 10: ncu's instruction counts put the
+// difference from FA3 at a work tile, not in the key loop: d128-s1k causal 1080 instructions a
+// consumer warp a work tile against FA3's 957, d64-s2k causal 1056 against 818): the tile's
+// index decoded by multiply-high divisions (the divisors' magic numbers from the host), the
+// epilogue's reciprocal and logarithm by the MUFU unit, the mask compared against the tile's
+// own column limits (no column index a element)
+#ifndef HOP_TILE_ARITH
+#define HOP_TILE_ARITH 0
+#endif
 // the softmax of tile t kept ahead of the wait for P(t-1) V(t-1): its results are pinned
 // (an empty asm on them) before the wait. Without it the compiler sinks the softmax to
 // its uses after the wait, and the intra-warpgroup overlap is lost: ncu on d128-s4k causal
@@ -469,9 +478,29 @@ __device__ __forceinline__ float ex2_fma(float x) {
   return x < -126.f ? 0.f : y;   // masked (-inf) keys give exactly 0, as ex2 does
 }
 
+// the epilogue's 1 / sum and log2(sum), sum >= 1 (a row's largest term is 1): by the MUFU unit
+// (HOP_TILE_ARITH, as FA3) or IEEE (a division's slow path, log2f's polynomial)
+__device__ __forceinline__ float inv_of(float sum) { return HOP_TILE_ARITH ? __fdividef(1.f, sum) : 1.f / sum; }
+__device__ __forceinline__ float log2_of(float sum) { return HOP_TILE_ARITH ? __log2f(sum) : log2f(sum); }
+
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// n / d for 0 <= n < 2^31 by a multiply-high (Granlund and Montgomery's round-up method): with
+// l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1, q = (umulhi(n, m) + n) >> l; for
+// n < 2^31 the sum fits 32 bits (HOP_TILE_ARITH)
+struct FDiv {
+  uint32_t d, m, l;
+};
+inline FDiv make_fdiv(uint32_t d) {
+  uint32_t l = 0;
+  while ((1ull << l) < d) ++l;
+  return {d, (uint32_t)(((1ull << 32) * ((1ull << l) - d)) / d + 1), l};
+}
+__device__ __forceinline__ int fdiv(int n, const FDiv& f) {
+  return (int)((__umulhi((uint32_t)n, f.m) + (uint32_t)n) >> f.l);
 }
 
 // ---- the kernel -----------------------------------------------------------------------------
@@ -483,6 +512,10 @@ struct Args {
   int total, sect;    // work tiles (q_tiles * heads * batch); heads per causal section
   int pp_cont;        // persistent ping-pong runs on across work tiles (HOP_PP_CONT)
   float scale_log2;   // softmax_scale * log2(e)
+  // HOP_TILE_ARITH: heads x batch, and the divisors of decode (a section's tiles, a section's
+  // heads and the last section's, query tiles, heads) and of the K/V head (group)
+  int hb_total;
+  FDiv f_per, f_sect, f_last, f_qt, f_heads, f_group;
 };
 
 // one work tile: a query tile of one head; its key range and how much of it needs no mask
@@ -492,6 +525,30 @@ struct Work {
 template <int BM, int BN>
 __device__ __forceinline__ Work decode(int idx, const Args& a) {
   int q_tile, hb;
+  if constexpr (HOP_TILE_ARITH) {
+    Work w;
+    if (a.causal) {   // as below, by multiply-high divisions
+      const int sec = fdiv(idx, a.f_per), within = idx - sec * a.sect * a.q_tiles;
+      const bool last = (sec + 1) * a.sect > a.hb_total;   // the last section may be smaller
+      const int n = last ? a.hb_total - sec * a.sect : a.sect;
+      const int r = fdiv(within, last ? a.f_last : a.f_sect);
+      hb = sec * a.sect + (within - r * n);
+      q_tile = a.q_tiles - 1 - r;
+    } else {
+      hb = fdiv(idx, a.f_qt);
+      q_tile = idx - hb * a.q_tiles;
+    }
+    w.batch = fdiv(hb, a.f_heads);
+    w.head = hb - w.batch * a.heads_q;
+    w.m0 = q_tile * BM;
+    const int diag = a.seqlen_k - a.seqlen_q;
+    int n_end = a.seqlen_k;
+    if (a.causal) n_end = min(n_end, w.m0 + BM + diag);
+    w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
+    w.n_plain = a.seqlen_k / BN;
+    if (a.causal) w.n_plain = min(w.n_plain, max(0, (w.m0 + diag + 1) / BN));
+    return w;
+  }
   if (a.causal) {   // heavy first within a section of heads (sect = 1: one head at a time)
     const int per = a.sect * a.q_tiles, sec = idx / per, within = idx - sec * per;
     const int hb_total = a.total / a.q_tiles, n = min(a.sect, hb_total - sec * a.sect);
@@ -588,7 +645,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int next = !PERSIST ? args.total : args.causal ? atomicAdd(args.counter, 1) + (int)gridDim.x
                                                                  : idx + (int)gridDim.x;
         const Work w = decode<BM, BN>(idx, args);
-        const int head_kv = w.head / args.group;
+        const int head_kv = HOP_TILE_ARITH ? fdiv(w.head, args.f_group) : w.head / args.group;
         // position t of the ring loads key tile kt: see HOP_REVERSE
         auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
         // position t of work tile wk's K, at position pos of the ring
@@ -605,7 +662,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (split) mbar_expect_tx(bar_k_hi(s), HALF * L::KV_PANEL);
           const int kt = HOP_REVERSE ? wk.n_tiles - 1 - t : t;
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, wk.head / args.group, kt * BN, wk.batch,
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, HOP_TILE_ARITH ? fdiv(wk.head, args.f_group) : wk.head / args.group, kt * BN, wk.batch,
                      split && p >= HALF ? bar_k_hi(s) : bar_k(s), keep);
         };
         auto load_k = [&](int t) { load_k_of(w, g + t, t); };
@@ -731,7 +788,22 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       return;
     }
     const int kt = HOP_REVERSE ? n_cur - 1 - t : t;   // the key tile at position t
-    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain)) {
+    if (HOP_TILE_ARITH && (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain))) {
+      // each row's limit less this thread's first column: the test a element is then against a
+      // constant (8 j + e)
+      const int n0 = kt * BN + 2 * (lane % 4);
+      int lim[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        lim[h] = (MASK_LIMITS ? col_limit[h] : args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k) - n0;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (8 * j + e >= lim[h]) s_acc[4 * j + 2 * h + e] = -INFINITY;
+    } else if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain)) {
       const int n0 = kt * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -965,11 +1037,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        inv[h] = sum > 0.f ? 1.f / sum : 0.f;
+        inv[h] = sum > 0.f ? inv_of(sum) : 0.f;
         const int row = row_base + 8 * h;
         if (lane % 4 == 0 && row < args.seqlen_q)
           args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-              sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+              sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
       }
       if (wtid == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
       named_sync(1 + c, 128);
@@ -995,7 +1067,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const float inv = sum > 0.f ? inv_of(sum) : 0.f;
         const int row = row_base + 8 * h;
         if constexpr (HOP_EPI16) {
           // thread q of a quad holds words (8j + 2q) of j = 4g..4g+3; after the transpose it
@@ -1030,7 +1102,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           }
           if (lane % 4 == 0)
             args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-                sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+                sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
         }
       }
     } else {
@@ -1041,7 +1113,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const float inv = sum > 0.f ? inv_of(sum) : 0.f;
         const int r = warp * 16 + lane / 4 + 8 * h;   // row within this warpgroup's 64
         uint8_t* q_ptr = smem_raw + (q_smem - smem_u32(smem_raw));
 #pragma unroll
@@ -1054,7 +1126,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int row = row_base + 8 * h;
         if (lane % 4 == 0 && row < args.seqlen_q)
           args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-              sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+              sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       named_sync(1 + c, 128);
@@ -1112,6 +1184,16 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   {   // sections of equal size: a small last one brings the tail of heavy tiles back
     const long n = (hb_total + args.sect - 1) / args.sect;
     args.sect = (int)((hb_total + n - 1) / n);
+  }
+  args.hb_total = (int)hb_total;
+  {   // HOP_TILE_ARITH's divisors (all >= 1)
+    const int n_sec = (int)((hb_total + args.sect - 1) / args.sect);
+    args.f_per = make_fdiv((uint32_t)args.sect * (uint32_t)max(1, args.q_tiles));
+    args.f_sect = make_fdiv((uint32_t)args.sect);
+    args.f_last = make_fdiv((uint32_t)max(1L, hb_total - (long)(n_sec - 1) * args.sect));
+    args.f_qt = make_fdiv((uint32_t)max(1, args.q_tiles));
+    args.f_heads = make_fdiv((uint32_t)max(1, p.heads_q));
+    args.f_group = make_fdiv((uint32_t)max(1, args.group));
   }
   args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128 ||
                                  (HOP_PP_CONT_CAUSAL && p.causal));
