@@ -1,5 +1,5 @@
 """The bundled real campaign (sessions/fa3-h200.socratic, a pack: the attention kernel on the H200, recorded
-by hand with `attach --agent manual` and imported evaluations, over nine developer sessions) conforms to
+by hand with `attach --agent manual` and imported evaluations, over ten developer sessions) conforms to
 the contracts, is found by name, replays, and reports on the goal's terms (against FA3),
 without the comparisons of its evaluations 1-12 (retracted: timed before the comparison-timer
 fix) and of evaluation 69 (retracted: FA3 timed at 2.7x its usual time on one scenario).
@@ -52,7 +52,7 @@ def test_every_event_and_evaluation_conforms():
     # the first session ended at 43 evaluations, the later ones resumed it by an import (the
     # fifth's and the seventh's evaluations were lost before they were recorded: each ended
     # with the session after it)
-    assert [e.evaluations for e in parsed.events if isinstance(e, CampaignEnd)] == [43, 78, 113, 158, 167, 215, EVALS]
+    assert [e.evaluations for e in parsed.events if isinstance(e, CampaignEnd)] == [43, 78, 113, 158, 167, 215, 237, EVALS]
     # the comparisons timed before the fix (d152644), and evaluation 69's, taken back
     early, outlier = [e for e in parsed.events if isinstance(e, EvalRetract)]
     assert early.part == outlier.part == "comparisons"
@@ -113,12 +113,11 @@ def test_the_best_evaluations_scenarios_against_each_comparison():
 
 def test_the_retracted_comparisons_count_nowhere_the_baseline_still_does():
     """Evaluation 10 read 0.870x FA3 on the old timer and evaluation 69 0.945x with one FA3
-    outlier; the honest top is evaluation 219's 0.975x (v89, within the calls' noise of v88,
-    the shipped kernel). Against the baseline the retracted evaluations stand."""
+    outlier; the honest top is evaluation 259's 0.976x (v96, the shipped kernel). Against the baseline the retracted evaluations stand."""
     from socratic.report.text import summary_lines
 
     (r,) = build_report([SESSION]).sessions
-    assert round(r.best_geomean, 3) == 0.975
+    assert round(r.best_geomean, 3) == 0.976
     best_geo = max((p for p in r.series if p.goal_set and p.geomean is not None),
                    key=lambda p: p.geomean)
     assert best_geo.n == TOP and abs(best_geo.geomean - r.best_geomean) < 1e-12
@@ -132,13 +131,13 @@ def test_the_retracted_comparisons_count_nowhere_the_baseline_still_does():
     assert ten.n == 10 and ten.baseline_geomean == pytest.approx(2.504, abs=1e-3)
     lines = summary_lines(r)
     text = "\n".join(lines)
-    assert "geomean 0.975x" in lines[2] and "0.870" not in text
+    assert "geomean 0.976x" in lines[2] and "0.870" not in text
     # 0.945x only where the retraction says why
     assert [line for line in lines if "0.945" in line] == [next(x for x in lines if "evaluation(s) 69 retracted" in x)]
     assert "evaluation(s) 1-12 retracted (comparisons only): timed before" in text
     # the TUI's best agrees; a reader of the log up to the first session's end read 0.870x
     events = FILES.event_records()[0]
-    assert round(fold(events).best_geomean, 3) == 0.975
+    assert round(fold(events).best_geomean, 3) == 0.976
     first_end = next(i for i, e in enumerate(events) if e["type"] == "campaign.end")
     assert round(fold(events[:first_end + 1]).best_geomean, 3) == 0.870
 
@@ -157,20 +156,22 @@ async def test_replays_to_the_end():
 BEST = Path(__file__).parent / "candidates" / "fa3_h200_best.cu"
 FIXED_TIMER = 13   # the first evaluation timed with the fixed comparison timer
 OUTLIER = 69       # v24: FA3 timed at 2.7x its usual time on d128-s1k causal
-SHIPPED = 208      # v88 on the bench set (call s8c4, session 8); 210 is its full-set run
-BESIDE = (202, 205)  # v75, the kernel shipped before, timed twice in the same call
-AGAIN = (213, 215)   # v88 timed again in call s8c5, beside v75 (212, 214)
-TOP = 219          # v89 (v88 without K before V at d64): the highest geomean on record
-CALLS_9 = {(216, 225): (218, 221), (226, 229): (226, 228), (230, 237): (235,)}   # v88's in each session-9 call
+SHIPPED = 259      # v96 on the bench set (call s10c4, session 10); 262 is its full-set run
+AGAIN = (261,)     # v96 timed again in the same call
+BESIDE = (258, 260)  # v88, the kernel shipped before, timed twice beside it
+TOP = SHIPPED      # the highest geomean on record
+OLD = 208          # v88's first bench run (call s8c4), shipped through session 9
+# v88's runs in each call of sessions 9 and 10 before s10c4 (first, last evaluation of the call)
+CALLS_V88 = {(216, 225): (218, 221), (226, 229): (226, 228), (230, 237): (235,),
+             (238, 245): (239, 242), (246, 256): (248, 252)}
 
 
 def test_the_shipped_best_kernel_is_the_one_measured():
-    """tests/candidates/fa3_h200_best.cu is byte for byte v88, the candidate of the campaign's
-    last stop attempts: 0.972x FA3 on the bench set, 210/210 on the full set in the same
-    device call, at least 0.5% over v75 (the kernel shipped before) timed twice beside it, and
-    again so in the next call. Since then nothing has been 0.5% over it in the same call: the
-    highest geomean on record (v89's) is within 0.5% of v88's best. Retracted comparisons
-    (1-12, 69) are not compared."""
+    """tests/candidates/fa3_h200_best.cu is byte for byte v96, the candidate of the campaign's
+    last stop attempt: 0.976x FA3 on the bench set, 210/210 on the full set in the same device
+    call, and at least 0.5% over v88 (the kernel shipped before) in every pairing of the two
+    runs of each timed side by side. It is the highest geomean on record; before it, nothing
+    was 0.5% over v88 in its own call. Retracted comparisons (1-12, 69) are not compared."""
     import hashlib
 
     sha = hashlib.sha256(BEST.read_bytes()).hexdigest()
@@ -180,24 +181,24 @@ def test_the_shipped_best_kernel_is_the_one_measured():
     bench = [d for d in honest.values() if d["set"] == "bench" and d["summary"]["all_correct"]]
     top = max(d["summary"]["geomean_vs"]["fa3"] for d in bench)
     ours = [n for n, d in honest.items() if d in bench and d["candidate"]["sha256"] == sha]
-    assert ours == [SHIPPED, *AGAIN, *(n for again in CALLS_9.values() for n in again)]
+    assert ours == [SHIPPED, *AGAIN]
 
     def vs(n: int) -> float:
         return docs[n]["summary"]["geomean_vs"]["fa3"]
-    assert vs(TOP) == top and max(vs(n) for n in ours) >= top / 1.005 and vs(SHIPPED) > 0.97
-    before = [n for n in ours if n <= max(AGAIN)]
-    assert max(vs(n) for n in before) == vs(SHIPPED)   # the top of its time
-    for n in BESIDE:
-        assert docs[n]["candidate"]["path"].endswith(("/v75.cu", "/v75r.cu"))
-        assert vs(SHIPPED) >= 1.005 * vs(n) > 0.96
-    again = sum(vs(n) for n in AGAIN) / 2
-    assert again >= 1.005 * sum(vs(n) for n in (212, 214)) / 2 > 0.96
-    for (first, last), v88 in CALLS_9.items():   # no other candidate 0.5% over it in one call
+    assert vs(TOP) == top and vs(SHIPPED) > 0.975
+    old = docs[OLD]["candidate"]["sha256"]
+    for n in BESIDE:   # the kernel shipped before, the same file
+        assert docs[n]["candidate"]["sha256"] == old and docs[n]["candidate"]["path"].endswith(("/v88.cu", "/v88r.cu"))
+        assert all(vs(m) >= 1.005 * vs(n) for m in ours) and vs(n) > 0.96
+    # until then no candidate was 0.5% over v88 in its own call (v89, v93: within noise)
+    for (first, last), v88 in CALLS_V88.items():
+        assert all(docs[n]["candidate"]["sha256"] == old for n in v88)
         mean = sum(vs(n) for n in v88) / len(v88)
         others = [n for n in range(first, last + 1) if docs[n]["set"] == "bench" and n not in v88]
         assert others and all(vs(n) < 1.005 * mean for n in others)
     full = [d for d in docs.values() if d["set"] == "full" and d["candidate"]["sha256"] == sha]
     assert full and full[0]["summary"]["n_correct"] == full[0]["summary"]["n"] == 210
+    assert all(docs[n]["hidden_summary"]["n_correct"] == docs[n]["hidden_summary"]["n"] > 0 for n in ours)
 
 
 @pytest.mark.gpu

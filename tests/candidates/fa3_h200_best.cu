@@ -34,8 +34,10 @@
 #define HOP_PLAIN_NOINF 1
 #define HOP_EPI_TMA 1
 #define HOP_EPI_TMA_64 0
-#define HOP_K_AHEAD 1
 #define HOP_QREL_PEEL 3
+#define HOP_K_AHEAD 1
+#define HOP_K_AHEAD_64 0
+#define HOP_TILE_ARITH 1
 // FlashAttention forward — the baseline kernel campaigns start from.
 //
 // A FlashAttention-2-style kernel for sm_80+ (built for sm_90a), written with plain CUDA and
@@ -441,6 +443,24 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_K_AHEAD
 #define HOP_K_AHEAD 0
 #endif
+// 2: and the next work tile's first K before this tile's last V (session 8: st4, v87 without
+// copies, still 4.9-7.2% faster: a tile's end still serializes them). Refuted in s9c1 (v90):
+// short causal d128 -1%, and one of its timed runs came out wrong (7x the baseline's error,
+// d128-s4k without a mask): most likely a race in this order (not located), never hit by a
+// correctness call
+// ... at head dim 64 on its own (s8c4, s8c5: d64 without a mask -1-2% with it; four stages;
+// 0 in v89: d64 without a mask +1-3% in s9c1-s9c3, the geomean within noise of v88's)
+#ifndef HOP_K_AHEAD_64
+#define HOP_K_AHEAD_64 HOP_K_AHEAD
+#endif
+// a work tile's first S = Q K^T issued by halves of the head dim: Q and the tile's first K load
+// as two halves with a full barrier each, and the first half's wgmmas start as soon as it has
+// landed (session 9: the consumers wait for the latency of a work tile's first K and Q, not for
+// bandwidth, 3-5x what the rate needs being in flight). The other K tiles load whole, so the
+// key loop is unchanged. Head dims of two panels or more (d128, d256)
+#ifndef HOP_PANEL_SPLIT
+#define HOP_PANEL_SPLIT 0
+#endif
 #ifndef HOP_CAUSAL_WIDE
 #define HOP_CAUSAL_WIDE 0
 #endif
@@ -533,6 +553,20 @@ typedef __nv_bfloat16 bf16;
 // then for the Q load's latency, with only the last P V on the tensor cores)
 #ifndef HOP_Q2
 #define HOP_Q2 0
+#endif
+// ... at head dim 64 on its own (session 10: timed again on v89, after the answer to
+// memory.bytes-in-flight put the consumers' wait at a work tile's start)
+#ifndef HOP_Q2_64
+#define HOP_Q2_64 HOP_Q2
+#endif
+// a work tile's own arithmetic as FA3 does it (session 10: ncu's instruction counts put the
+// difference from FA3 at a work tile, not in the key loop: d128-s1k causal 1080 instructions a
+// consumer warp a work tile against FA3's 957, d64-s2k causal 1056 against 818): the tile's
+// index decoded by multiply-high divisions (the divisors' magic numbers from the host), the
+// epilogue's reciprocal and logarithm by the MUFU unit, the mask compared against the tile's
+// own column limits (no column index a element)
+#ifndef HOP_TILE_ARITH
+#define HOP_TILE_ARITH 0
 #endif
 // the softmax of tile t kept ahead of the wait for P(t-1) V(t-1): its results are pinned
 // (an empty asm on them) before the wait. Without it the compiler sinks the softmax to
@@ -679,9 +713,9 @@ typedef __nv_bfloat16 bf16;
 // the key loop's last position peeled out of it, with Q's release: the loop itself then tests
 // nothing per tile for Q (session 8: 2-3 instructions a key tile, but ptxas then waits for
 // P V before the softmax, 0 of 66 exponentials under it at d128: call s8c1, d128 without a
-// mask s4k-s8k +0.4-0.7%, causal -0.5-1%, d64 -1.5%); 2: at d128 without a mask only (ptxas
-// then schedules the causal loop of the same kernel as the peeled one); 3: in d128's 176-key
-// kernel only (long sequences without a mask)
+// mask s4k-s8k +0.4-0.7%, causal -0.5-1%, d64 -1.5%; peeled in d128's 128-key kernel for
+// the unmasked only, its causal loop was scheduled the same way, v84's SASS); 3: in d128's
+// 176-key kernel only (long sequences without a mask)
 #ifndef HOP_QREL_PEEL
 #define HOP_QREL_PEEL 0
 #endif
@@ -704,9 +738,12 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int KV_PANEL = BN * 128;
   static constexpr int Q_BYTES = PANELS * Q_PANEL;
   static constexpr int KV_BYTES = PANELS * KV_PANEL;  // one K (or V) tile
-  static constexpr int BARS = 4 + 4 * STAGES;        // Q full/empty x 2, K/V full/empty per stage
+  static constexpr bool SPLIT = HOP_PANEL_SPLIT && PANELS >= 2 && PANELS % 2 == 0;   // HOP_PANEL_SPLIT
+  // Q full/empty x 2, K/V full/empty per stage; HOP_PANEL_SPLIT: Q's second half per buffer,
+  // a first K's second half per stage
+  static constexpr int BARS = 4 + 4 * STAGES + (SPLIT ? 2 + STAGES : 0);
   static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
-  static constexpr int QBUF = HOP_Q2 && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
+  static constexpr int QBUF = (HD == 64 ? HOP_Q2_64 : HOP_Q2) && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
   static constexpr int OBUF = (HD == 64 ? HOP_EPI_TMA_64 : HOP_EPI_TMA) && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
   static constexpr int Q_OFF = 0;
   static constexpr int O_OFF = QBUF * Q_BYTES;
@@ -931,9 +968,29 @@ __device__ __forceinline__ float ex2_fma(float x) {
   return x < -126.f ? 0.f : y;   // masked (-inf) keys give exactly 0, as ex2 does
 }
 
+// the epilogue's 1 / sum and log2(sum), sum >= 1 (a row's largest term is 1): by the MUFU unit
+// (HOP_TILE_ARITH, as FA3) or IEEE (a division's slow path, log2f's polynomial)
+__device__ __forceinline__ float inv_of(float sum) { return HOP_TILE_ARITH ? __fdividef(1.f, sum) : 1.f / sum; }
+__device__ __forceinline__ float log2_of(float sum) { return HOP_TILE_ARITH ? __log2f(sum) : log2f(sum); }
+
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// n / d for 0 <= n < 2^31 by a multiply-high (Granlund and Montgomery's round-up method): with
+// l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1, q = (umulhi(n, m) + n) >> l; for
+// n < 2^31 the sum fits 32 bits (HOP_TILE_ARITH)
+struct FDiv {
+  uint32_t d, m, l;
+};
+inline FDiv make_fdiv(uint32_t d) {
+  uint32_t l = 0;
+  while ((1ull << l) < d) ++l;
+  return {d, (uint32_t)(((1ull << 32) * ((1ull << l) - d)) / d + 1), l};
+}
+__device__ __forceinline__ int fdiv(int n, const FDiv& f) {
+  return (int)((__umulhi((uint32_t)n, f.m) + (uint32_t)n) >> f.l);
 }
 
 // ---- the kernel -----------------------------------------------------------------------------
@@ -945,6 +1002,10 @@ struct Args {
   int total, sect;    // work tiles (q_tiles * heads * batch); heads per causal section
   int pp_cont;        // persistent ping-pong runs on across work tiles (HOP_PP_CONT)
   float scale_log2;   // softmax_scale * log2(e)
+  // HOP_TILE_ARITH: heads x batch, and the divisors of decode (a section's tiles, a section's
+  // heads and the last section's, query tiles, heads) and of the K/V head (group)
+  int hb_total;
+  FDiv f_per, f_sect, f_last, f_qt, f_heads, f_group;
 };
 
 // one work tile: a query tile of one head; its key range and how much of it needs no mask
@@ -954,6 +1015,30 @@ struct Work {
 template <int BM, int BN>
 __device__ __forceinline__ Work decode(int idx, const Args& a) {
   int q_tile, hb;
+  if constexpr (HOP_TILE_ARITH) {
+    Work w;
+    if (a.causal) {   // as below, by multiply-high divisions
+      const int sec = fdiv(idx, a.f_per), within = idx - sec * a.sect * a.q_tiles;
+      const bool last = (sec + 1) * a.sect > a.hb_total;   // the last section may be smaller
+      const int n = last ? a.hb_total - sec * a.sect : a.sect;
+      const int r = fdiv(within, last ? a.f_last : a.f_sect);
+      hb = sec * a.sect + (within - r * n);
+      q_tile = a.q_tiles - 1 - r;
+    } else {
+      hb = fdiv(idx, a.f_qt);
+      q_tile = idx - hb * a.q_tiles;
+    }
+    w.batch = fdiv(hb, a.f_heads);
+    w.head = hb - w.batch * a.heads_q;
+    w.m0 = q_tile * BM;
+    const int diag = a.seqlen_k - a.seqlen_q;
+    int n_end = a.seqlen_k;
+    if (a.causal) n_end = min(n_end, w.m0 + BM + diag);
+    w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
+    w.n_plain = a.seqlen_k / BN;
+    if (a.causal) w.n_plain = min(w.n_plain, max(0, (w.m0 + diag + 1) / BN));
+    return w;
+  }
   if (a.causal) {   // heavy first within a section of heads (sect = 1: one head at a time)
     const int per = a.sect * a.q_tiles, sec = idx / per, within = idx - sec * per;
     const int hb_total = a.total / a.q_tiles, n = min(a.sect, hb_total - sec * a.sect);
@@ -996,6 +1081,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   auto bar_k_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 2 * STAGES + s); };
   auto bar_v_empty = [&](int s) { return base + L::BAR_OFF + 8u * (1 + 3 * STAGES + s); };
   auto bar_q_empty = [&](int b) { return base + L::BAR_OFF + 8u * (1 + 4 * STAGES + (b ? 2 : 0)); };   // persistent
+  // HOP_PANEL_SPLIT: the second half of Q buffer b's panels, and of a work tile's first K in
+  // stage s (one phase per such K: the consumers count them, bit s of khi_par)
+  auto bar_q_hi = [&](int b) { return base + L::BAR_OFF + 8u * (4 + 4 * STAGES + b); };
+  auto bar_k_hi = [&](int s) { return base + L::BAR_OFF + 8u * (6 + 4 * STAGES + s); };
+  constexpr int HALF = L::PANELS / 2;   // panels in a half
   volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + L::SLOT_OFF);
 
   const int tid = threadIdx.x;
@@ -1004,18 +1094,23 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     for (int b = 0; b < QBUF; ++b) {
       mbar_init(bar_q(b), 1);
       mbar_init(bar_q_empty(b), 4 * NC);
+      if (L::SPLIT) mbar_init(bar_q_hi(b), 1);
     }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(bar_k(s), 1);
       mbar_init(bar_v(s), 1);
       mbar_init(bar_k_empty(s), 4 * NC);   // lane 0 of each consumer warp
       mbar_init(bar_v_empty(s), 4 * NC);
+      if (L::SPLIT) mbar_init(bar_k_hi(s), 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
 
   if (warpgroup == 0) {
+    // 24 exactly: the CTA starts at 168 a thread, and two consumers at 240 take all that 24
+    // frees (HOP_K_AHEAD=2's decode of the next tile spills 18 bytes here; 32 would leave the
+    // consumers' setmaxnreg.inc waiting forever)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (tid == 0) {
       auto prod_wait = [](uint32_t bar, uint32_t parity) {
@@ -1024,6 +1119,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       };
       const uint64_t keep = HOP_L2_HINT ? policy_evict_last() : 0, once = HOP_L2_HINT ? policy_evict_first() : 0;
       int idx = blockIdx.x, g = 0;   // g: K/V tiles loaded so far (the ring runs on across work tiles)
+      constexpr int K_AHEAD = HD == 64 ? HOP_K_AHEAD_64 : HOP_K_AHEAD;
+      bool k0_loaded = false;   // K_AHEAD == 2: this work tile's first K went out with the last tile
       for (int k = 0;; ++k) {
         const int qb = k % QBUF, qn = k / QBUF;   // this work tile's Q buffer, and its use of it
         if (idx >= args.total) {   // no more work: wake the consumers with no tile
@@ -1038,17 +1135,27 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int next = !PERSIST ? args.total : args.causal ? atomicAdd(args.counter, 1) + (int)gridDim.x
                                                                  : idx + (int)gridDim.x;
         const Work w = decode<BM, BN>(idx, args);
-        const int head_kv = w.head / args.group;
+        const int head_kv = HOP_TILE_ARITH ? fdiv(w.head, args.f_group) : w.head / args.group;
         // position t of the ring loads key tile kt: see HOP_REVERSE
         auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
-        auto load_k = [&](int t) {
-          const int s = (g + t) % STAGES;
-          if (g + t >= STAGES) prod_wait(bar_k_empty(s), (((g + t) / STAGES) - 1) & 1);
-          if (HOP_STUB == 3 && g + t >= STAGES) return mbar_arrive(bar_k(s));
-          mbar_expect_tx(bar_k(s), L::KV_BYTES);
+        // position t of work tile wk's K, at position pos of the ring
+        auto load_k_of = [&](const Work& wk, int pos, int t) {
+          const int s = pos % STAGES;
+          if (pos >= STAGES) prod_wait(bar_k_empty(s), ((pos / STAGES) - 1) & 1);
+          const bool split = L::SPLIT && t == 0;   // a work tile's first K (HOP_PANEL_SPLIT)
+          if (HOP_STUB == 3 && pos >= STAGES) {
+            mbar_arrive(bar_k(s));
+            if (split) mbar_arrive(bar_k_hi(s));
+            return;
+          }
+          mbar_expect_tx(bar_k(s), split ? HALF * L::KV_PANEL : L::KV_BYTES);
+          if (split) mbar_expect_tx(bar_k_hi(s), HALF * L::KV_PANEL);
+          const int kt = HOP_REVERSE ? wk.n_tiles - 1 - t : t;
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_k(s), keep);
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, HOP_TILE_ARITH ? fdiv(wk.head, args.f_group) : wk.head / args.group, kt * BN, wk.batch,
+                     split && p >= HALF ? bar_k_hi(s) : bar_k(s), keep);
         };
+        auto load_k = [&](int t) { load_k_of(w, g + t, t); };
         auto load_v = [&](int t) {
           const int s = (g + t) % STAGES;
           if (g + t >= STAGES) prod_wait(bar_v_empty(s), (((g + t) / STAGES) - 1) & 1);
@@ -1058,13 +1165,29 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
             tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_v(s), keep);
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
-        if (w.n_tiles > 0) load_k(0);
+        if (w.n_tiles > 0 && !k0_loaded) load_k(0);
+        k0_loaded = false;
         if (k >= QBUF) mbar_wait(bar_q_empty(qb), (qn - 1) & 1);
         slot[qb] = idx;
-        mbar_expect_tx(bar_q(qb), L::Q_BYTES);
+        mbar_expect_tx(bar_q(qb), L::SPLIT ? HALF * L::Q_PANEL : L::Q_BYTES);
+        if (L::SPLIT) mbar_expect_tx(bar_q_hi(qb), HALF * L::Q_PANEL);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch, bar_q(qb), once);
-        if (HOP_K_AHEAD) {
+          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch,
+                   L::SPLIT && p >= HALF ? bar_q_hi(qb) : bar_q(qb), once);
+        if (K_AHEAD == 2) {
+          for (int t = 0; t < w.n_tiles; ++t) {
+            if (t + 1 < w.n_tiles) {
+              load_k(t + 1);
+            } else if (PERSIST && next < args.total) {   // the next work tile's K(0), at ring position g + n
+              const Work wn = decode<BM, BN>(next, args);
+              if (wn.n_tiles > 0) {
+                load_k_of(wn, g + w.n_tiles, 0);
+                k0_loaded = true;
+              }
+            }
+            load_v(t);
+          }
+        } else if (K_AHEAD) {
           for (int t = 0; t < w.n_tiles; ++t) {
             if (t + 1 < w.n_tiles) load_k(t + 1);
             load_v(t);
@@ -1116,11 +1239,17 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   auto parity = [](int i) { return HOP_STAGE_U ? ((unsigned)i / STAGES) & 1u : (uint32_t)((i / STAGES) & 1); };
   uint32_t k_lo = desc_lo(base + L::K_OFF, 16), v_lo = desc_lo(base + L::V_OFF, L::KV_PANEL);
   if (HOP_QDESC_HOIST >= 2) asm volatile("" : "+r"(k_lo), "+r"(v_lo));   // kept too (else rebuilt every tile)
-  auto issue_qk = [&](int s) {
+  // HOP_PANEL_SPLIT, a work tile's first S: the second half's wgmmas wait for Q's and K's
+  // second halves (barriers q_hi and k_hi, parities q_ph and k_ph); 0: whole tiles, waited for
+  auto issue_qk = [&](int s, uint32_t q_hi, uint32_t q_ph, uint32_t k_hi, uint32_t k_ph) {
     const uint32_t k_smem = base + L::K_OFF + s * L::KV_BYTES;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
+      if (L::SPLIT && kk == HD / 32 && q_hi) {
+        mbar_wait(q_hi, q_ph);
+        mbar_wait(k_hi, k_ph);
+      }
       const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
       if constexpr (DESC_ONCE)
         wgmma_ss<BN>(s_acc, HOP_QDESC_HOIST ? q_desc[kk] : desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
@@ -1149,7 +1278,22 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       return;
     }
     const int kt = HOP_REVERSE ? n_cur - 1 - t : t;   // the key tile at position t
-    if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain)) {
+    if (HOP_TILE_ARITH && (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain))) {
+      // each row's limit less this thread's first column: the test a element is then against a
+      // constant (8 j + e)
+      const int n0 = kt * BN + 2 * (lane % 4);
+      int lim[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        lim[h] = (MASK_LIMITS ? col_limit[h] : args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k) - n0;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (8 * j + e >= lim[h]) s_acc[4 * j + 2 * h + e] = -INFINITY;
+    } else if (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain)) {
       const int n0 = kt * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
@@ -1209,6 +1353,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   // while the other's GEMMs occupy the tensor cores; consumer 0 goes first on every tile
   int turns_left = 0;
   bool started = false;   // a tile with turns has run
+  uint32_t khi_par = 0;   // HOP_PANEL_SPLIT: bit s, the parity of stage s's next first-K second half
   auto turn_begin = [&]() {
     if (HOP_PINGPONG) named_sync(8 + c, 256);
   };
@@ -1265,7 +1410,13 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       float corr[2];
       mbar_wait(bar_k(stage(g)), parity(g));
       turn_begin();
-      issue_qk(stage(g));
+      if constexpr (L::SPLIT) {
+        const int s0 = stage(g);
+        issue_qk(s0, bar_q_hi(qb), (k / QBUF) & 1, bar_k_hi(s0), (khi_par >> s0) & 1u);
+        khi_par ^= 1u << s0;
+      } else {
+        issue_qk(stage(g), 0u, 0u, 0u, 0u);
+      }
       if (TURN_FIXED) turn_pass();
       else turn_end();
       wgmma_wait<0>();
@@ -1292,7 +1443,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         mbar_wait(bar_k(s), ph);
         if (!WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         turn_begin();
-        issue_qk(s);
+        issue_qk(s, 0u, 0u, 0u, 0u);
         if (EARLY) rescale_o(corr);
         if (WAIT_V_LATE) mbar_wait(bar_v(sp), php);
         issue_pv(sp);
@@ -1327,8 +1478,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       using no = std::integral_constant<int, 0>;
       using never = std::integral_constant<int, -1>;
       using masked_tile = std::integral_constant<int, 1>;
-      constexpr bool PEEL = HOP_QREL_PEEL == 1 || (HOP_QREL_PEEL == 2 && HD == 128) || (HOP_QREL_PEEL == 3 && HD == 128 && BN == 176);
-      if (PEEL && (HOP_QREL_PEEL != 2 || !args.causal)) {   // positions 1 .. n-2 in the loops, n-1 (Q's last) after them
+      constexpr bool PEEL = HOP_QREL_PEEL == 1 || (HOP_QREL_PEEL == 3 && HD == 128 && BN == 176);
+      if constexpr (PEEL) {   // positions 1 .. n-2 in the loops, n-1 (Q's last) after them
         const int n_loop = n_tiles - 1;
         if constexpr (HOP_SPLIT_MASK && HOP_REVERSE) {
           const int t_masked = min(max(1, n_tiles - n_plain), n_loop);
@@ -1376,11 +1527,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        inv[h] = sum > 0.f ? 1.f / sum : 0.f;
+        inv[h] = sum > 0.f ? inv_of(sum) : 0.f;
         const int row = row_base + 8 * h;
         if (lane % 4 == 0 && row < args.seqlen_q)
           args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-              sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+              sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
       }
       if (wtid == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
       named_sync(1 + c, 128);
@@ -1406,7 +1557,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const float inv = sum > 0.f ? inv_of(sum) : 0.f;
         const int row = row_base + 8 * h;
         if constexpr (HOP_EPI16) {
           // thread q of a quad holds words (8j + 2q) of j = 4g..4g+3; after the transpose it
@@ -1441,7 +1592,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           }
           if (lane % 4 == 0)
             args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-                sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+                sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
         }
       }
     } else {
@@ -1452,7 +1603,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const float inv = sum > 0.f ? inv_of(sum) : 0.f;
         const int r = warp * 16 + lane / 4 + 8 * h;   // row within this warpgroup's 64
         uint8_t* q_ptr = smem_raw + (q_smem - smem_u32(smem_raw));
 #pragma unroll
@@ -1465,7 +1616,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int row = row_base + 8 * h;
         if (lane % 4 == 0 && row < args.seqlen_q)
           args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-              sum > 0.f ? (row_max[h] + log2f(sum)) * 0.69314718055994531f : -INFINITY;
+              sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       named_sync(1 + c, 128);
@@ -1523,6 +1674,16 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   {   // sections of equal size: a small last one brings the tail of heavy tiles back
     const long n = (hb_total + args.sect - 1) / args.sect;
     args.sect = (int)((hb_total + n - 1) / n);
+  }
+  args.hb_total = (int)hb_total;
+  {   // HOP_TILE_ARITH's divisors (all >= 1)
+    const int n_sec = (int)((hb_total + args.sect - 1) / args.sect);
+    args.f_per = make_fdiv((uint32_t)args.sect * (uint32_t)max(1, args.q_tiles));
+    args.f_sect = make_fdiv((uint32_t)args.sect);
+    args.f_last = make_fdiv((uint32_t)max(1L, hb_total - (long)(n_sec - 1) * args.sect));
+    args.f_qt = make_fdiv((uint32_t)max(1, args.q_tiles));
+    args.f_heads = make_fdiv((uint32_t)max(1, p.heads_q));
+    args.f_group = make_fdiv((uint32_t)max(1, args.group));
   }
   args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128 ||
                                  (HOP_PP_CONT_CAUSAL && p.causal));
