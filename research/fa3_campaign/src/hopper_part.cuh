@@ -161,6 +161,14 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_TILE_ARITH
 #define HOP_TILE_ARITH 0
 #endif
+// ... at head dim 256, and in d128's 176-key kernel, on their own (s10c4: there v96 lost 2-3%
+// at d256-s2k and 1.2% at d128-s8k-s16k without a mask, their key loops unchanged)
+#ifndef HOP_TILE_ARITH_256
+#define HOP_TILE_ARITH_256 HOP_TILE_ARITH
+#endif
+#ifndef HOP_TILE_ARITH_176
+#define HOP_TILE_ARITH_176 HOP_TILE_ARITH
+#endif
 // the softmax of tile t kept ahead of the wait for P(t-1) V(t-1): its results are pinned
 // (an empty asm on them) before the wait. Without it the compiler sinks the softmax to
 // its uses after the wait, and the intra-warpgroup overlap is lost: ncu on d128-s4k causal
@@ -480,8 +488,12 @@ __device__ __forceinline__ float ex2_fma(float x) {
 
 // the epilogue's 1 / sum and log2(sum), sum >= 1 (a row's largest term is 1): by the MUFU unit
 // (HOP_TILE_ARITH, as FA3) or IEEE (a division's slow path, log2f's polynomial)
-__device__ __forceinline__ float inv_of(float sum) { return HOP_TILE_ARITH ? __fdividef(1.f, sum) : 1.f / sum; }
-__device__ __forceinline__ float log2_of(float sum) { return HOP_TILE_ARITH ? __log2f(sum) : log2f(sum); }
+template <bool ARITH> __device__ __forceinline__ float inv_of(float sum) { return ARITH ? __fdividef(1.f, sum) : 1.f / sum; }
+template <bool ARITH> __device__ __forceinline__ float log2_of(float sum) { return ARITH ? __log2f(sum) : log2f(sum); }
+// HOP_TILE_ARITH for the kernel of head dim HD and key tiles of BN
+template <int HD, int BN> __host__ __device__ constexpr bool tile_arith() {
+  return HD == 256 ? HOP_TILE_ARITH_256 : HD == 128 && BN == 176 ? HOP_TILE_ARITH_176 : HOP_TILE_ARITH;
+}
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -492,12 +504,12 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1, q = (umulhi(n, m) + n) >> l; for
 // n < 2^31 the sum fits 32 bits (HOP_TILE_ARITH)
 struct FDiv {
-  uint32_t d, m, l;
+  uint32_t m, l;   // (the divisor itself is Args' own field)
 };
 inline FDiv make_fdiv(uint32_t d) {
   uint32_t l = 0;
   while ((1ull << l) < d) ++l;
-  return {d, (uint32_t)(((1ull << 32) * ((1ull << l) - d)) / d + 1), l};
+  return {(uint32_t)(((1ull << 32) * ((1ull << l) - d)) / d + 1), l};
 }
 __device__ __forceinline__ int fdiv(int n, const FDiv& f) {
   return (int)((__umulhi((uint32_t)n, f.m) + (uint32_t)n) >> f.l);
@@ -522,10 +534,10 @@ struct Args {
 struct Work {
   int head, batch, m0, n_tiles, n_plain;
 };
-template <int BM, int BN>
+template <int BM, int BN, bool ARITH>
 __device__ __forceinline__ Work decode(int idx, const Args& a) {
   int q_tile, hb;
-  if constexpr (HOP_TILE_ARITH) {
+  if constexpr (ARITH) {
     Work w;
     if (a.causal) {   // as below, by multiply-high divisions
       const int sec = fdiv(idx, a.f_per), within = idx - sec * a.sect * a.q_tiles;
@@ -579,6 +591,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o, const Args args) {
   using L = Layout<HD, BN_WANTED>;
   constexpr int BN = L::BN, STAGES = L::STAGES, NC = L::NC, BM = L::BM, QBUF = PERSIST ? L::QBUF : 1;
+  constexpr bool ARITH = tile_arith<HD, BN>();   // HOP_TILE_ARITH
   constexpr int S_REGS = BN / 2, O_REGS = HD / 2;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -644,8 +657,8 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         // ask for the next tile now: the atomic's latency hides under this tile's loads
         const int next = !PERSIST ? args.total : args.causal ? atomicAdd(args.counter, 1) + (int)gridDim.x
                                                                  : idx + (int)gridDim.x;
-        const Work w = decode<BM, BN>(idx, args);
-        const int head_kv = HOP_TILE_ARITH ? fdiv(w.head, args.f_group) : w.head / args.group;
+        const Work w = decode<BM, BN, ARITH>(idx, args);
+        const int head_kv = ARITH ? fdiv(w.head, args.f_group) : w.head / args.group;
         // position t of the ring loads key tile kt: see HOP_REVERSE
         auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
         // position t of work tile wk's K, at position pos of the ring
@@ -662,7 +675,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (split) mbar_expect_tx(bar_k_hi(s), HALF * L::KV_PANEL);
           const int kt = HOP_REVERSE ? wk.n_tiles - 1 - t : t;
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, HOP_TILE_ARITH ? fdiv(wk.head, args.f_group) : wk.head / args.group, kt * BN, wk.batch,
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, ARITH ? fdiv(wk.head, args.f_group) : wk.head / args.group, kt * BN, wk.batch,
                      split && p >= HALF ? bar_k_hi(s) : bar_k(s), keep);
         };
         auto load_k = [&](int t) { load_k_of(w, g + t, t); };
@@ -689,7 +702,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
             if (t + 1 < w.n_tiles) {
               load_k(t + 1);
             } else if (PERSIST && next < args.total) {   // the next work tile's K(0), at ring position g + n
-              const Work wn = decode<BM, BN>(next, args);
+              const Work wn = decode<BM, BN, ARITH>(next, args);
               if (wn.n_tiles > 0) {
                 load_k_of(wn, g + w.n_tiles, 0);
                 k0_loaded = true;
@@ -788,7 +801,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       return;
     }
     const int kt = HOP_REVERSE ? n_cur - 1 - t : t;   // the key tile at position t
-    if (HOP_TILE_ARITH && (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain))) {
+    if (ARITH && (decltype(masked)::value == 1 || (decltype(masked)::value == 2 && kt >= n_plain))) {
       // each row's limit less this thread's first column: the test a element is then against a
       // constant (8 j + e)
       const int n0 = kt * BN + 2 * (lane % 4);
@@ -899,7 +912,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       q_lo = desc_lo(q_smem, 16);
       if (HOP_QDESC_HOIST) make_q_desc();
     }
-    const Work w = decode<BM, BN>(idx, args);
+    const Work w = decode<BM, BN, ARITH>(idx, args);
     const int n_tiles = w.n_tiles;
     n_plain = w.n_plain;
     n_cur = n_tiles;
@@ -1037,11 +1050,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        inv[h] = sum > 0.f ? inv_of(sum) : 0.f;
+        inv[h] = sum > 0.f ? inv_of<ARITH>(sum) : 0.f;
         const int row = row_base + 8 * h;
         if (lane % 4 == 0 && row < args.seqlen_q)
           args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-              sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
+              sum > 0.f ? (row_max[h] + log2_of<ARITH>(sum)) * 0.69314718055994531f : -INFINITY;
       }
       if (wtid == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
       named_sync(1 + c, 128);
@@ -1067,7 +1080,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? inv_of(sum) : 0.f;
+        const float inv = sum > 0.f ? inv_of<ARITH>(sum) : 0.f;
         const int row = row_base + 8 * h;
         if constexpr (HOP_EPI16) {
           // thread q of a quad holds words (8j + 2q) of j = 4g..4g+3; after the transpose it
@@ -1102,7 +1115,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           }
           if (lane % 4 == 0)
             args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-                sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
+                sum > 0.f ? (row_max[h] + log2_of<ARITH>(sum)) * 0.69314718055994531f : -INFINITY;
         }
       }
     } else {
@@ -1113,7 +1126,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         float sum = row_sum[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? inv_of(sum) : 0.f;
+        const float inv = sum > 0.f ? inv_of<ARITH>(sum) : 0.f;
         const int r = warp * 16 + lane / 4 + 8 * h;   // row within this warpgroup's 64
         uint8_t* q_ptr = smem_raw + (q_smem - smem_u32(smem_raw));
 #pragma unroll
@@ -1126,7 +1139,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         const int row = row_base + 8 * h;
         if (lane % 4 == 0 && row < args.seqlen_q)
           args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
-              sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
+              sum > 0.f ? (row_max[h] + log2_of<ARITH>(sum)) * 0.69314718055994531f : -INFINITY;
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       named_sync(1 + c, 128);
