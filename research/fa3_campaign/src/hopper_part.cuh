@@ -537,9 +537,9 @@ struct Work {
 template <int BM, int BN, bool ARITH>
 __device__ __forceinline__ Work decode(int idx, const Args& a) {
   int q_tile, hb;
-  if constexpr (ARITH) {
-    Work w;
-    if (a.causal) {   // as below, by multiply-high divisions
+  Work w;
+  if constexpr (ARITH) {   // as below, by multiply-high divisions
+    if (a.causal) {
       const int sec = fdiv(idx, a.f_per), within = idx - sec * a.sect * a.q_tiles;
       const bool last = (sec + 1) * a.sect > a.hb_total;   // the last section may be smaller
       const int n = last ? a.hb_total - sec * a.sect : a.sect;
@@ -552,28 +552,20 @@ __device__ __forceinline__ Work decode(int idx, const Args& a) {
     }
     w.batch = fdiv(hb, a.f_heads);
     w.head = hb - w.batch * a.heads_q;
-    w.m0 = q_tile * BM;
-    const int diag = a.seqlen_k - a.seqlen_q;
-    int n_end = a.seqlen_k;
-    if (a.causal) n_end = min(n_end, w.m0 + BM + diag);
-    w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
-    w.n_plain = a.seqlen_k / BN;
-    if (a.causal) w.n_plain = min(w.n_plain, max(0, (w.m0 + diag + 1) / BN));
-    return w;
+  } else {
+    if (a.causal) {   // heavy first within a section of heads (sect = 1: one head at a time)
+      const int per = a.sect * a.q_tiles, sec = idx / per, within = idx - sec * per;
+      const int hb_total = a.total / a.q_tiles, n = min(a.sect, hb_total - sec * a.sect);
+      const int r = within / n;
+      hb = sec * a.sect + (within - r * n);
+      q_tile = a.q_tiles - 1 - r;
+    } else {          // the query tiles of one head side by side (they share its K/V in L2)
+      q_tile = idx % a.q_tiles;
+      hb = idx / a.q_tiles;
+    }
+    w.head = hb % a.heads_q;
+    w.batch = hb / a.heads_q;
   }
-  if (a.causal) {   // heavy first within a section of heads (sect = 1: one head at a time)
-    const int per = a.sect * a.q_tiles, sec = idx / per, within = idx - sec * per;
-    const int hb_total = a.total / a.q_tiles, n = min(a.sect, hb_total - sec * a.sect);
-    const int r = within / n;
-    hb = sec * a.sect + (within - r * n);
-    q_tile = a.q_tiles - 1 - r;
-  } else {          // the query tiles of one head side by side (they share its K/V in L2)
-    q_tile = idx % a.q_tiles;
-    hb = idx / a.q_tiles;
-  }
-  Work w;
-  w.head = hb % a.heads_q;
-  w.batch = hb / a.heads_q;
   w.m0 = q_tile * BM;
   const int diag = a.seqlen_k - a.seqlen_q;   // row i sees keys <= i + diag
   int n_end = a.seqlen_k;
