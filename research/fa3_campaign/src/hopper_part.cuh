@@ -106,6 +106,14 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_EPI16
 #define HOP_EPI16 0
 #endif
+// ... each 16-byte store written as one st.global.v4 in PTX. Without it the compiler decides:
+// with HOP_TILE_ARITH (v96) NVVM emitted each uint4 store as four st.global.u32 in every
+// kernel with this epilogue (d64, d256's persistent kernel, d128's 176-key kernel: 4x the store
+// instructions, 4-byte writes), the three that lost or did not gain in s10c4 (session 11,
+// static PTX and SASS; v89's same code has st.global.v4)
+#ifndef HOP_ST128
+#define HOP_ST128 0
+#endif
 // d128 non-causal: leave the 192-key tile out of the cost model's choice (its persistent
 // kernel spills 12 bytes)
 #ifndef HOP_D128_NO192
@@ -493,6 +501,15 @@ template <bool ARITH> __device__ __forceinline__ float log2_of(float sum) { retu
 // HOP_TILE_ARITH for the kernel of head dim HD and key tiles of BN
 template <int HD, int BN> __host__ __device__ constexpr bool tile_arith() {
   return HD == 256 ? HOP_TILE_ARITH_256 : HD == 128 && BN == 176 ? HOP_TILE_ARITH_176 : HOP_TILE_ARITH;
+}
+
+// 16 bytes to global memory (16-byte aligned): one STG.E.128 whatever the optimizer makes of a
+// uint4 (HOP_ST128)
+__device__ __forceinline__ void st_global_16(void* ptr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  if constexpr (HOP_ST128)
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(ptr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+  else
+    *reinterpret_cast<uint4*>(ptr) = make_uint4(a, b, c, d);
 }
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
@@ -1095,7 +1112,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
                 else a[i ^ m] = recv;
               }
             }
-            if (row < args.seqlen_q) *reinterpret_cast<uint4*>(out + 8 * (4 * gq + q)) = make_uint4(a[0], a[1], a[2], a[3]);
+            if (row < args.seqlen_q) st_global_16(out + 8 * (4 * gq + q), a[0], a[1], a[2], a[3]);
           }
         }
         if (row < args.seqlen_q) {
