@@ -8,7 +8,8 @@ exponentials (MUFU, 16 or more);
 for each, the op counts, and the blocks inside it that a forward branch can skip (masking,
 for instance), so the path a plain tile takes can be read off: the loop less those blocks.
 Static counts, not a profile: they say how many instructions an iteration issues, not
-where time goes. Each loop also says how many of its exponentials issue between the wait for
+where time goes. Each function's global stores are counted by width too (a 16-byte store
+written as four 4-byte ones costs no loop instruction). Each loop also says how many of its exponentials issue between the wait for
 S (WARPGROUP.DEPBAR.LE gsb0, 0x1) and the wait for P V (gsb0, 0x0): the softmax work that
 runs under P V. 0 means the softmax waits for P V first (v48's loops, session 4). See README.md ("What stands between v7 and FA3") for what they showed.
 """
@@ -98,6 +99,22 @@ def under_pv(body: list[Instr]) -> int:
     return n
 
 
+def stores(ins: list[Instr]) -> str:
+    """A function's global stores by width: STG.E is 4 bytes, STG.E.64 8, STG.E.128 16; TMA
+    stores (UTMASTG) apart. Session 11: v96's register epilogues had 4-byte stores where the
+    source writes 16 (NVVM had split each uint4 into four), which no loop count showed."""
+    widths: Counter = Counter()
+    for i in ins:
+        if i.op == "STG":
+            mods = re.sub(r"^@!?U?P\w+\s+", "", i.text).split()[0].split(".")
+            widths[next((int(m) // 8 for m in mods if m in ("64", "128")), 4)] += 1
+        elif i.op == "UTMASTG":
+            widths["tma"] += 1
+    parts = [f"{w} B x{widths[w]}" for w in (16, 8, 4) if widths[w]]
+    parts += [f"TMA x{widths['tma']}"] if widths["tma"] else []
+    return ", ".join(parts) or "none"
+
+
 def mix(instrs: list[Instr]) -> str:
     c = Counter(x.op for x in instrs)
     return " ".join(f"{op}={c[op]}" for op in SHOWN if c[op])
@@ -122,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         for name, ins in funcs:
             print(f"== {path.name}: {name[:110]}")
+            print(f"  global stores: {stores(ins)}")
             for body in wgmma_loops(ins)[:a.loops]:
                 print(f"  loop {body[0].addr:#x}-{body[-1].addr:#x}: {len(body)} instructions  {mix(body)}")
                 ex2 = sum(1 for x in body if x.op == "MUFU" and "EX2" in x.text)

@@ -90,3 +90,16 @@ def test_exponentials_under_p_v(tmp_path):
         r = run(str(f))
         assert r.returncode == 0, r.stderr
         assert f"exponentials under P V (between the waits for S and for P V): {under} of {total}" in r.stdout
+
+
+def test_global_stores_by_width(tmp_path):
+    """v96's split epilogue stores (session 11): 4-byte STG where the source writes 16 bytes."""
+    body = ["S2R R0, SR_TID.X", "STG.E.128 desc[UR4][R2.64], R8", "STG.E desc[UR4][R2.64], R8",
+            "STG.E desc[UR4][R2.64+0x4], R9", "@P0 STG.E.64 desc[UR4][R2.64+0x8], R10", "UTMASTG.4D [UR8], [UR4]", "EXIT"]
+    f = tmp_path / "k.sass"
+    f.write_text(listing("_ZN3hop11attn_kernelILi64ELi128ELb1EE", body))
+    r = run(str(f))
+    assert r.returncode == 0, r.stderr
+    assert "global stores: 16 B x1, 8 B x1, 4 B x2, TMA x1" in r.stdout
+    f.write_text(listing("_ZN3hop11attn_kernelILi64ELi128ELb1EE", ["S2R R0, SR_TID.X", "EXIT"]))
+    assert "global stores: none" in run(str(f)).stdout
