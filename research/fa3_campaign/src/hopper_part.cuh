@@ -114,6 +114,13 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_ST128
 #define HOP_ST128 0
 #endif
+// HOP_TILE_ARITH's reciprocal and logarithm as the bare MUFU instructions (rcp.approx.ftz,
+// lg2.approx.ftz), as FA3's: __fdividef and __log2f each guard the denormal range (FSETP,
+// FMUL by 2^24, FSEL around the MUFU: ~5 instructions a row more), which sum >= 1 never
+// reaches (session 11, static SASS)
+#ifndef HOP_EPI_FTZ
+#define HOP_EPI_FTZ 0
+#endif
 // d128 non-causal: leave the 192-key tile out of the cost model's choice (its persistent
 // kernel spills 12 bytes)
 #ifndef HOP_D128_NO192
@@ -496,8 +503,22 @@ __device__ __forceinline__ float ex2_fma(float x) {
 
 // the epilogue's 1 / sum and log2(sum), sum >= 1 (a row's largest term is 1): by the MUFU unit
 // (HOP_TILE_ARITH, as FA3) or IEEE (a division's slow path, log2f's polynomial)
-template <bool ARITH> __device__ __forceinline__ float inv_of(float sum) { return ARITH ? __fdividef(1.f, sum) : 1.f / sum; }
-template <bool ARITH> __device__ __forceinline__ float log2_of(float sum) { return ARITH ? __log2f(sum) : log2f(sum); }
+__device__ __forceinline__ float rcp_ftz(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float lg2_ftz(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+template <bool ARITH> __device__ __forceinline__ float inv_of(float sum) {
+  return !ARITH ? 1.f / sum : HOP_EPI_FTZ ? rcp_ftz(sum) : __fdividef(1.f, sum);
+}
+template <bool ARITH> __device__ __forceinline__ float log2_of(float sum) {
+  return !ARITH ? log2f(sum) : HOP_EPI_FTZ ? lg2_ftz(sum) : __log2f(sum);
+}
 // HOP_TILE_ARITH for the kernel of head dim HD and key tiles of BN
 template <int HD, int BN> __host__ __device__ constexpr bool tile_arith() {
   return HD == 256 ? HOP_TILE_ARITH_256 : HD == 128 && BN == 176 ? HOP_TILE_ARITH_176 : HOP_TILE_ARITH;
