@@ -1,7 +1,8 @@
 # call s12c1 (issue 26; written in session 11, which had no device: not run). Make them first:
-#   cp tests/candidates/fa3_h200_best.cu cands/v96.cu (and cands/v96r.cu): the shipped kernel
-#   v97 = v96's make.py line + HOP_TILE_ARITH_256=0 HOP_TILE_ARITH_176=0 (session 10)
-#   v98 = v96's make.py line + HOP_ST128=1 (session 11); v97r, v98r: copies
+#   cp tests/candidates/fa3_h200_best.cu cands/v96.cu: the shipped kernel
+#   python3 make.py v97; python3 make.py v98 (lines.txt: v96 + HOP_TILE_ARITH_256=0
+#   HOP_TILE_ARITH_176=0, session 10; v96 + HOP_ST128=1, session 11)
+#   for n in v96 v97 v98; do cp cands/$n.cu cands/${n}r.cu; done
 # Session 11 read v96's SASS: in every kernel with the register epilogue (d64, d256's persistent
 # kernel, d128's 176-key kernel) each 16-byte O store had become four 4-byte stores (NVVM split
 # the uint4 store once HOP_TILE_ARITH changed the code around it; v89 has STG.E.128). Those are
