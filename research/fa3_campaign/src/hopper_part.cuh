@@ -110,7 +110,8 @@ typedef __nv_bfloat16 bf16;
 // with HOP_TILE_ARITH (v96) NVVM emitted each uint4 store as four st.global.u32 in every
 // kernel with this epilogue (d64, d256's persistent kernel, d128's 176-key kernel: 4x the store
 // instructions, 4-byte writes), the three that lost or did not gain in s10c4 (session 11,
-// static PTX and SASS; v89's same code has st.global.v4)
+// static PTX and SASS). The tile's decode by multiply-high divisions is what flips it: v89 with
+// that decode alone has the split stores, v96 with the signed divisions back has st.global.v4
 #ifndef HOP_ST128
 #define HOP_ST128 0
 #endif
