@@ -13,7 +13,7 @@ here = Path(__file__).parent
 
 def named_lines(path: Path) -> dict[str, list[str]]:
     """lines.txt: NAME: [BASE] MACRO=VALUE ... [-MACRO ...], each resolved to its macros."""
-    lines: dict[str, list[str]] = {}
+    resolved: dict[str, dict[str, str]] = {}
     for n, raw in enumerate(path.read_text().splitlines(), 1):
         text = raw.split("#", 1)[0].strip()
         if not text:
@@ -24,9 +24,9 @@ def named_lines(path: Path) -> dict[str, list[str]]:
             sys.exit(f"make.py: {path}:{n}: not 'NAME: [BASE] MACRO=VALUE ...'")
         macros: dict[str, str] = {}
         if words and "=" not in words[0] and not words[0].startswith("-"):
-            if words[0] not in lines:
+            if words[0] not in resolved:
                 sys.exit(f"make.py: {path}:{n}: base {words[0]!r} is not an earlier line")
-            macros = dict(d.split("=", 1) for d in lines[words.pop(0)])
+            macros = dict(resolved[words.pop(0)])
         for w in words:
             if w.startswith("-"):
                 if macros.pop(w[1:], None) is None:
@@ -36,8 +36,8 @@ def named_lines(path: Path) -> dict[str, list[str]]:
                 macros[key] = value
             else:
                 sys.exit(f"make.py: {path}:{n}: {w!r} is neither MACRO=VALUE nor -MACRO")
-        lines[name.strip()] = [f"{k}={v}" for k, v in macros.items()]
-    return lines
+        resolved[name.strip()] = macros
+    return {name: [f"{k}={v}" for k, v in macros.items()] for name, macros in resolved.items()}
 
 
 def main(argv: list[str]) -> None:

@@ -9,7 +9,8 @@ for each, the op counts, and the blocks inside it that a forward branch can skip
 for instance), so the path a plain tile takes can be read off: the loop less those blocks.
 Static counts, not a profile: they say how many instructions an iteration issues, not
 where time goes. Each function's global stores are counted by width too (a 16-byte store
-written as four 4-byte ones costs no loop instruction). Each loop also says how many of its exponentials issue between the wait for
+written as four 4-byte ones costs no loop instruction). Each loop also says how many of its
+exponentials issue between the wait for
 S (WARPGROUP.DEPBAR.LE gsb0, 0x1) and the wait for P V (gsb0, 0x0): the softmax work that
 runs under P V. 0 means the softmax waits for P V first (v48's loops, session 4). See README.md ("What stands between v7 and FA3") for what they showed.
 """
@@ -34,6 +35,7 @@ class Instr:
     addr: int
     op: str          # opcode without modifiers: FSEL, HGMMA, ...
     text: str
+    mnemonic: str = ""   # the opcode with its modifiers, no predicate: STG.E.128, ...
 
 
 def parse(text: str, function: str | None) -> list[tuple[str, list[Instr]]]:
@@ -45,8 +47,8 @@ def parse(text: str, function: str | None) -> list[tuple[str, list[Instr]]]:
             continue
         m = INSTR.match(line)
         if m and funcs:
-            body = re.sub(r"^@!?U?P\w+\s+", "", m.group(2))      # drop the predicate guard
-            funcs[-1][1].append(Instr(int(m.group(1), 16), body.split()[0].split(".")[0], m.group(2)))
+            mnemonic = re.sub(r"^@!?U?P\w+\s+", "", m.group(2)).split()[0]   # without the predicate guard
+            funcs[-1][1].append(Instr(int(m.group(1), 16), mnemonic.split(".")[0], m.group(2), mnemonic))
     return [(n, ins) for n, ins in funcs if function is None or function in n]
 
 
@@ -106,7 +108,7 @@ def stores(ins: list[Instr]) -> str:
     widths: Counter = Counter()
     for i in ins:
         if i.op == "STG":
-            mods = re.sub(r"^@!?U?P\w+\s+", "", i.text).split()[0].split(".")
+            mods = i.mnemonic.split(".")
             widths[next((int(m) // 8 for m in mods if m in ("64", "128")), 4)] += 1
         elif i.op == "UTMASTG":
             widths["tma"] += 1

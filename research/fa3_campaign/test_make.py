@@ -4,6 +4,8 @@ replaces or drops its macros, and a bad line is a one-line error naming the file
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,16 @@ def test_the_campaign_lines_resolve():
     assert got["v98"] == got["v96"] + ["HOP_ST128=1"]
     assert "HOP_TILE_ARITH=1" in got["v96"] and "HOP_TILE_ARITH=1" not in got["v88"]
     assert set(got["v96"]) - set(got["v88"]) == {"HOP_K_AHEAD_64=0", "HOP_TILE_ARITH=1"}
+
+
+def test_the_command_line_without_a_line_or_arguments():
+    """As a user runs it: a name with no line and no macros, and no arguments at all, are
+    one-line refusals that write nothing."""
+    before = set((HERE / "cands").glob("*.cu")) if (HERE / "cands").is_dir() else set()
+    r = subprocess.run([sys.executable, str(HERE / "make.py"), "no_such_candidate"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "'no_such_candidate' has no line in" in r.stderr and "lines.txt" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, str(HERE / "make.py")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "make.py NAME" in r.stderr
+    after = set((HERE / "cands").glob("*.cu")) if (HERE / "cands").is_dir() else set()
+    assert after == before
