@@ -10,7 +10,6 @@ import queue
 import secrets
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from socratic.contracts import ContractError
+from socratic.pyproc import clean_env, isolated_python
 from socratic.evaluator.plan import Plan, PlanError, Range, parse
 from socratic.evaluator.protocol import (
     LAUNCHER_REPLIES,
@@ -30,12 +30,17 @@ from socratic.evaluator.protocol import (
     parse_message,
 )
 
+_NOT_FOR_CANDIDATE = ("ANTHROPIC", "OPENAI", "GEMINI", "GOOGLE", "CLAUDE", "CODEX", "SOCRATIC_", "SSH_")
 MAX_REPLY = 64 << 20   # bytes in one reply line; a longer one is not a plan
 START_TIMEOUT_S = 120.0
 
 
 class CandidateProcessError(Exception):
     """The candidate's process died, hung or does not load: one line for the scenario."""
+
+
+class CandidateHang(CandidateProcessError):
+    """The candidate's entry did not return in time (it was killed)."""
 
 
 @dataclass
@@ -57,11 +62,12 @@ class CandidateProcess:
     def __init__(self, library: Path, entry: str, plan_lib: Path):
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         read_fd, write_fd = os.pipe()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "SOCRATIC_EVAL"))}
+        # isolated: no PYTHON*/LD_* variable, nothing of the workspace on sys.path; and only
+        # what CUDA needs from the environment (no API keys, no socratic settings)
+        env = {k: v for k, v in clean_env().items() if not k.startswith(_NOT_FOR_CANDIDATE)}
         env["SOCRATIC_LAUNCHER_FD"] = str(write_fd)
-        # cwd "/": nothing of the workspace shadows an import; -P keeps it off sys.path
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "socratic.evaluator.launcher"], stdin=subprocess.PIPE,
+            isolated_python("-m", "socratic.evaluator.launcher"), stdin=subprocess.PIPE,
             stdout=self.stderr, stderr=self.stderr, pass_fds=(write_fd,), env=env, cwd="/")
         os.close(write_fd)
         self.replies: queue.Queue = queue.Queue()
@@ -116,7 +122,7 @@ class CandidateProcess:
                 msg = self.replies.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 self.kill()
-                raise CandidateProcessError(f"the candidate's entry did not return within {timeout_s:g} s") from None
+                raise CandidateHang(f"the candidate's entry did not return within {timeout_s:g} s") from None
             if msg.get("type") == "eof":
                 self.proc.wait()
                 self.replies.put(msg)   # every later wait sees it too

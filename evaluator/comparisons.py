@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from socratic.contracts import Comparison, ContractError, ScenarioResult
 from socratic.evaluator.protocol import (
@@ -24,6 +23,7 @@ from socratic.evaluator.protocol import (
     Unavailable,
     parse_message,
 )
+from socratic.pyproc import clean_env, isolated_python, private_cwd
 from socratic.taskfile import Scenario, Task
 
 
@@ -37,9 +37,11 @@ class ComparisonRun:
         self.names = list(task.comparisons.get("names", []))
         self.proc = None
         if self.adapter.is_file() and self.names:
+            # isolated (socratic.pyproc): a `statistics.py` where `socratic eval` is typed, or
+            # a PYTHONPATH, must not reach the process that times the comparisons
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "socratic.evaluator.compare_worker"], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                isolated_python("-m", "socratic.evaluator.compare_worker"), stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=clean_env(), cwd=private_cwd())
 
     def finish(self, scenarios: list[Scenario], rows: list[ScenarioResult], timeout_s: float) -> dict[str, str]:
         """Time each implementation on each timed scenario; add `comparisons` to the rows.

@@ -118,9 +118,11 @@ class Row(Message):
 
 @dataclass(kw_only=True)
 class Restart(Message):
-    """The candidate's process is gone: a new worker takes the remaining scenarios."""
+    """The candidate's process is gone: a new worker takes the remaining scenarios, unless
+    it `hung` (its entry never returned): then the evaluation stops at that first hang."""
 
     TYPE: ClassVar[str] = "restart"
+    hung: bool = False
 
 
 FATAL_KINDS = ("cuda", "internal", "load")

@@ -16,7 +16,6 @@ import queue
 import secrets
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -59,6 +58,7 @@ from socratic.evaluator.protocol import (
 from socratic.taskfile import Scenario, Task, TaskError, load_task
 from socratic.gpulock import Holder, gpu_turn
 from socratic.gpuinfo import gpu_present
+from socratic.pyproc import clean_env, isolated_python, private_cwd
 
 STARTUP_TIMEOUT_S = 180
 TIMING = Timing(min_pairs=10, max_pairs=400, target_ms=150.0, max_seconds=1.5)
@@ -224,7 +224,9 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
         if progress:
             progress(row, len(rows), total)
 
-    while pending:
+    hung: str | None = None      # the scenario where the candidate hung: the rest is not run
+    last_id: str | None = None
+    while pending and not hung:
         worker = _Worker(job, [s.id for s in pending])
         try:
             current: Scenario | None = None
@@ -236,6 +238,7 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
                         raise InputError(f"the evaluation worker did not start within {STARTUP_TIMEOUT_S} s: {worker.stderr_tail()}")
                     done(failed_row(current, f"timed out after {timeout_s:g} s (hang or far too slow); worker killed"))
                     pending.remove(current)
+                    hung = current.id
                     break
                 if isinstance(msg, _Gone):
                     text = worker.stderr_tail() or f"exit code {worker.returncode()}"
@@ -258,6 +261,7 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
                 elif isinstance(msg, Isolation) and gpu is not None:
                     gpu.isolation = msg.isolation
                 elif isinstance(msg, Restart):   # its candidate process is gone: a new worker goes on
+                    hung = msg.hung and last_id or None
                     break
                 elif isinstance(msg, Start):
                     current = next((s for s in pending if s.id == msg.id), None)
@@ -270,6 +274,7 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
                         raise InputError(f"the evaluation worker failed: evaluator error: a row for "
                                          f"{msg.row.id!r} while running {current.id if current else 'none'!r}")
                     runtime_hits += msg.runtime_bans
+                    last_id = msg.row.id
                     done(msg.row)
                     pending.remove(current)
                     current = None
@@ -283,6 +288,10 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
                     break
         finally:
             worker.kill()
+    # a hang costs a timeout and a new worker; an entry or kernel that hangs in one scenario
+    # mostly hangs in all: the evaluation ends here, in one line, not after hours
+    for sc in list(pending) if hung else []:
+        done(failed_row(sc, f"not run: the candidate hung in scenario {hung} (an evaluation stops at its first hang)"))
     return [rows[s.id] for s in scenarios if s.id in rows], gpu
 
 
@@ -294,10 +303,11 @@ class _Worker:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self.key = secrets.token_bytes(32)
         read_fd, write_fd = os.pipe()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+        # isolated (socratic.pyproc): nothing where the evaluation was started is imported
+        env = {k: v for k, v in clean_env().items() if not k.startswith(("ANTHROPIC", "OPENAI", "GEMINI", "GOOGLE"))}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "socratic.evaluator.worker"], stdin=subprocess.PIPE, stdout=self.stderr,
-            stderr=self.stderr, start_new_session=True, env=env, pass_fds=(write_fd,),
+            isolated_python("-m", "socratic.evaluator.worker"), stdin=subprocess.PIPE, stdout=self.stderr,
+            stderr=self.stderr, start_new_session=True, env=env, pass_fds=(write_fd,), cwd=private_cwd(),
         )
         os.close(write_fd)
         self.channel = os.fdopen(read_fd, "rb")

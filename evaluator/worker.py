@@ -39,11 +39,14 @@ import numpy as np
 from socratic.contracts import BanHit, ContractError, GpuInfo, OutputErrors, ScenarioResult
 from socratic.evaluator import bans
 from socratic.evaluator.build import cache_root
-from socratic.evaluator.candidate_process import CandidateProcess, CandidateProcessError
+from cuda.bindings import driver
+
+from socratic.evaluator.candidate_context import CandidateContext, DevBuf
+from socratic.evaluator.candidate_process import CandidateHang, CandidateProcess, CandidateProcessError
 from socratic.expr import evaluate
-from socratic.evaluator.gpu import Gpu, GpuError
+from socratic.evaluator.gpu import Gpu, GpuError, check
 from socratic.evaluator.limits import bound_ms
-from socratic.evaluator.plan import PlanError, PlanLib, Range, fatbin_images, library_path
+from socratic.evaluator.plan import PlanError, PlanLib, fatbin_images, library_path
 from socratic.evaluator.plan import check as check_plan
 from socratic.evaluator.plan import parse as parse_plan
 from socratic.evaluator.protocol import Fatal, Isolation, Job, Message, Ready, Restart, Row, Start, WorkerJob
@@ -160,43 +163,50 @@ def lasting_lag(measure: Callable[[], float], again: Callable[[], None]) -> floa
     return min(lag, measure())
 
 
-def sample_sets(timed: list[int], pair: int, copies: int) -> tuple[int, ...]:
-    """The input sets of one timed sample, rotating: pair i starts at the i-th timed set."""
-    return tuple(timed[(pair + j) % len(timed)] for j in range(copies))
+def timing_slot_dists(set_dists: list[str], copies: int) -> list[int]:
+    """The correctness sets a timed sample's `copies` reuse (those of the first distribution,
+    in order); the copies past them get input sets of their own. Every copy of a sample has
+    its own inputs, outputs and workspace, so that no copy can profit from what another
+    left: each is a full call, checked on its own."""
+    return timed_sets(set_dists)[:copies]
+
+
+@dataclass
+class Slot:
+    """One input set with each kernel's buffers for it: the inputs and the baseline's
+    outputs and workspace in the judge's context; the candidate's copy of the inputs, its
+    outputs and workspace in its own context (evaluator.candidate_context); `view` holds
+    the candidate's outputs copied back for the judge to read."""
+    dist: Distribution
+    inputs: dict[str, Any]
+    base_out: dict[str, Any]
+    base_ws: dict[str, Any]
+    cand_in: dict[str, DevBuf]
+    cand_out: dict[str, DevBuf]
+    cand_ws: dict[str, DevBuf]
+    view: dict[str, Any]
+    base_params: ctypes.Structure | None = None
+    cand_params: ctypes.Structure | None = None
+    ref_params: ctypes.Structure | None = None
+    graphs: dict[str, int] = field(default_factory=dict)   # "base" / "cand" -> captured replay
+    rcs: dict[str, int] = field(default_factory=dict)      # the entry's return value
 
 
 @dataclass
 class ReferenceCheck:
     """What it takes to check the candidate's outputs against the fp32 reference again,
-    on any input set: used for correctness calls and for audited timed pairs."""
-    params: list[ctypes.Structure]   # reference params, one per input set
+    on any slot's inputs: used for correctness calls and for audited timed copies."""
     selected: Any                    # device array of the unit indices checked
     n_selected: int
     outputs: dict[str, Any]          # fp32 reference outputs
     per_unit: dict[str, int]
 
-    def run(self, fn, s: int, gpu: Gpu, stream) -> None:
+    def run(self, fn, slot: Slot, gpu: Gpu, stream) -> None:
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
-        rc = fn(ctypes.byref(self.params[s]), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
+        rc = fn(ctypes.byref(slot.ref_params), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
         if rc != 0:
             raise GpuError(f"the fp32 reference returned {rc}")
-
-
-@dataclass
-class RoleBuffers:
-    outputs: dict[str, Any]
-    workspace: dict[str, Any]
-    params: list[ctypes.Structure] = field(default_factory=list)  # one per input set
-    # per kernel ("base" or "cand") whose call was captured on these buffers: the replayed
-    # plan of each input set, the entry's return value for each, and the chains built
-    graphs: dict[str, list[int]] = field(default_factory=lambda: {"base": [], "cand": []})
-    rcs: dict[str, list[int]] = field(default_factory=lambda: {"base": [], "cand": []})
-    chains: dict[tuple[str, tuple[int, ...]], int] = field(default_factory=dict)   # (who, input sets) -> exec
-
-    def ranges(self, sizes: dict[str, int]) -> list[Range]:
-        """Where the entry may write: its outputs and workspace."""
-        return [(int(b.handle), sizes[n]) for n, b in {**self.outputs, **self.workspace}.items()]
 
 
 class WorkerRun:
@@ -213,10 +223,18 @@ class WorkerRun:
         self.base_modules = [self.plan.load_image(img) for img in fatbin_images(Path(job.baseline_lib))]
         self.cand_modules: list[int] | None = None   # the candidate's device code, loaded here
         self.restart = False   # the candidate's process is gone: a new worker takes the rest
+        self.hung = False      # ... because its entry hung: the evaluation stops there
         self.quiet_ms = 0.0    # the work probe alone (calibrate)
         self.rng = np.random.default_rng(job.eval_seed)
         self.events: list[Any] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
+        # the candidate's replays run in a CUDA context of their own: its kernels cannot
+        # reach the baseline's, the reference's or the judge's memory (candidate_context)
+        self.cctx = CandidateContext(int(check(driver.cuCtxGetCurrent())), l2_bytes=self.gpu.info.l2_bytes)
+        self.device_isolation = "own CUDA context"
+        self.slots_in_use: list[Slot] = []
+        self.scenario_slots: list[Slot] = []
+        self.chains: dict[tuple[str, tuple[int, ...]], int] = {}
         # the candidate's process starts now: CUDA does not initialise under the judge's
         # file sandbox, which children inherit; it confines itself once its context is up
         self.cand: CandidateProcess | None = CandidateProcess(
@@ -251,20 +269,36 @@ class WorkerRun:
         return p
 
     # one scenario ---------------------------------------------------------------
+    def _slot(self, v: dict, dist: Distribution, ref_out: dict) -> Slot:
+        """Fresh buffers for one input set: the judge's and, in its own context, the candidate's."""
+        gpu, cctx, task = self.gpu, self.cctx, self.task
+        ws_specs = [b for b in task.buffers if b.role == "workspace"]
+        slot = Slot(
+            dist=dist,
+            inputs={b.name: gpu.alloc(self._bytes(b, v)) for b in task.inputs},
+            base_out={b.name: gpu.alloc(self._bytes(b, v)) for b in task.outputs},
+            base_ws={b.name: gpu.alloc(self._bytes(b, v)) for b in ws_specs},
+            cand_in={b.name: cctx.alloc(self._bytes(b, v)) for b in task.inputs},
+            cand_out={b.name: cctx.alloc(self._bytes(b, v)) for b in task.outputs},
+            cand_ws={b.name: cctx.alloc(self._bytes(b, v)) for b in ws_specs},
+            view={b.name: gpu.alloc(self._bytes(b, v)) for b in task.outputs})
+        self.scenario_slots.append(slot)
+        slot.base_params = self._params(v, slot.inputs, slot.base_out, slot.base_ws)
+        slot.cand_params = self._params(v, slot.cand_in, slot.cand_out, slot.cand_ws)
+        slot.ref_params = self._params(v, slot.inputs, ref_out, slot.base_ws)
+        return slot
+
     def run(self, sc: Scenario) -> Row:
         task, gpu, v = self.task, self.gpu, sc.values
         # one input set per seed, and at least one per declared input distribution
         n_sets = max(1, int(self.job.seeds or task.seeds), len(task.distributions))
         self.set_dists = [task.distributions[s % len(task.distributions)] for s in range(n_sets)]
-        inputs = [{b.name: gpu.alloc(self._bytes(b, v)) for b in task.inputs} for _ in range(n_sets)]
-        ws_specs = [b for b in task.buffers if b.role == "workspace"]
-        roles = {role: RoleBuffers(
-            outputs={b.name: gpu.alloc(self._bytes(b, v)) for b in task.outputs},
-            workspace={b.name: gpu.alloc(self._bytes(b, v)) for b in ws_specs}) for role in ("base", "cand")}
         ref_out = {b.name: gpu.alloc(self._count(b, v) * 4) for b in task.outputs}
-        for role in roles.values():
-            role.params = [self._params(v, inp, role.outputs, role.workspace) for inp in inputs]
-        ref_params = [self._params(v, inp, ref_out, roles["base"].workspace) for inp in inputs]
+        self.echo = {b.name: gpu.alloc(self._bytes(b, v)) for b in task.inputs}   # the candidate's inputs, read back
+        self.chains: dict[tuple[str, tuple[int, ...]], int] = {}   # (who, its slots) -> exec
+        self.scenario_slots: list[Slot] = []
+        slots = [self._slot(v, d, ref_out) for d in self.set_dists]
+        self.slots_in_use = slots
 
         units = int(evaluate(task.reference.units, v))
         unit_flops = max(1.0, float(evaluate(task.reference.unit_flops, v)))
@@ -274,20 +308,20 @@ class WorkerRun:
         gpu.from_host(sel_buf, selected)
         per_unit = {b.name: int(evaluate(b.per_unit, v)) for b in task.outputs}
 
-        ref = ReferenceCheck(ref_params, sel_buf, n_sel, ref_out, per_unit)
+        ref = ReferenceCheck(sel_buf, n_sel, ref_out, per_unit)
         try:
-            return self._run(sc, inputs, roles, ref)
+            return self._run(sc, slots, ref)
         finally:
-            self._release(roles)
+            self._release()
 
-    def _run(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers], ref: ReferenceCheck) -> Row:
+    def _run(self, sc: Scenario, slots: list[Slot], ref: ReferenceCheck) -> Row:
         task, gpu, v = self.task, self.gpu, sc.values
-        n_sets, n_sel, per_unit, ref_out = len(inputs), ref.n_selected, ref.per_unit, ref.outputs
+        n_sel, per_unit = ref.n_selected, ref.per_unit
         row = ScenarioResult(
             id=sc.id, params={k: v[k] for k in v if isinstance(v[k], (int, float, str))}, correct=False,
             failures=[], error=None, err=None, err_baseline=None, err_ratio=None, errors={})
         found: list[BanHit] = []   # banned libraries mapped while it ran
-        failures = self._prepare(roles, inputs, v)
+        failures = self._prepare(slots, v)
         if failures:   # nothing to replay: the scenario fails on the plan's rule
             failures += self._runtime_bans(found)
             row.failures = sorted(set(failures), key=failures.index)
@@ -295,31 +329,35 @@ class WorkerRun:
         errors = {d.name: {b.name: ErrorStats() for b in task.outputs} for d in task.distributions}
         stream = ctypes.c_void_p(gpu.stream_handle)
 
-        for s in range(n_sets):
-            self._fill_inputs(inputs[s], v, self.set_dists[s])
-            before = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in inputs[s].items()}
-            ref.run(self.ref_fn, s, gpu, stream)
-            self._call("base", roles["base"], s, stream, salt=s)
-            rc = self._call("cand", roles["cand"], s, stream, salt=s + 7)
+        for s, slot in enumerate(slots):
+            self._fill_inputs(slot.inputs, v, slot.dist)
+            before = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in slot.inputs.items()}
+            self._copy_inputs([slot], v)
+            ref.run(self.ref_fn, slot, gpu, stream)
+            self._call("base", [s], salt=s)
+            rc = self._call("cand", [s], salt=s + 7)
             if rc != 0:
                 failures.append(f"candidate returned error code {rc}")
-            # statistics as soon as the given stream is done, then again once the whole device is
-            first = self._stats_now(roles, ref_out, v)
-            lag = lasting_lag(self._device_lag, partial(self._call_again, roles, s, stream, ref_out, v, first))
+            # statistics as soon as the candidate's stream is done, then again once the whole device is
+            first = self._stats_now(slot, ref, v)
+            lag = lasting_lag(self._device_lag, partial(self._call_again, s, slot, ref, v, first))
             if lag > FOREIGN_WORK_S:
                 failures.append(f"the device stayed busy {lag * 1e3:.1f} ms after the given stream finished: "
                                 "work outside the stream")
-            later = self._stats_now(roles, ref_out, v)
+            later = self._stats_now(slot, ref, v)
             for name in first:
                 if any(first[name][k] != later[name][k] for k in STABLE_STATS):
                     failures.append(f"{name} changed after the given stream finished: work outside the stream")
-                errors[self.set_dists[s].name][name].add(first[name], n_sel * per_unit[name])
+                errors[slot.dist.name][name].add(first[name], n_sel * per_unit[name])
             changed = {k_: v_ for k_, v_ in gpu.settings().items() if self.settings.get(k_) != v_}
             if changed:
                 failures.append("candidate changed device settings: " + ", ".join(f"{k_}={v_}" for k_, v_ in changed.items()))
-            after = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in inputs[s].items()}
-            for name in before:
-                if before[name] != after[name]:
+            for name, buf in slot.cand_in.items():   # the candidate's copy of the inputs, read back
+                nbytes = self._bytes(self._spec(name), v)
+                with self.cctx.current():
+                    self.cctx.copy_out(int(self.echo[name].handle), buf, nbytes)
+                    self.cctx.sync()
+                if gpu.hash(self.echo[name], nbytes) != before[name]:
                     failures.append(f"input {name} was modified")
 
         failures += self._judge(errors, row)
@@ -327,7 +365,7 @@ class WorkerRun:
         if not failures and self.job.time:
             failures += self._quiet()
         if not failures and self.job.time:
-            failures += self._time(sc, inputs, roles, errors, ref, row)
+            failures += self._time(sc, slots, errors, ref, row)
             failures += self._runtime_bans(found)   # libraries loaded during timed calls too
         row.correct = not failures
         row.failures = sorted(set(failures), key=failures.index)
@@ -338,97 +376,111 @@ class WorkerRun:
         return {b.name: self._bytes(b, v) for b in self.task.buffers}
 
     def _candidate(self) -> CandidateProcess:
-        """The candidate's process and its device code in this context (module memory
-        counted as the candidate's own)."""
+        """The candidate's process, and its device code loaded in its own context (module
+        memory counted as the candidate's own)."""
         if self.cand is None or not self.cand.alive():
             self.restart = True
             raise CandidateProcessError("the candidate's process is gone (it died or was killed in an earlier call)")
         if self.cand.sandbox is None:
             sandbox = self.cand.wait_ready()
-            emit(Isolation(isolation={k: str(v) for k, v in sandbox.items()}))
+            emit(Isolation(isolation={**{k: str(v) for k, v in sandbox.items()}, "device": self.device_isolation}))
         if self.cand_modules is None:
             self.gpu.sync()
             free_before = self.gpu.free_memory()
             self.cand_modules, why = [], ""
-            try:
-                for image in fatbin_images(Path(self.job.candidate_lib)):
-                    try:   # static cudart's own image, say, need not load: the kernels' must
-                        self.cand_modules.append(self.plan.load_image(image))
-                    except PlanError as exc:
-                        why = str(exc)
-            except PlanError as exc:
-                why = str(exc)
+            with self.cctx.current():
+                try:
+                    for image in fatbin_images(Path(self.job.candidate_lib)):
+                        try:   # static cudart's own image, say, need not load: the kernels' must
+                            self.cand_modules.append(self.plan.load_image(image))
+                        except PlanError as exc:
+                            why = str(exc)
+                except PlanError as exc:
+                    why = str(exc)
             if not self.cand_modules:
                 raise LoadError(f"the candidate's device code does not load: {why}")
             self.own_memory += max(0, free_before - self.gpu.free_memory())
         return self.cand
 
-    def _prepare(self, roles: dict[str, RoleBuffers], inputs: list[dict], v: dict) -> list[str]:
-        """Capture each role's call on each input set and build its replay; the lines of
-        the rules the candidate's plans break (none when every replay is ready)."""
+    def _prepare(self, slots: list[Slot], v: dict) -> list[str]:
+        """Capture each kernel's call on each slot and build its replay (the baseline's in
+        the judge's context, the candidate's in its own); the lines of the rules the
+        candidate's plans break (none when every replay is ready)."""
         sizes = self._sizes(v)
-        # each kernel on its own buffers, then on the other's: timed pairs swap them, so
-        # that where a buffer lies (its L2 slices, its DRAM pages) favours neither side
-        for name, bufset in (("base", "base"), ("cand", "cand"), ("base", "cand"), ("cand", "base")):
-            role = roles[bufset]
-            for s, params in enumerate(role.params):
-                writable = role.ranges(sizes)
-                readable = writable + [(int(b.handle), sizes[n]) for n, b in inputs[s].items()]
-                if name == "base":
-                    try:
-                        rc, data = self.plan.capture(self.base_entry, bytes(params))
-                        plan = parse_plan(data)
-                        check_plan(plan, writable, readable)
-                        graph = self.plan.build(plan, self.base_modules)
-                    except PlanError as exc:
-                        raise GpuError(f"the baseline cannot be captured and replayed (task problem): {exc}") from None
-                else:
-                    try:
-                        cand = self._candidate()
-                        free_before = self.gpu.free_memory()
-                        cap = cand.capture(bytes(params), readable, CAPTURE_TIMEOUT_S)
-                        self.own_memory += max(0, free_before - self.gpu.free_memory())
-                    except CandidateProcessError as exc:
-                        if "does not load" in str(exc) or "does not export" in str(exc):
-                            raise LoadError(str(exc)) from None
-                        self.restart = self.restart or not (self.cand and self.cand.alive())
-                        return [str(exc)]
-                    if cap.plan is None:
-                        return [cap.error or "the candidate's call could not be captured"]
-                    rc = cap.rc if cap.rc is not None else -1
-                    if not cap.plan.kernels:
-                        return [f"candidate returned error code {rc}" if rc else
-                                "the entry launched no kernel into the given stream (work on other streams, "
-                                "the legacy default stream included, is not captured)"]
-                    try:
-                        check_plan(cap.plan, writable, readable)
-                        graph = self.plan.build(cap.plan, self.cand_modules or [])
-                    except PlanError as exc:
-                        return [str(exc)]
-                role.graphs[name].append(graph)
-                role.rcs[name].append(rc)
+        for slot in slots:
+            writable = [(int(b.handle), sizes[n]) for n, b in {**slot.base_out, **slot.base_ws}.items()]
+            readable = writable + [(int(b.handle), sizes[n]) for n, b in slot.inputs.items()]
+            try:
+                assert slot.base_params is not None
+                rc, data = self.plan.capture(self.base_entry, bytes(slot.base_params))
+                plan = parse_plan(data)
+                check_plan(plan, writable, readable)
+                slot.graphs["base"] = self.plan.build(plan, self.base_modules)
+                slot.rcs["base"] = rc
+            except PlanError as exc:
+                raise GpuError(f"the baseline cannot be captured and replayed (task problem): {exc}") from None
+
+            writable = [(b.handle, sizes[n]) for n, b in {**slot.cand_out, **slot.cand_ws}.items()]
+            readable = writable + [(b.handle, sizes[n]) for n, b in slot.cand_in.items()]
+            try:
+                cand = self._candidate()
+                free_before = self.gpu.free_memory()
+                assert slot.cand_params is not None
+                cap = cand.capture(bytes(slot.cand_params), readable, CAPTURE_TIMEOUT_S)
+                self.own_memory += max(0, free_before - self.gpu.free_memory())
+            except CandidateProcessError as exc:
+                if "does not load" in str(exc) or "does not export" in str(exc):
+                    raise LoadError(str(exc)) from None
+                self.restart = self.restart or not (self.cand and self.cand.alive())
+                self.hung = self.hung or isinstance(exc, CandidateHang)
+                return [str(exc)]
+            if cap.plan is None:
+                return [cap.error or "the candidate's call could not be captured"]
+            rc = cap.rc if cap.rc is not None else -1
+            if not cap.plan.kernels:
+                return [f"candidate returned error code {rc}" if rc else
+                        "the entry launched no kernel into the given stream (work on other streams, "
+                        "the legacy default stream included, is not captured)"]
+            try:
+                check_plan(cap.plan, writable, readable)
+                with self.cctx.current():
+                    slot.graphs["cand"] = self.plan.build(cap.plan, self.cand_modules or [])
+            except PlanError as exc:
+                return [str(exc)]
+            slot.rcs["cand"] = rc
         if self.own_memory > OWN_MEMORY_LIMIT:   # every scenario while it holds it
             return [f"candidate holds {self.own_memory / 2**20:.0f} MiB of device memory of its own "
                     f"(limit {OWN_MEMORY_LIMIT >> 20} MiB): the evaluator owns every allocation"]
         return []
 
-    def _chain(self, role: RoleBuffers, who: str, sets: tuple[int, ...]) -> int:
-        """The replay of `who`'s calls on these buffers, back to back on input sets `sets`."""
-        key = (who, sets)
-        if key not in role.chains:
-            role.chains[key] = self.plan.chain([role.graphs[who][s] for s in sets])
-        return role.chains[key]
+    def _chain(self, who: str, slots: list[Slot], ids: tuple[int, ...]) -> int:
+        """The replay of `who`'s calls on these slots, back to back (in `who`'s context)."""
+        key = (who, tuple(id(slots[i]) for i in ids))
+        if key not in self.chains:
+            graphs = [slots[i].graphs[who] for i in ids]
+            if who == "cand":
+                with self.cctx.current():
+                    self.chains[key] = self.plan.chain(graphs)
+            else:
+                self.chains[key] = self.plan.chain(graphs)
+        return self.chains[key]
 
-    def _release(self, roles: dict[str, RoleBuffers]) -> None:
+    def _release(self) -> None:
         self.gpu.sync_all()
-        for role in roles.values():
-            for exec_ in role.chains.values():
+        self.cctx.sync_all()
+        for (who, _), exec_ in self.chains.items():
+            if who == "cand":
+                with self.cctx.current():
+                    self.plan.destroy_exec(exec_)
+            else:
                 self.plan.destroy_exec(exec_)
-            for graphs in role.graphs.values():
-                for graph in graphs:
-                    self.plan.destroy_graph(graph)
-                graphs.clear()
-            role.chains.clear()
+        self.chains.clear()
+        for slot in self.scenario_slots:
+            for graph in slot.graphs.values():
+                self.plan.destroy_graph(graph)
+            slot.graphs.clear()
+        self.cctx.free_all()
+        self.slots_in_use, self.scenario_slots = [], []
 
     def _runtime_bans(self, found: list[BanHit]) -> list[str]:
         """Banned libraries mapped into the candidate's process (its host code runs only
@@ -445,10 +497,11 @@ class WorkerRun:
         return ["banned library loaded at run time: " + ", ".join(h.where for h in hits)] if hits else []
 
     def _device_lag(self) -> float:
-        """Seconds the whole device needs to go idle once our stream is done (0 when no
-        work was left elsewhere)."""
+        """Seconds the whole device needs to go idle once our streams are done (0 when no
+        work was left elsewhere): both contexts."""
         t0 = time.perf_counter()
         self.gpu.sync_all()
+        self.cctx.sync_all()
         return time.perf_counter() - t0
 
     def _spec(self, name: str) -> BufferSpec:
@@ -465,32 +518,78 @@ class WorkerRun:
                 self.gpu.transform(inputs[b.name], b.dtype, count, t.scale, int(evaluate(t.period, v)), t.count,
                                    t.factor, int(evaluate(t.row_length, v)), t.spread, seed ^ 0x5DEECE66D)
 
-    def _stats_now(self, roles: dict[str, RoleBuffers], ref_out: dict, v: dict) -> dict:
+    def _copy_inputs(self, slots: list[Slot], v: dict) -> None:
+        """The judge's inputs into the candidate's context (the judge's stream done first)."""
+        self.gpu.sync()
+        with self.cctx.current():
+            for slot in slots:
+                for name, buf in slot.inputs.items():
+                    self.cctx.copy_in(slot.cand_in[name], int(buf.handle), self._bytes(self._spec(name), v))
+
+    def _read_back(self, slots: list[Slot], v: dict) -> None:
+        """Enqueue, on the candidate's stream, the copy of its outputs into the judge's views."""
+        for slot in slots:
+            for b in self.task.outputs:
+                self.cctx.copy_out(int(slot.view[b.name].handle), slot.cand_out[b.name], self._bytes(b, v))
+
+    def _stats_now(self, slot: Slot, ref: ReferenceCheck, v: dict) -> dict:
         """The candidate's outputs against the baseline's and the reference, read as soon as
-        the given stream is done."""
+        its stream is done."""
+        with self.cctx.current():
+            self._read_back([slot], v)
+            self.cctx.sync()
         stats = {b.name: self.gpu.new_stats() for b in self.task.outputs}
         for b in self.task.outputs:
-            self.gpu.compare(b.dtype, roles["cand"].outputs[b.name], roles["base"].outputs[b.name],
-                             ref_out[b.name], self._count(b, v), stats[b.name])
+            self.gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name],
+                             ref.outputs[b.name], self._count(b, v), stats[b.name])
         return {n: self.gpu.read_stats(st) for n, st in stats.items()}   # syncs the stream
 
-    def _call_again(self, roles: dict[str, RoleBuffers], s: int, stream, ref_out: dict, v: dict,
-                    first: dict) -> None:
-        """The candidate's correctness call on set `s` once more, its first statistics anew."""
-        self._call("cand", roles["cand"], s, stream, salt=s + 7)
-        first.update(self._stats_now(roles, ref_out, v))
+    def _call_again(self, s: int, slot: Slot, ref: ReferenceCheck, v: dict, first: dict) -> None:
+        """The candidate's correctness call on slot `s` once more, its first statistics anew."""
+        self._call("cand", [s], salt=s + 7)
+        first.update(self._stats_now(slot, ref, v))
 
-    def _call(self, role: str, buffers: RoleBuffers, s: int, stream, salt: int) -> int:
-        """Poison outputs, scramble the workspace, then call the baseline or candidate."""
-        gpu = self.gpu
-        for b in self.task.outputs:
-            gpu.poison(buffers.outputs[b.name], b.dtype)
-        for buf in buffers.workspace.values():
-            gpu.scramble(buf, salt)
-        gpu.delay()       # the same lead-in as a timed call: a busy stream, a cold L2
-        gpu.flush_l2()
-        self.plan.launch(self._chain(buffers, role, (s,)), gpu.stream_handle)
-        return buffers.rcs[role][s]
+    def _call(self, role: str, ids: list[int], salt: int, slots: list[Slot] | None = None) -> int:
+        """Poison outputs, scramble the workspace, then call the baseline or candidate
+        (untimed: a correctness call) on each slot of `ids`, back to back."""
+        slots = slots if slots is not None else self.slots_in_use
+        self._enqueue(role, slots, ids, salt, None)
+        return next((slots[i].rcs[role] for i in ids if slots[i].rcs[role] != 0), 0)
+
+    def _enqueue(self, role: str, slots: list[Slot], ids: list[int], salt: int, events: tuple[int, int] | None) -> None:
+        """One call of `role` on the slots `ids` back to back, after the same lead-in as
+        every call (fresh poison and workspace, a busy stream, a cold L2); between `events`
+        (indices in that role's context) when timed."""
+        task = self.task
+        if role == "base":
+            gpu = self.gpu
+            for i in ids:
+                for b in task.outputs:
+                    gpu.poison(slots[i].base_out[b.name], b.dtype)
+                for buf in slots[i].base_ws.values():
+                    gpu.scramble(buf, salt)
+            gpu.delay()
+            gpu.flush_l2()
+            if events:
+                gpu.record(self._event(events[0]))
+            self.plan.launch(self._chain("base", slots, tuple(ids)), gpu.stream_handle)
+            if events:
+                gpu.record(self._event(events[1]))
+            return
+        cctx = self.cctx
+        with cctx.current():
+            for i in ids:
+                for b in task.outputs:
+                    cctx.poison(slots[i].cand_out[b.name], b.dtype)
+                for cbuf in slots[i].cand_ws.values():
+                    cctx.scramble(cbuf, salt)
+            cctx.delay()
+            cctx.flush_l2()
+            if events:
+                cctx.record(events[0])
+            self.plan.launch(self._chain("cand", slots, tuple(ids)), cctx.stream_handle)
+            if events:
+                cctx.record(events[1])
 
     @staticmethod
     def _check_output(b: BufferSpec, e: ErrorStats, base: ErrorStats) -> list[str]:
@@ -544,70 +643,68 @@ class WorkerRun:
         row.err_ratio = worst[1] / worst[2] if worst[2] > 0 else None
         return failures
 
-    def _time(self, sc: Scenario, inputs: list[dict], roles: dict[str, RoleBuffers],
-              by_dist: dict[str, dict[str, ErrorStats]], ref: ReferenceCheck, row: ScenarioResult) -> list[str]:
+    def _time(self, sc: Scenario, slots: list[Slot], by_dist: dict[str, dict[str, ErrorStats]],
+              ref: ReferenceCheck, row: ScenarioResult) -> list[str]:
         """Interleaved baseline/candidate pairs of replays on fresh inputs, L2 flushed before
         each sample.
 
-        A sample is one graph launch between two events: the plan replayed `copies` times
-        back to back on rotating input sets of the task's first distribution (1 for kernels of 0.2 ms and more; up to 64 for
-        microsecond kernels, so that launch and event granularity vanish from the ratio).
-        Every timed candidate output is checked for completeness right after its end event
-        and against the baseline's; a few pairs, chosen at random, are audited against the
-        fp32 reference with the full pass rule, held to the baseline's error on the same
-        inputs."""
+        A sample is one graph launch between two events: `copies` calls back to back (1 for
+        kernels of 0.2 ms and more; up to 64 for microsecond kernels, so that launch and
+        event granularity vanish from the ratio), each on its own input set of the task's
+        first distribution, its own outputs and its own workspace, all fresh for every
+        sample: no copy can find what another left. Every copy's outputs are read back
+        right after the sample's end event, checked for completeness and against the
+        baseline's same copy; a few pairs, chosen at random, have one copy, chosen at
+        random, audited against the fp32 reference with the full pass rule, held to the
+        baseline's error on the same inputs."""
         gpu, task, v, opts = self.gpu, self.task, sc.values, self.job.timing
-        stream = ctypes.c_void_p(gpu.stream_handle)
-        timing_sets = timed_sets([d.name for d in self.set_dists])
         errors = by_dist[self.set_dists[0].name]   # timed runs use that distribution's inputs
         spot = {b.name: gpu.new_stats() for b in task.outputs}
         complete = {b.name: gpu.new_stats() for b in task.outputs}
         audit = {b.name: gpu.new_stats() for b in task.outputs}
-        audit_pairs: set[int] = set()
+        audit_pairs: dict[int, int] = {}   # pair -> the copy audited
         audited = 0
-        copies = self._copies(roles["base"])
+        timed = [slots[i] for i in timing_slot_dists([d.name for d in self.set_dists], MAX_COPIES)]
+        copies = self._copies(timed[0], v)
         row.copies = copies
+        ref_out = ref.outputs
+        sample = timed[:copies] + [self._slot(v, self.set_dists[0], ref_out) for _ in range(copies - len(timed))]
+        failures = self._prepare(sample[len(timed):], v)   # the new slots' captures
+        if failures:
+            return failures
+        ids = list(range(copies))
 
-        def pair(i: int, timed: bool) -> None:
-            sets = sample_sets(timing_sets, i, copies)
-            last = sets[-1]
-            for j in sorted(set(sets)):
-                self._fill_inputs(inputs[j], v, self.set_dists[j])
-            order = ("base", "cand") if i % 2 == 0 else ("cand", "base")
-            # every other two pairs the kernels swap buffers: both orders meet both placements
-            at = {"base": roles["base"], "cand": roles["cand"]} if (i // 2) % 2 == 0 else \
-                {"base": roles["cand"], "cand": roles["base"]}
-            for role in order:
+        def pair(i: int, timed_: bool) -> None:
+            for slot in sample:
+                self._fill_inputs(slot.inputs, v, slot.dist)
+            self._copy_inputs(sample, v)
+            for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
+                k = 4 * i + (0 if role == "base" else 2)
+                self._enqueue(role, sample, ids, i, (k, k + 1) if timed_ else None)
+                if role == "cand":   # what its outputs hold when its stream reaches the end event
+                    with self.cctx.current():
+                        self._read_back(sample, v)
+                        self.cctx.sync()
+                else:
+                    gpu.sync()   # the two contexts never run at once
+            for slot in sample:
                 for b in task.outputs:
-                    gpu.poison(at[role].outputs[b.name], b.dtype)
-                for buf in at[role].workspace.values():
-                    gpu.scramble(buf, i)
-                exec_ = self._chain(at[role], role, sets)
-                gpu.delay()
-                gpu.flush_l2()
-                if timed:
-                    gpu.record(self._event(4 * i + (0 if role == "base" else 2)))
-                self.plan.launch(exec_, gpu.stream_handle)
-                if timed:
-                    gpu.record(self._event(4 * i + (1 if role == "base" else 3)))
-                if role == "cand":   # complete when the stream reached the end event?
-                    for b in task.outputs:
-                        gpu.compare(b.dtype, at["cand"].outputs[b.name], None, None,
-                                    self._count(b, v), complete[b.name])
-            for b in task.outputs:   # every timed output is checked against the baseline's
-                gpu.compare(b.dtype, at["cand"].outputs[b.name], at["base"].outputs[b.name],
-                            None, self._count(b, v), spot[b.name])
+                    n = self._count(b, v)
+                    gpu.compare(b.dtype, slot.view[b.name], None, None, n, complete[b.name])
+                    gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, spot[b.name])
             if i in audit_pairs:
                 nonlocal audited
-                ref.run(self.ref_fn, last, gpu, stream)
+                slot = sample[audit_pairs[i]]
+                ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
                 for b in task.outputs:
-                    gpu.compare(b.dtype, at["cand"].outputs[b.name], at["base"].outputs[b.name],
-                                ref.outputs[b.name], self._count(b, v), audit[b.name])
+                    gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], ref_out[b.name],
+                                self._count(b, v), audit[b.name])
                 audited += 1
 
         def sample_ms(i: int, role: str) -> float:
             k = 4 * i + (0 if role == "base" else 2)
-            return (self._event(k + 1) - self._event(k)) / copies
+            ms = (self._event(k + 1) - self._event(k)) if role == "base" else self.cctx.elapsed_ms(k, k + 1)
+            return ms / copies
 
         # warm-up: until the clocks settle (two consecutive pair times within 2%) or 30 pairs
         t_start = time.monotonic()
@@ -624,7 +721,8 @@ class WorkerRun:
         deadline = t_start + opts.max_seconds
         for buf in [*spot.values(), *complete.values()]:   # warm-up outputs were judged already
             buf.fill(0, stream=gpu.stream)
-        audit_pairs = {int(i) for i in self.rng.choice(n, size=min(n, AUDITED_PAIRS), replace=False)}
+        for p in self.rng.choice(n, size=min(n, AUDITED_PAIRS), replace=False):
+            audit_pairs[int(p)] = int(self.rng.integers(copies))
         gpu.sync()
         free_before = gpu.free_memory()
         base_ms, cand_ms = [], []
@@ -712,15 +810,15 @@ class WorkerRun:
                         f"for {QUIET_WAIT_S:g} s): the candidate's process left work running on the GPU"]
             time.sleep(0.02)
 
-    def _copies(self, base: RoleBuffers) -> int:
-        """How many back-to-back replays make one timed sample: enough for SAMPLE_MS, read
+    def _copies(self, slot: Slot, v: dict) -> int:
+        """How many back-to-back calls make one timed sample: enough for SAMPLE_MS, read
         from the baseline's single replay (median of three, cold L2)."""
         times = []
         for _ in range(3):
             self.gpu.delay()
             self.gpu.flush_l2()
             self.gpu.record(self._event(0))
-            self.plan.launch(self._chain(base, "base", (0,)), self.gpu.stream_handle)
+            self.plan.launch(self._chain("base", [slot], (0,)), self.gpu.stream_handle)
             self.gpu.record(self._event(1))
             self.gpu.sync()
             times.append(self._event(1) - self._event(0))
@@ -772,7 +870,7 @@ def main() -> int:
             emit(Start(id=sid))
             emit(ev.run(scenarios[sid]))
             if ev.restart:   # the rest in a new worker, with a new candidate process
-                emit(Restart())
+                emit(Restart(hung=ev.hung))
                 return 0
     except GpuError as exc:
         emit(Fatal(kind="cuda", id=current, error=str(exc)))

@@ -149,12 +149,13 @@ def test_the_candidate_process_confines_itself(tmp_path):
 
 
 def test_timed_samples_use_the_first_distributions_input_sets_only():
-    """Timed runs rotate over the input sets of the task's first distribution (the inputs
-    its comparisons are timed on); the other distributions are for correctness."""
-    from socratic.evaluator.worker import sample_sets, timed_sets
+    """Timed copies reuse the correctness input sets of the task's first distribution (the
+    inputs its comparisons are timed on), at most one copy each; the copies past them get
+    input sets of their own (never one set twice in a sample)."""
+    from socratic.evaluator.worker import timed_sets, timing_slot_dists
 
     dists = ["normal", "large_logits", "outlier_channels"]
     assert timed_sets(dists) == [0]
     assert timed_sets(["normal", "extreme_rows", "normal"]) == [0, 2]
-    assert [sample_sets([0, 2], i, 3) for i in range(3)] == [(0, 2, 0), (2, 0, 2), (0, 2, 0)]
-    assert sample_sets([0], 5, 1) == (0,)
+    assert timing_slot_dists(["normal", "extreme_rows", "normal"], 1) == [0]
+    assert timing_slot_dists(["normal", "extreme_rows", "normal"], 31) == [0, 2]
