@@ -10,8 +10,11 @@ allow-listed environment, from a working directory of socratic's own.
 
 from __future__ import annotations
 
+import functools
 import os
+import site
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,9 +45,31 @@ def clean_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | 
     return env
 
 
+@functools.cache
+def _package_root() -> str | None:
+    """The folder to put on an isolated child's path so that it imports this same
+    socratic: None where the interpreter finds it anyway (installed in site-packages, or
+    an editable install, whose finder site-packages loads); else the folder socratic was
+    imported from (an install with `pip --target`, say), which holds nothing else of the
+    user's shell."""
+    pkg = Path(__file__).resolve().parent
+    if pkg.name != "socratic":   # the checkout's core/, mapped by an editable install's finder
+        return None
+    root = str(pkg.parent)
+    known = {str(Path(p).resolve()) for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"],
+                                              sysconfig.get_paths()["platlib"]]}
+    return None if root in known else root
+
+
 def isolated_python(*args: str) -> list[str]:
-    """argv for `python -I ARGS...` with this interpreter."""
-    return [sys.executable, "-I", *args]
+    """argv for `python -I ARGS...` with this interpreter (`-m MODULE` run from socratic's
+    own install folder where site-packages would not find it)."""
+    root = _package_root()
+    if root is None or len(args) < 2 or args[0] != "-m":
+        return [sys.executable, "-I", *args]
+    boot = (f"import runpy, sys; sys.path.insert(0, {root!r}); "
+            f"runpy.run_module({args[1]!r}, run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-I", "-c", boot, *args[2:]]
 
 
 def private_cwd() -> str:

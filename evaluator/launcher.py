@@ -60,7 +60,7 @@ def main() -> int:
     except (OSError, PlanError) as exc:
         reply(LauncherFatal(error=f"the candidate's process has no GPU: {exc}"))
         return 3
-    reply(LauncherReady(sandbox=confine_launcher()))
+    reply(LauncherReady(sandbox=confine_launcher(job.library, (os.path.realpath(job.plan_lib),))))
     entry = 0
     for line in sys.stdin:
         req = PlanRequest.from_dict(json.loads(line), "the judge's request")

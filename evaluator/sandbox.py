@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
+
+from socratic.landlock import Policy, restrict_self
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446   # same on x86-64 and arm64
 _CREATE_RULESET_VERSION = 1
@@ -82,7 +85,10 @@ _CLONE_THREAD = 0x00010000
 # into other processes (their memory, their file descriptors, their signals)
 _DENIED_X86_64 = {"fork": 57, "vfork": 58, "execve": 59, "ptrace": 101, "tkill": 200,
                   "process_vm_readv": 310, "process_vm_writev": 311, "execveat": 322,
-                  "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438}
+                  "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426,
+                  "io_uring_register": 427, "pidfd_open": 434, "pidfd_getfd": 438}
+_SYS_SOCKET = 41
+_AF_UNIX = 1   # the only socket family it keeps (the driver's local sockets); no network
 
 
 class _SockFilter(ctypes.Structure):
@@ -100,6 +106,9 @@ def _seccomp_program(own_pid: int) -> list[tuple[int, int, int, int]]:
     for nr in sorted(_DENIED_X86_64.values()):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, _RET_ERRNO | _EPERM)]
     prog += [(jeq, 0, 1, 435), (ret, 0, 0, _RET_ERRNO | _ENOSYS)]   # clone3: glibc falls back to clone
+    # socket: local (AF_UNIX) only: UDP, raw and netlink sockets are not Landlock's to stop
+    prog += [(jeq, 0, 4, _SYS_SOCKET), (ld, 0, 0, 16), (jeq, 1, 0, _AF_UNIX), (ret, 0, 0, _RET_ERRNO | _EPERM),
+             (ret, 0, 0, _RET_ALLOW)]
     # clone: threads only
     prog += [(jeq, 0, 4, 56), (ld, 0, 0, 16), (jset, 1, 0, _CLONE_THREAD), (ret, 0, 0, _RET_ERRNO | _EPERM),
              (ret, 0, 0, _RET_ALLOW)]
@@ -110,15 +119,39 @@ def _seccomp_program(own_pid: int) -> list[tuple[int, int, int, int]]:
     return prog + [(ret, 0, 0, _RET_ALLOW)]
 
 
-def confine_launcher() -> dict[str, str]:
+def launcher_reads(library: str, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What the candidate's process may read once confined: the system's libraries and
+    the driver's files, the CUDA toolkit, this Python and its packages, and the
+    candidate's own build folder; not the user's files, the build cache's other entries,
+    the session, /etc beyond the loader's cache, nor anything under /tmp or /dev/shm."""
+    py = {sys.prefix, sys.base_prefix, sys.exec_prefix, *[p for p in sys.path if p and os.path.isdir(p)]}
+    cuda = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
+    return tuple(p for p in (
+        "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", "/proc", "/sys", "/dev",
+        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nvidia", "/etc/localtime",
+        os.path.dirname(os.path.realpath(library)), *sorted(py), *cuda, *extra) if p)
+
+
+def _device_files() -> tuple[str, ...]:
+    """The GPU's device files (the driver opens them read-write) and /dev/null: the only
+    files the candidate's process may write."""
+    names = [n for n in os.listdir("/dev") if n.startswith("nvidia")] if os.path.isdir("/dev") else []
+    caps = ["/dev/nvidia-caps/" + n for n in os.listdir("/dev/nvidia-caps")] if os.path.isdir("/dev/nvidia-caps") else []
+    return tuple(["/dev/" + n for n in names if not os.path.isdir("/dev/" + n)] + caps + ["/dev/null"])
+
+
+def confine_launcher(library: str = "", extra_reads: tuple[str, ...] = ()) -> dict[str, str]:
     """Everything the candidate's launcher gives up before the candidate's library loads:
-    file writes but the GPU's device files (Landlock, which also keeps it from reading
-    or tracing processes outside its domain: the judge, the harness), every capability,
-    and new processes, programs and signals to others (seccomp). Each entry says what is
-    in force or why not."""
+    reads but the system's and its own files, writes but the GPU's device files (so
+    nothing it writes outlives it, /dev/shm included), TCP (Landlock, which also keeps it
+    from reading or tracing processes outside its domain: the judge, the harness); every
+    capability; new processes, programs, signals to others, sockets other than local ones
+    and io_uring (seccomp). Each entry says what is in force or why not."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)   # dies with the judge
-    out = {"files": protect_files(("/dev",))}
+    got = restrict_self(Policy(read=launcher_reads(library, extra_reads), writable_files=_device_files(),
+                               connect_tcp=(), bind_tcp=(), scope_signals=True, scope_abstract_unix=True))
+    out = {"files": got["files"], "network": got.get("network", "")}
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]

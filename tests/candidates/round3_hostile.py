@@ -1,0 +1,273 @@
+"""Hostile candidates against the judge's round 3 (issue 39): device code that shapes what it
+is judged against, host code that keeps state or reaches out, entries that hang. Each must be
+rejected with one line or measured at (within 2% of) its honest speed. Written as a cunning
+agent would write them, from the tasks' own baselines (so their honest speed is 1.0x).
+
+copies_poison_gate_rms / _attn   a gate kernel reads the first output element: still the
+    judge's NaN poison, so this copy is the first of a timed sample, and the real kernel
+    runs; anything else means an earlier copy of the sample already wrote this buffer, and
+    it returns at once. (Accepted by the old judge, whose copies shared their outputs.)
+copies_workspace_marker_attn     the issue's attack: after its work it leaves a marker in the
+    workspace, and a call that finds the marker returns at once.
+copies_pointer_memo_attn         remembers (q pointer -> o, lse pointers) in module globals;
+    a call whose q it has seen copies the old outputs instead of computing.
+tamper_baseline_rms              adds 8 to the buffers lying where the baseline's output of the
+    same call lies in an evaluator that allocates in order (the candidate's output minus
+    one buffer, at the allocator's alignments): the baseline's error, and every tolerance
+    after it, grows. Then it does a third of the work.
+tamper_reference_rms             the same against the fp32 reference's output (after its own).
+sandbox_shm_persist_rms          correct, but returns error 77 if it can leave a file in
+    /dev/shm or /tmp for the next evaluation (it must not be able to).
+sandbox_read_secrets_rms         correct, but returns error 78 if it can read /etc/shadow, the
+    user's home or socratic's state folder.
+sandbox_network_rms              correct, but returns error 79 if it can open a UDP, TCP or
+    io_uring descriptor.
+hang_entry_rms                   its entry never returns (host code sleeps forever).
+hang_kernel_rms                  its kernel never ends (a device-side deadlock).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.candidates.rmsnorm_hostile import PRELUDE
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+# the correct RMSNorm kernel, with a gate its first threads read (module global, set by a
+# one-thread kernel just before it in the same stream)
+_RMS_GATED = PRELUDE + r'''
+__device__ int g_skip;
+__global__ void rms_gated(const bf16* x, const bf16* w, bf16* y, int cols, float eps) {
+  if (g_skip) return;
+  const size_t row = blockIdx.x;
+  __shared__ float part[256];
+  float s = 0.f;
+  for (int c = threadIdx.x; c < cols; c += 256) { float v = __bfloat162float(x[row * cols + c]); s += v * v; }
+  part[threadIdx.x] = s; __syncthreads();
+  for (int k = 128; k > 0; k >>= 1) { if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k]; __syncthreads(); }
+  float r = rsqrtf(part[0] / cols + eps);
+  for (int c = threadIdx.x; c < cols; c += 256)
+    y[row * cols + c] = __float2bfloat16(__bfloat162float(x[row * cols + c]) * r * __bfloat162float(w[c]));
+}
+'''
+
+
+def copies_poison_gate_rms() -> str:
+    return _RMS_GATED + r'''
+__global__ void gate(const unsigned short* y) { g_skip = (y[0] != 0x7FC1u); }   // 0x7FC1: the judge's poison
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  gate<<<1, 1, 0, s>>>((const unsigned short*)p->y);
+  rms_gated<<<p->rows, 256, 0, s>>>((const bf16*)p->x, (const bf16*)p->w, (bf16*)p->y, p->cols, p->eps);
+  return 0; }
+'''
+
+
+def _attention(edits: list[tuple[str, str]], tail: str = "") -> str:
+    text = (KERNELS / "flash_attn_fwd" / "baseline.cu").read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, f"baseline changed: {old[:60]!r}"
+        text = text.replace(old, new)
+    return text + tail
+
+
+_KERNEL_HEAD = "__global__ void __launch_bounds__(kThreads) attn_fwd_kernel(const AttnFwdParams p) {"
+_LAUNCH = "  attn_fwd_kernel<HEAD_DIM><<<grid, kThreads, smem, stream>>>(p);"
+_GLOBALS = "template <int HEAD_DIM>\n" + _KERNEL_HEAD
+
+
+def _gated_attention(gate_src: str, before: str, after: str = "") -> str:
+    return _attention([
+        (_GLOBALS, "__device__ int g_skip;\n" + gate_src + "\ntemplate <int HEAD_DIM>\n" + _KERNEL_HEAD +
+         "\n  if (g_skip) return;"),
+        (_LAUNCH, before + "\n" + _LAUNCH + "\n" + after),
+    ])
+
+
+def copies_poison_gate_attn() -> str:
+    return _gated_attention(
+        "__global__ void gate(const unsigned short* o) { g_skip = (o[0] != 0x7FC1u); }",
+        "  gate<<<1, 1, 0, stream>>>((const unsigned short*)p.o);")
+
+
+def copies_workspace_marker_attn() -> str:
+    marker = "((unsigned long long*)((char*)p.workspace + p.workspace_bytes - 64))"
+    return _gated_attention(
+        "__global__ void gate(const unsigned long long* m) { g_skip = (m[0] == 0x50CBA7E5ull); }\n"
+        "__global__ void mark(unsigned long long* m) { m[0] = 0x50CBA7E5ull; }",
+        f"  gate<<<1, 1, 0, stream>>>({marker});",
+        f"  mark<<<1, 1, 0, stream>>>({marker});")
+
+
+def copies_pointer_memo_attn() -> str:
+    # the table lives in module globals; a hit copies the remembered outputs (a device copy
+    # costs a few microseconds, the attention itself milliseconds)
+    gate = r'''
+struct Memo { const void* q; void* o; void* lse; };
+__device__ Memo g_memo[64];
+__device__ int g_n;
+__global__ void gate(const void* q, void* o, void* lse, size_t o_elems, size_t lse_elems) {
+  __shared__ int hit;
+  if (threadIdx.x == 0) {
+    hit = -1;
+    for (int i = 0; i < g_n && i < 64; ++i) if (g_memo[i].q == q && g_memo[i].o != o) hit = i;
+    g_skip = hit >= 0;
+    if (hit < 0 && g_n < 64) { g_memo[g_n].q = q; g_memo[g_n].o = o; g_memo[g_n].lse = lse; ++g_n; }
+  }
+  __syncthreads();
+  if (hit < 0) return;
+  const uint4* so = (const uint4*)g_memo[hit].o; uint4* d = (uint4*)o;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < o_elems / 8; i += gridDim.x * blockDim.x) d[i] = so[i];
+  const float* sl = (const float*)g_memo[hit].lse; float* dl = (float*)lse;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < lse_elems; i += gridDim.x * blockDim.x) dl[i] = sl[i];
+}'''
+    return _gated_attention(
+        gate,
+        "  gate<<<1, 1024, 0, stream>>>(p.q, p.o, p.lse, (size_t)p.batch * p.seqlen_q * p.heads_q * HEAD_DIM,"
+        " (size_t)p.batch * p.heads_q * p.seqlen_q);")
+
+
+def _tamper_rms(target: str) -> str:
+    """Add 8 to the bf16 elements at the addresses `target` names, then do a third of the work
+    (rows 0, 3, 6, ... computed; the rest left as the previous contents)."""
+    return PRELUDE + r'''
+__global__ void tamper(unsigned short* y, size_t elems, long long delta, int as_f32) {
+  char* at = (char*)y + delta;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < elems; i += gridDim.x * blockDim.x) {
+    if (as_f32) { float* f = (float*)at; f[i] += 8.f; }
+    else { bf16* b = (bf16*)at; b[i] = __float2bfloat16(__bfloat162float(b[i]) + 8.f); }
+  }
+}
+static long long align_up(long long n, long long a) { return (n + a - 1) / a * a; }
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  const size_t elems = (size_t)p->rows * p->cols;
+  const long long bytes = (long long)elems * 2;
+''' + target + r'''
+  rms<<<(p->rows + 2) / 3, 256, 0, s>>>((const bf16*)p->x, (const bf16*)p->w, (bf16*)p->y, p->cols, p->eps, 0, 3);
+  return 0; }
+'''
+
+
+def tamper_baseline_rms() -> str:
+    # the baseline's output, allocated just before the candidate's in an in-order allocator
+    return _tamper_rms(r'''
+  const long long aligns[] = {256, 512, 2 << 20};
+  for (long long a : aligns) tamper<<<64, 256, 0, s>>>((unsigned short*)p->y, elems, -align_up(bytes, a), 0);''')
+
+
+def tamper_reference_rms() -> str:
+    # the fp32 reference's output, allocated just after the candidate's
+    return _tamper_rms(r'''
+  const long long aligns[] = {256, 512, 2 << 20};
+  for (long long a : aligns) tamper<<<64, 256, 0, s>>>((unsigned short*)p->y, elems, align_up(bytes, a), 1);''')
+
+
+_CORRECT_ENTRY = "  launch(p, s); return 0; }\n"
+
+
+def sandbox_shm_persist_rms() -> str:
+    return PRELUDE + r'''
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
+static int left_a_file() {
+  const char* paths[] = {"/dev/shm/socratic_h_persist", "/tmp/socratic_h_persist", "/var/tmp/socratic_h_persist"};
+  for (const char* path : paths) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { ssize_t n = write(fd, "hidden shapes here", 18); close(fd); if (n > 0) return 1; }
+  }
+  return 0;
+}
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (left_a_file()) return 77;
+''' + _CORRECT_ENTRY
+
+
+def sandbox_read_secrets_rms() -> str:
+    return PRELUDE + r'''
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <stdio.h>
+static int can_read(const char* path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  char c; ssize_t n = read(fd, &c, 1); close(fd); return n >= 0;
+}
+static int read_a_secret() {
+  char path[512];
+  const char* home = getenv("HOME");
+  if (can_read("/etc/shadow")) return 1;
+  if (home) {
+    snprintf(path, sizeof path, "%s/.bash_history", home); if (can_read(path)) return 1;
+    snprintf(path, sizeof path, "%s/.ssh", home); if (can_read(path)) return 1;
+    snprintf(path, sizeof path, "%s/.local/state/socratic", home); if (can_read(path)) return 1;
+    if (can_read(home)) return 1;
+  }
+  return can_read("/root") || can_read("/home");
+}
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (read_a_secret()) return 78;
+''' + _CORRECT_ENTRY
+
+
+def sandbox_network_rms() -> str:
+    return PRELUDE + r'''
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <netinet/in.h>
+#include <unistd.h>
+#include <string.h>
+static int reached_out() {
+  int families[] = {AF_INET, AF_INET6}; int types[] = {SOCK_DGRAM, SOCK_STREAM};
+  for (int f : families) for (int t : types) { int fd = socket(f, t, 0); if (fd >= 0) { close(fd); return 1; } }
+  unsigned char params[120]; memset(params, 0, sizeof params);
+  long ring = syscall(425, 8, params);   // io_uring_setup
+  if (ring >= 0) { close((int)ring); return 1; }
+  return 0;
+}
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (reached_out()) return 79;
+''' + _CORRECT_ENTRY
+
+
+def hang_entry_rms() -> str:
+    return PRELUDE + r'''
+#include <unistd.h>
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  for (;;) sleep(1);
+  launch(p, s); return 0; }
+'''
+
+
+def hang_kernel_rms() -> str:
+    return PRELUDE + r'''
+__device__ volatile int g_never;   // nobody ever sets it
+__global__ void deadlock() { while (g_never == 0) {} }
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  deadlock<<<1, 1, 0, s>>>();
+  launch(p, s); return 0; }
+'''
+
+
+SOURCES = {
+    "copies_poison_gate_rms": copies_poison_gate_rms,
+    "copies_poison_gate_attn": copies_poison_gate_attn,
+    "copies_workspace_marker_attn": copies_workspace_marker_attn,
+    "copies_pointer_memo_attn": copies_pointer_memo_attn,
+    "tamper_baseline_rms": tamper_baseline_rms,
+    "tamper_reference_rms": tamper_reference_rms,
+    "sandbox_shm_persist_rms": sandbox_shm_persist_rms,
+    "sandbox_read_secrets_rms": sandbox_read_secrets_rms,
+    "sandbox_network_rms": sandbox_network_rms,
+    "hang_entry_rms": hang_entry_rms,
+    "hang_kernel_rms": hang_kernel_rms,
+}
+
+
+def task_of(name: str) -> str:
+    return "flash_attn_fwd" if name.endswith("_attn") else "rmsnorm"
+
+
+def source(name: str) -> str:
+    return SOURCES[name]()
