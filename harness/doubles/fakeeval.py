@@ -13,6 +13,8 @@ Markers (C++ comments anywhere in the candidate):
     // sleep: 0.2              seconds per scenario (to look like work)
     // incorrect-hidden        the hidden scenarios fail (drawn from the task's [hidden] space,
                                new ones every run, as the real evaluator draws them)
+    // speedup-hidden: 0.8     every drawn scenario's speedup (hidden ones, and a space
+                               evaluation's: `--space N [--seed S]`, with its coverage)
 The scenarios run inside a GPU turn (socratic.gpulock, keyed by CUDA_VISIBLE_DEVICES) as the
 real evaluator's GPU part does: fake evaluations sharing a "GPU" take turns too.
 Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval"`.
@@ -45,7 +47,8 @@ from socratic.contracts import (
 )
 from socratic.errors import InputError
 from socratic.gpulock import gpu_turn, visible_gpu_key
-from socratic.taskfile import load_task
+from socratic.coverage import build as build_coverage
+from socratic.taskfile import load_task, parse_space
 
 # --rules demo: numbers from the demo kernels' content (doubles/demo_kernels/), for CPU dry runs
 DEMO_RULES = [("kWarps / 2", "// incorrect"), ("rmsnorm_warp_kernel", "// speedup: 1.6"),
@@ -73,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", choices=["demo"], help="markers implied by the demo kernels")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--hidden", type=int)
+    ap.add_argument("--space", type=int)
+    ap.add_argument("--seed", type=int)
     args = ap.parse_args(argv)
+    if args.space is not None:   # as `socratic eval --space N [--seed S]` selects
+        args.scenarios = f"space:{args.space}" + (f"@{args.seed}" if args.seed is not None else "")
     try:  # the task as the evaluator reads it, with the evaluator's errors
         task = load_task(args.task_dir)
         if args.list:
@@ -104,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     bound = marker(text, "bound_fraction", 0.3)
     delay = marker(text, "sleep", 0.0)
     rows: list[ScenarioResult] = []
-    n_hidden = args.hidden if args.hidden is not None else (task.hidden.count if task.hidden else 0)
+    space = parse_space(label)
+    hidden_speed = marker(text, "speedup-hidden", speed)
+    n_hidden = args.hidden if args.hidden is not None else \
+        (task.hidden.count if task.hidden and space is None else 0)
     hidden = task.draw_hidden(n_hidden, secrets.randbits(62))
     hidden_bad = "// incorrect-hidden" in text
     if build_ok and ban is None:
@@ -112,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             for i, sc in enumerate(scenarios + hidden):
                 if delay:
                     time.sleep(delay)
-                sp = marker(text, f"speedup[{sc.id}]", speed)
+                sp = marker(text, f"speedup[{sc.id}]", hidden_speed if sc.hidden else speed)
                 correct = not (bad and (bad_ids is None or sc.id in bad_ids)) and not (sc.hidden and hidden_bad)
                 base_ms = 0.05
                 row = ScenarioResult(
@@ -158,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                                               failing=[r.id for r in hidden_rows if not r.correct])
     if build_ok and ban is None:
         result.gpu_lock, result.gpu_wait_s = turn.key, round(turn.wait_s, 3)
+    if space is not None and space.seed is not None and rows:
+        result.coverage = build_coverage(task, rows, space.seed)
     result.check()
     print(json.dumps(result.to_dict()))
     return result.exit_code
