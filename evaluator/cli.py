@@ -49,6 +49,13 @@ def run(args: argparse.Namespace) -> int:
     from socratic.taskfile import load_task
 
     task_dir = resolve_task_dir(args.task_dir)
+    if args.list and args.space is not None:   # the scenarios a space evaluation would draw
+        label, drawn = load_task(task_dir).select(space_selection(args))
+        if args.json:
+            print(json.dumps({"set": label, "scenarios": [s.id for s in drawn]}, indent=1))
+        else:
+            print("\n".join([f"{label} ({len(drawn)} scenarios)", *(f"  {s.id}" for s in drawn)]))
+        return 0
     if args.list:
         task = load_task(task_dir)
         if args.json:
