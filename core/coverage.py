@@ -87,7 +87,10 @@ def build(task: Task, rows: list[ScenarioResult], seed: int, goal: str | None = 
     `goal`: the ratio the worst draws and cells are judged by (default: the task's goal's)."""
     space = task.hidden
     fields = list(space.fields) if space else []
-    against = ["baseline", *sorted({n for r in rows for n in (r.comparisons or {})})]
+    timed = {n for r in rows for n in (r.comparisons or {})}
+    named = task.comparisons.get("names") if isinstance(task.comparisons, dict) else None
+    order = [str(n) for n in named or [] if str(n) in timed]   # the task's order: fa3, cudnn, fa2
+    against = ["baseline", *order, *sorted(timed - set(order))]
     goal = goal or str(task.goal.get("against", "baseline"))
     if goal not in against:
         goal = "baseline"
