@@ -89,8 +89,8 @@ def build(task: Task, rows: list[ScenarioResult], seed: int, goal: str | None = 
     fields = list(space.fields) if space else []
     timed = {n for r in rows for n in (r.comparisons or {})}
     named = task.comparisons.get("names") if isinstance(task.comparisons, dict) else None
-    order = [str(n) for n in named or [] if str(n) in timed]   # the task's order: fa3, cudnn, fa2
-    against = ["baseline", *order, *sorted(timed - set(order))]
+    listed = [str(n) for n in named or [] if str(n) in timed]   # the task's order: fa3, cudnn, fa2
+    against = ["baseline", *listed, *sorted(timed - set(listed))]
     goal = goal or str(task.goal.get("against", "baseline"))
     if goal not in against:
         goal = "baseline"
