@@ -149,7 +149,7 @@ def hidden_too_slow(row: ScenarioResult, goal: Goal, shape: str) -> Failing | No
                    detail=f"too slow on a hidden scenario ({shape}): {ratio}. Hidden draws "
                           "change every evaluation, so the goal is met only by a kernel fast "
                           "across the task's whole space, not by tuning this one shape "
-                          "(`socratic eval TASK --space 64` shows where it is slow)")
+                          "(an evaluation of the set `space:64` shows where it is slow)")
 
 
 # the values that name a hidden scenario's shape in a refusal (the rest are derived)
@@ -250,6 +250,10 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
             lines.append(f"  {row.id}: {'correct' if row.correct else 'INCORRECT'}"
                          + ("" if row.correct else f": {(row.failures or ['failed'])[0][:200]}")
                          + (f", {sp:.3f}x vs {goal.against}" if sp is not None else ""))
+    if r.coverage is not None:   # a space evaluation: the kernel over the task's space
+        from socratic.coverage import lines as coverage_lines
+
+        lines += coverage_lines(r.coverage)
     met, failing = judge(ev, goal)
     lines.append(f"goal ({goal.describe()}): " + ("MET" if met else f"not met, {len(failing)} "
                                                    "scenario(s) short"))

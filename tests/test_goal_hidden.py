@@ -57,7 +57,7 @@ def test_a_hidden_draw_below_the_goal_refuses_the_stop_naming_its_shape(tmp_path
     shape = re.search(r"too slow on a hidden scenario \((n=\d+)\): 0\.900x vs the baseline", refusal)
     assert shape, refusal
     assert "change every evaluation" in refusal and "across the task's whole space" in refusal
-    assert "--space" in refusal
+    assert "an evaluation of the set `space:64`" in refusal
     # the refused evaluation's own hidden draws name that shape
     judged = json.loads((tmp_path / "s" / "evals" / f"{hooks[0]['n']:04d}.json").read_text())
     assert {f"n={r['params']['n']}" for r in judged["hidden"]} == set(
@@ -159,3 +159,27 @@ def test_run_and_fleet_files_take_the_flag(tmp_path):
     f.write_text('[[campaign]]\ntask = "rmsnorm"\ngoal_hidden = "on"\n')
     with pytest.raises(InputError, match="`goal_hidden` must be true or false"):
         load_fleet(f)
+
+
+def test_the_agent_can_evaluate_the_space_and_sees_its_coverage(tmp_path):
+    """The evaluate tool takes `space:N`: recorded like any evaluation, the coverage table in
+    what the agent reads, never the goal's judge."""
+    task = make_task(tmp_path, goal=1.2, hidden=True, goal_hidden=True)
+    with FakeAnthropic([
+        {"text": "Where is it slow?", "tools": [
+            ("write_file", {"path": "candidate.cu", "content": candidate_source(1.5, "// speedup-hidden: 0.9")}),
+            ("evaluate", {"scenarios": "space:6@3"})]},
+        {"text": "Head dim ... is slow."},
+    ]) as api:
+        camp = Campaign.create(task, fake_config(max_turns=2), session_dir=tmp_path / "s",
+                               api_key=FAKE_KEY, base_url=api.url)
+        camp.run()
+    seen = last_user_text(api.requests[1])
+    events = read_jsonl(tmp_path / "s" / "events.jsonl")[0]
+    end = next(e for e in events if e["type"] == "eval.end")
+    assert end["set"] == "space:6@3"
+    saved = json.loads((tmp_path / "s" / end["result"]).read_text())
+    assert saved["coverage"]["seed"] == 3 and saved["coverage"]["n"] == 6
+    assert "coverage: 6 scenarios drawn from the task's space (seed 3)" in seen
+    assert "0.900x  space-3-1-" in seen
+    assert not any(e["type"] == "stophook" and e.get("n") == end["n"] for e in events)
