@@ -355,6 +355,50 @@ class HiddenSummary(Record):
 
 
 @dataclass(kw_only=True)
+class CoverageCell(Record):
+    """One value (or bin [lo, hi) of a range) of one hidden field, over a space evaluation's
+    draws: ratios are another's time over the candidate's (`baseline` or a comparison), over
+    the cell's correct draws that have them."""
+
+    field: str
+    label: str
+    n: int
+    n_correct: int
+    geomean: dict[str, float]
+    min: dict[str, float]
+    worst: str | None = None                # the draw lowest on the goal's ratio
+
+
+@dataclass(kw_only=True)
+class CoverageDraw(Record):
+    """One drawn scenario: its hidden fields' values, the cell of each, its ratios."""
+
+    id: str
+    values: dict[str, Any]
+    bins: dict[str, str]
+    correct: bool
+    ratios: dict[str, float]
+
+
+@dataclass(kw_only=True)
+class Coverage(Record):
+    """A kernel over its task's space (`socratic eval --space N`): per hidden field, per
+    value or bin, the geomean and min against the baseline and each comparison."""
+
+    seed: int
+    n: int
+    n_correct: int
+    against: list[str]                      # baseline, then the comparisons timed
+    goal: str                               # the ratio `worst` sorts by (the task's goal's)
+    fields: list[str]                       # the hidden fields, in the task's order
+    axes: list[str]                         # those drawn on a log scale (lengths)
+    grid: list[str] | None                  # two fields a picture crosses
+    cells: list[CoverageCell]
+    worst: list[str]                        # the worst draws' ids, worst first
+    draws: list[CoverageDraw]
+
+
+@dataclass(kw_only=True)
 class EvalResult(Record):
     """The evaluator's result document (`socratic eval --json`, evals/NNNN.json)."""
 
@@ -373,6 +417,7 @@ class EvalResult(Record):
     gpu_wait_s: float | None = None         # waited for the GPU's turn; never inside a time
     hidden: list[ScenarioResult] | None = None   # the hidden scenarios' rows (their ids say so)
     hidden_summary: HiddenSummary | None = None
+    coverage: Coverage | None = None        # a space evaluation's (set `space:N@SEED`)
 
     def min_and_geomean(self, against: str) -> tuple[float | None, float | None]:
         """The worst and the geometric mean of the scenarios' speedups against the baseline
@@ -437,11 +482,14 @@ class Goal(Record):
 
     min_speedup: float
     against: str                            # "baseline" or a comparison name
+    hidden: bool | None = None              # the speed rule holds on hidden draws too
 
     def describe(self) -> str:
         vs = "the baseline" if self.against == "baseline" else \
             f"`{self.against}` (its time over yours, timed in the same evaluation)"
-        return (f"every scenario correct and, in every scenario, speedup >= "
+        where = ("in every scenario, the hidden ones drawn in the evaluation included"
+                 if self.hidden else "in every scenario")
+        return (f"every scenario correct and, {where}, speedup >= "
                 f"{self.min_speedup:g}x against {vs}")
 
 

@@ -13,6 +13,7 @@ import itertools
 import math
 import random
 import re
+import secrets
 import shlex
 import string
 import sys
@@ -40,6 +41,12 @@ TOP_KEYS = ("name", "description", "entry", "baseline", "default_set", "seeds", 
             "reference", "params", "buffers", "defaults", "derived", "metrics", "goal", "sets",
             "comparisons", "banned", "bans", "distributions", "hidden")
 TRANSFORMS = ("scale", "channels", "rows")
+# a space evaluation (`socratic eval --space N [--seed S]`, `--scenarios space:N[@S]`): N
+# scenarios drawn from the [hidden] space with seed S; each drawn id names its seed and place
+# (`space-S-I-<id>`), so it can be run again alone
+SPACE_RE = re.compile(r"^space:(\d+)(?:@(\d+))?$")
+SPACE_ID_RE = re.compile(r"^space-(\d+)-(\d+)-(.+)$")
+MAX_SPACE = 4096
 
 
 class TaskError(InputError):
@@ -123,11 +130,36 @@ class HiddenField:
 @dataclass(frozen=True)
 class HiddenSpace:
     """Where hidden scenarios come from (`[hidden]`): fields drawn in order, kept when
-    `where` holds and the `flops` metric is at most `max_flops`."""
+    `where` holds and the `flops` metric is at most `max_flops`. `grid`: the two fields a
+    coverage picture crosses (default: the first two fields drawn from choices)."""
     count: int
     fields: tuple[HiddenField, ...]
     where: str | None = None
     max_flops: float = 1e30
+    grid: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpaceSpec:
+    """`space:N` or `space:N@SEED`: N scenarios drawn from the [hidden] space."""
+    n: int
+    seed: int | None = None
+
+    def label(self, seed: int) -> str:
+        return f"space:{self.n}@{seed}"
+
+
+def parse_space(spec: str | None) -> SpaceSpec | None:
+    """The space evaluation a `--scenarios` value names, or None when it names none."""
+    m = SPACE_RE.match((spec or "").strip())
+    if not m:
+        return None
+    return SpaceSpec(int(m.group(1)), int(m.group(2)) if m.group(2) is not None else None)
+
+
+def new_space_seed() -> int:
+    """A seed for a space evaluation whose user gave none: six digits, easy to type again."""
+    return 100000 + secrets.randbelow(900000)
 
 
 @dataclass
@@ -170,13 +202,22 @@ class Task:
         return merged
 
     def select(self, spec: str | None) -> tuple[str, list[Scenario]]:
-        """`SET` or `ID,ID,..` → (label, scenarios). Unknown names are a TaskError."""
+        """`SET`, `ID,ID,..` or `space:N[@SEED]` → (label, scenarios); a drawn id
+        (`space-SEED-I-...`) is drawn again. Unknown names are a TaskError."""
         spec = spec or self.default_set
         if spec in self.sets:
             return spec, self.sets[spec]
+        space = parse_space(spec)
+        if space is not None:
+            seed = space.seed if space.seed is not None else new_space_seed()
+            return space.label(seed), self.draw_space(space.n, seed)
         every = self.all_scenarios()
         chosen = []
         for sid in (s.strip() for s in spec.split(",") if s.strip()):
+            drawn = self.drawn_scenario(sid) if sid not in every else None
+            if drawn is not None:
+                chosen.append(drawn)
+                continue
             if sid not in every:
                 raise TaskError(
                     f"unknown scenario or set {sid!r} for task {self.name!r} "
@@ -204,6 +245,32 @@ class Task:
     def draw_hidden(self, count: int, seed: int) -> list[Scenario]:
         """`count` scenarios from the [hidden] space, different for every seed; [] when
         the task declares none. Ids `hidden-N-<id>`: they are shown once evaluated."""
+        return self._draw(count, seed, "hidden-")
+
+    def draw_space(self, count: int, seed: int) -> list[Scenario]:
+        """A space evaluation's scenarios: the same draw as `draw_hidden`, ids
+        `space-SEED-N-<id>` (the first k of a seed's draws are the same for any count)."""
+        if self.hidden is None:
+            raise TaskError(f"task {self.name!r} declares no [hidden] space to draw scenarios from")
+        if not 1 <= count <= MAX_SPACE:
+            raise TaskError(f"a space evaluation draws 1 to {MAX_SPACE} scenarios (got {count})")
+        return self._draw(count, seed, f"space-{seed}-")
+
+    def drawn_scenario(self, sid: str) -> Scenario | None:
+        """The scenario a space evaluation's id names, drawn again; None when `sid` is not
+        such an id; TaskError when its seed and place draw another shape."""
+        m = SPACE_ID_RE.match(sid)
+        if m is None or self.hidden is None:
+            return None
+        seed, place = int(m.group(1)), int(m.group(2))
+        drawn = self.draw_space(place, seed) if 1 <= place <= MAX_SPACE else []
+        if len(drawn) < place or drawn[place - 1].id != sid:
+            again = drawn[place - 1].id if len(drawn) >= place else "nothing"
+            raise TaskError(f"scenario {sid!r}: draw {place} of seed {seed} is {again!r} "
+                            f"(the task's [hidden] space changed?)")
+        return drawn[place - 1]
+
+    def _draw(self, count: int, seed: int, prefix: str) -> list[Scenario]:
         space = self.hidden
         if space is None or count <= 0:
             return []
@@ -223,7 +290,7 @@ class Task:
                     continue
             except (ExprError, TypeError, ValueError, ZeroDivisionError, KeyError):
                 continue
-            out.append(Scenario(id=f"hidden-{len(out) + 1}-{sc.id}", values=sc.values, hidden=True))
+            out.append(Scenario(id=f"{prefix}{len(out) + 1}-{sc.id}", values=sc.values, hidden=True))
         return out
 
 
@@ -493,9 +560,15 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
         if log and low < 1:
             raise ld.fail(f"{owner}: a log scale needs min >= 1", "hidden.fields", name)
         fields.append(HiddenField(name, low=low, high=high, log=log, equal_to=equal, p_equal=p_equal))
+    names = [f.name for f in fields]
+    grid = raw.get("grid", [f.name for f in fields if f.choices][:2])
+    if not isinstance(grid, list) or len(grid) not in (0, 2) or any(g not in names for g in grid):
+        raise ld.fail(f"`hidden.grid` must name two hidden fields (fields: {', '.join(names)}; "
+                      f"got {grid!r})", "hidden.grid")
     return HiddenSpace(count=int(ld.number(raw, "count", 4, low=0, whole=True, owner="[hidden]")),
                        fields=tuple(fields), where=raw.get("where"),
-                       max_flops=float(ld.number(raw, "max_flops", 1e30, low=1, owner="[hidden]")))
+                       max_flops=float(ld.number(raw, "max_flops", 1e30, low=1, owner="[hidden]")),
+                       grid=tuple(grid))
 
 
 def goal_choices(data: dict[str, Any]) -> list[str]:
@@ -506,8 +579,9 @@ def goal_choices(data: dict[str, Any]) -> list[str]:
 
 
 def _goal(ld: _Loader, goal: Any) -> dict[str, Any]:
-    """[goal]: min_speedup (a positive number, default 1) and against (default baseline: the
-    baseline or one of the task's [comparisons] names)."""
+    """[goal]: min_speedup (a positive number, default 1), against (default baseline: the
+    baseline or one of the task's [comparisons] names) and hidden (true: the speed rule
+    holds on the hidden scenarios drawn in each evaluation too; default false)."""
     if not isinstance(goal, dict):
         raise ld.fail(f"`goal` must be a table (got {goal!r})", "goal")
     ms = goal.get("min_speedup", 1.0)
@@ -520,7 +594,14 @@ def _goal(ld: _Loader, goal: Any) -> dict[str, Any]:
     if not isinstance(against, str) or against not in choices:
         raise ld.fail(f"`goal.against` must be {' or '.join(repr(c) for c in choices)} (the "
                       f"baseline or one of [comparisons] names; got {against!r})", "goal.against")
-    return {**goal, "min_speedup": float(ms), "against": against}
+    hidden = goal.get("hidden", False)
+    if not isinstance(hidden, bool):
+        raise ld.fail(f"`goal.hidden` must be true or false (got {hidden!r})", "goal.hidden")
+    unknown = sorted(set(goal) - {"min_speedup", "against", "hidden"})
+    if unknown:
+        raise ld.fail(f"unknown key `goal.{unknown[0]}` (known: min_speedup, against, hidden)",
+                      f"goal.{unknown[0]}")
+    return {**goal, "min_speedup": float(ms), "against": against, "hidden": hidden}
 
 
 def _buffer(ld: _Loader, b: Any, i: int) -> BufferSpec:

@@ -26,6 +26,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-compare", action="store_true", help="skip comparison implementations")
     p.add_argument("--hidden", type=int, metavar="N",
                    help="hidden scenarios drawn from the task's [hidden] space (default: its count; 0: none)")
+    p.add_argument("--space", type=int, metavar="N",
+                   help="evaluate N scenarios drawn from the task's [hidden] space, with a coverage "
+                        "table per hidden field (a set `space:N@SEED`; no other hidden draws)")
+    p.add_argument("--seed", type=int, metavar="S",
+                   help="with --space: the draw's seed (default: socratic picks one; the same seed "
+                        "draws the same scenarios)")
 
 
 def register(sub) -> None:
@@ -43,6 +49,13 @@ def run(args: argparse.Namespace) -> int:
     from socratic.taskfile import load_task
 
     task_dir = resolve_task_dir(args.task_dir)
+    if args.list and args.space is not None:   # the scenarios a space evaluation would draw
+        label, drawn = load_task(task_dir).select(space_selection(args))
+        if args.json:
+            print(json.dumps({"set": label, "scenarios": [s.id for s in drawn]}, indent=1))
+        else:
+            print("\n".join([f"{label} ({len(drawn)} scenarios)", *(f"  {s.id}" for s in drawn)]))
+        return 0
     if args.list:
         task = load_task(task_dir)
         if args.json:
@@ -61,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--timeout must be a positive number of seconds (got {args.timeout})")
     if args.scenarios is not None and not args.scenarios.strip():
         raise InputError("--scenarios: empty (give a set name or scenario ids; --list shows them)")
+    scenarios = space_selection(args)
+    from socratic.taskfile import parse_space
 
     def progress(row: ScenarioResult, index: int, total: int) -> None:
         if args.json:
@@ -78,15 +93,45 @@ def run(args: argparse.Namespace) -> int:
             print(f"waiting for GPU {gpu}: held by {held}", file=sys.stderr, flush=True)
 
     opts = EvalOptions(task_dir=task_dir, candidate=Path(args.candidate) if args.candidate else None,
-                       scenarios=args.scenarios, check_only=args.check_only, seeds=args.seeds,
+                       scenarios=scenarios, check_only=args.check_only, seeds=args.seeds,
                        timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing,
-                       hidden=args.hidden)
+                       hidden=0 if parse_space(scenarios) and args.hidden is None else args.hidden)
     result = evaluate(opts, progress, waiting)
+    add_coverage(result, task_dir)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
         print(report.table(result))
     return result.exit_code
+
+
+def space_selection(args: argparse.Namespace) -> str | None:
+    """`--space N [--seed S]` as the scenario selection `space:N[@S]` (the runner draws it
+    through `Task.select`), checked here: one line and exit 2 for a bad value."""
+    from socratic.taskfile import MAX_SPACE
+
+    if args.space is None:
+        if args.seed is not None:
+            raise InputError("--seed goes with --space N (the seed of a space evaluation's draw)")
+        return args.scenarios
+    if args.scenarios is not None:
+        raise InputError("--space and --scenarios: give one (a space evaluation draws its own scenarios)")
+    if not 1 <= args.space <= MAX_SPACE:
+        raise InputError(f"--space must be 1 to {MAX_SPACE} (got {args.space})")
+    if args.seed is not None and args.seed < 0:
+        raise InputError(f"--seed must be 0 or more (got {args.seed})")
+    return f"space:{args.space}" + (f"@{args.seed}" if args.seed is not None else "")
+
+
+def add_coverage(result, task_dir: Path) -> None:
+    """A space evaluation's result gets its coverage table (socratic.coverage)."""
+    from socratic.coverage import build
+    from socratic.taskfile import load_task, parse_space
+
+    space = parse_space(result.set)
+    if space is None or space.seed is None or not result.scenarios:
+        return
+    result.coverage = build(load_task(task_dir), result.scenarios, space.seed)
 
 
 def standalone_main(argv: list[str] | None = None) -> int:

@@ -77,6 +77,10 @@ def table(doc: EvalResult) -> str:
                          + (f"  failing {', '.join(hs.failing)}" if hs.failing else ""))
         if doc.gpu_wait_s:
             lines.append(f"waited {doc.gpu_wait_s:.1f} s for the GPU's turn (not part of any time)")
+    if doc.coverage is not None:
+        from socratic.coverage import lines as coverage_lines
+
+        lines += ["", *coverage_lines(doc.coverage)]
     for name, why in (doc.comparisons_unavailable or {}).items():
         lines.append(f"{name} not timed: {why.strip().splitlines()[0][:160] if why.strip() else '?'}")
     verdict = {0: "PASS", 1: "FAIL"}.get(doc.exit_code, "ERROR")
@@ -116,4 +120,6 @@ def list_sets(task) -> str:
         where = f", where {space['where']}" if space["where"] else ""
         lines.append(f"\nhidden: {space['count']} scenarios drawn per evaluation{cap}{where}")
         lines += [f"  {name:<10} {text}" for name, text in space["fields"].items()]
+        lines.append(f"  `socratic eval {task.name} --space N [--seed S]` evaluates N of them, "
+                     "with a coverage table per field")
     return "\n".join(lines)

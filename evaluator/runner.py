@@ -149,7 +149,9 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
         task_dir=str(task.dir.resolve()), baseline_lib=str(base_build.library),
         candidate_lib=str(cand_build.library), reference_lib=str(ref_build.library),
         seeds=opts.seeds, timing=TIMING, time=opts.time, eval_seed=secrets.randbits(62),
-        hidden=[HiddenScenario(id=h.id, values=h.values) for h in hidden],
+        # a space evaluation's drawn scenarios travel as the hidden ones do (the worker's
+        # task file does not list them)
+        hidden=[HiddenScenario(id=h.id, values=h.values) for h in [*(s for s in scenarios if s.hidden), *hidden]],
     )
     comparisons = None
     if opts.compare and opts.time and task.comparisons:

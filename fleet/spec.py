@@ -51,7 +51,7 @@ def agents() -> tuple[str, ...]:
 
     return (SOCRATIC, *headless_agents())
 # the `socratic run` options that `socratic attach` also takes (its goal options and model)
-ATTACH_OPTIONS = ("goal_min_speedup", "goal_against", "scenarios", "max_tool_calls",
+ATTACH_OPTIONS = ("goal_min_speedup", "goal_against", "goal_hidden", "scenarios", "max_tool_calls",
                   "max_turns", "max_minutes", "model")
 FLEET_KEYS = ("executor", "max_parallel", "gpus")
 CAMPAIGN_KEYS = ("task", "questions", "repeat", "agent", "name")
@@ -162,6 +162,10 @@ def _run_options() -> dict[str, argparse.Action]:
 
 def _option_args(where: str, key: str, value: Any, action: argparse.Action) -> list[str]:
     flag = action.option_strings[-1]
+    if isinstance(action, argparse.BooleanOptionalAction):   # goal_hidden = true | false
+        if not isinstance(value, bool):
+            raise InputError(f"{where}: `{key}` must be true or false (got {value!r})")
+        return [action.option_strings[0] if value else action.option_strings[1]]
     if isinstance(action, argparse._StoreTrueAction):
         if not isinstance(value, bool):
             raise InputError(f"{where}: `{key}` must be true or false (got {value!r})")

@@ -139,7 +139,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
     goal_set = config.scenarios or src.default_set
     ids = goal_scenarios(sets, src, goal_set)
-    goal = src.goal(config.goal_min_speedup, config.goal_against)
+    goal = src.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
     comparison = has_comparison(src, config)
     gpu = gpu_info()
     bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now

@@ -144,8 +144,12 @@ def check_set(session_dir: Path, set_name: str | None) -> None:
     if not (task_dir / "task.toml").is_file():
         return
     from socratic.harness.startup import goal_scenarios
+    from socratic.taskfile import parse_space
 
     task = CampaignTask.load(task_dir)
+    if parse_space(set_name) is not None or set_name.startswith("space-"):
+        task.spec.select(set_name)   # a space evaluation, or its draws: drawn again, or one line
+        return
     goal_scenarios({n: [sc.id for sc in scs] for n, scs in task.spec.sets.items()}, task, set_name)
 
 
@@ -193,7 +197,8 @@ class AttachedCampaign:
                              f"({exc})") from None
         self.config = Config.from_dict(saved.config)
         self.task = CampaignTask.load(self.session.task_dir)
-        self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
+        self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against,
+                                   self.config.goal_hidden)
         self.goal_set = self.config.scenarios or self.task.default_set
         self.task_hashes: dict[str, str] = dict(saved.task_hashes)
         self.task_source = Path(saved.task_source) if saved.task_source else None

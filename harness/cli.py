@@ -100,6 +100,9 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
                    help="override the task's [goal] min_speedup")
     p.add_argument("--goal-against", metavar="NAME", help="judge the goal against NAME: "
                    "`baseline` or a comparison of the task, e.g. fa3 (default: its [goal] against)")
+    p.add_argument("--goal-hidden", action=argparse.BooleanOptionalAction, default=None,
+                   help="the speed rule holds on the hidden scenarios drawn in each evaluation "
+                        "too (default: its [goal] hidden)")
     p.add_argument("--scenarios", metavar="SET", help="the goal's scenario set "
                    "(default: the task's default_set)")
 
@@ -122,7 +125,8 @@ def goal_overrides(args) -> dict:
     """The Config fields add_goal_options sets (None: not given)."""
     out = {"max_tool_calls": args.max_tool_calls, "max_turns": args.max_turns,
            "max_minutes": args.max_minutes, "goal_min_speedup": args.goal_min_speedup,
-           "goal_against": args.goal_against, "scenarios": args.scenarios}
+           "goal_against": args.goal_against, "goal_hidden": args.goal_hidden,
+           "scenarios": args.scenarios}
     if args.auto_questions:
         out["auto_questions"] = True
     return out
@@ -286,6 +290,8 @@ def _run_attached(args, session_dir: Path | None) -> int:
         v = getattr(args, flag)
         if v is not None:
             argv += ["--" + flag.replace("_", "-"), str(v)]
+    if args.goal_hidden is not None:
+        argv.append("--goal-hidden" if args.goal_hidden else "--no-goal-hidden")
     if args.auto_questions:
         argv.append("--auto-questions")
     if args.resume:

@@ -70,6 +70,7 @@ class Config:
     max_minutes: float | None = None
     goal_min_speedup: float | None = None  # overrides task.toml [goal] min_speedup
     goal_against: str | None = None        # overrides task.toml [goal] against
+    goal_hidden: bool | None = None        # overrides task.toml [goal] hidden
     scenarios: str | None = None           # evaluation set (default: the task's default_set)
     evaluator: list[str] = field(default_factory=default_evaluator)
     eval_timeout_s: float = 1800.0

@@ -122,7 +122,7 @@ class Engine:
         self.session = session
         self.task = task
         self.config = config
-        self.goal = task.goal(config.goal_min_speedup, config.goal_against)
+        self.goal = task.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
         self.goal_set = config.scenarios or task.default_set
         self.emit = emit
         self.minutes = minutes      # campaign time so far, the clock of max_minutes

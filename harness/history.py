@@ -111,13 +111,17 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[Failing]]:
     gone = comparison_unavailable(ev, goal)
     if gone:
         failing.append(short(f"({goal.against})", gone))
-    for row in ev.result.hidden or []:   # correctness only: the goal's speed is the listed set's
+    for row in ev.result.hidden or []:   # correct always; fast too under a goal with hidden = true
+        shape = ", ".join(f"{k}={v}" for k, v in row.params.items() if k in _SHAPE_KEYS or len(row.params) < 8)
         if not row.correct:
-            shape = ", ".join(f"{k}={v}" for k, v in row.params.items() if k in _SHAPE_KEYS or len(row.params) < 8)
             failing.append(Failing(scenario=row.id, correct=False, speedup=None, goal=goal.min_speedup,
                                    detail=f"INCORRECT on a hidden scenario ({shape}): "
                                           f"{(row.failures or ['failed'])[0][:200]} (the next evaluation draws "
                                           "other hidden shapes)"))
+        elif goal.hidden and not gone:
+            slow = hidden_too_slow(row, goal, shape)
+            if slow:
+                failing.append(slow)
     for row in ev.scenarios:
         sp = row.speedup_against(goal.against)
         if gone and row.correct:
@@ -130,6 +134,22 @@ def judge(ev: Evaluation, goal: Goal) -> tuple[bool, list[Failing]]:
             failing.append(Failing(scenario=row.id, correct=row.correct, speedup=sp,
                                    goal=goal.min_speedup, detail=detail))
     return not failing, failing
+
+
+def hidden_too_slow(row: ScenarioResult, goal: Goal, shape: str) -> Failing | None:
+    """A correct hidden draw below a goal that holds on hidden draws (`hidden = true`):
+    named with its shape and ratio, and the reminder that the draws change every time."""
+    sp = row.speedup_against(goal.against)
+    if sp is not None and sp >= goal.min_speedup:
+        return None
+    vs = "the baseline" if goal.against == "baseline" else goal.against
+    ratio = (f"{sp:.3f}x vs {vs} (goal >= {goal.min_speedup:g}x)" if sp is not None
+             else f"not timed against {vs} (the goal needs its time)")
+    return Failing(scenario=row.id, correct=True, speedup=sp, goal=goal.min_speedup,
+                   detail=f"too slow on a hidden scenario ({shape}): {ratio}. Hidden draws "
+                          "change every evaluation, so the goal is met only by a kernel fast "
+                          "across the task's whole space, not by tuning this one shape "
+                          "(an evaluation of the set `space:64` shows where it is slow)")
 
 
 # the values that name a hidden scenario's shape in a refusal (the rest are derived)
@@ -226,8 +246,14 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
         lines.append(f"hidden scenarios (drawn for this evaluation, shown now): {hs.n_correct}/{hs.n} correct"
                      + (f", geomean {hs.geomean_speedup:.3f}x" if hs.geomean_speedup else ""))
         for row in r.hidden or []:
+            sp = row.speedup_against(goal.against) if goal.hidden and row.correct else None
             lines.append(f"  {row.id}: {'correct' if row.correct else 'INCORRECT'}"
-                         + ("" if row.correct else f": {(row.failures or ['failed'])[0][:200]}"))
+                         + ("" if row.correct else f": {(row.failures or ['failed'])[0][:200]}")
+                         + (f", {sp:.3f}x vs {goal.against}" if sp is not None else ""))
+    if r.coverage is not None:   # a space evaluation: the kernel over the task's space
+        from socratic.coverage import lines as coverage_lines
+
+        lines += coverage_lines(r.coverage)
     met, failing = judge(ev, goal)
     lines.append(f"goal ({goal.describe()}): " + ("MET" if met else f"not met, {len(failing)} "
                                                    "scenario(s) short"))

@@ -31,7 +31,7 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
 
 
 def has_comparison(task: CampaignTask, config: Config) -> bool:
-    goal = task.goal(config.goal_min_speedup, config.goal_against)
+    goal = task.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
     return goal.against != "baseline" or bool(task.spec.comparisons)
 
 

@@ -60,8 +60,10 @@ class CampaignTask:
     def default_set(self) -> str:
         return self.spec.default_set
 
-    def goal(self, min_speedup: float | None = None, against: str | None = None) -> Goal:
-        """task.toml's [goal], either part overridden (--goal-min-speedup, --goal-against)."""
+    def goal(self, min_speedup: float | None = None, against: str | None = None,
+             hidden: bool | None = None) -> Goal:
+        """task.toml's [goal], any part overridden (--goal-min-speedup, --goal-against,
+        --goal-hidden / --no-goal-hidden)."""
         g = self.spec.goal
         choices = goal_choices(self.spec.data)
         if against is not None and against not in choices:
@@ -69,7 +71,8 @@ class CampaignTask:
                              f"against {', '.join(choices)}")
         return Goal(min_speedup=float(min_speedup if min_speedup is not None
                                       else g["min_speedup"]),
-                    against=against or str(g["against"]))
+                    against=against or str(g["against"]),
+                    hidden=(hidden if hidden is not None else bool(g.get("hidden"))) or None)
 
     def scenario_ids(self, set_name: str | None) -> list[str]:
         """The ids of a set (the default set when None); [] for an unknown name."""

@@ -97,9 +97,12 @@ def tool_specs(output_cap: int, bash_timeout_s: float) -> list[dict[str, Any]]:
                          "scenario of the set and time it against the baseline on the same GPU. "
                          "Returns a per-scenario table, a summary and whether the goal is met; "
                          "the full JSON result is saved under the session. "
-                         "`scenarios` picks a set (default: the goal's set)."),
+                         "`scenarios` picks a set (default: the goal's set); `space:N` draws N "
+                         "shapes from the task's hidden space and adds a coverage table (where "
+                         "the kernel is slow across the space; it never judges the goal)."),
          "input_schema": {"type": "object", "properties": {
-             "scenarios": {"type": "string", "description": "a set name, or ids comma-separated"}},
+             "scenarios": {"type": "string",
+                           "description": "a set name, ids comma-separated, or space:N"}},
              "required": []}},
     ]
 

@@ -29,6 +29,7 @@ from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, Campaign
                                 StopHook, ToolCall, Trigger, Usage)
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.report.churn import Churn, churn
+from socratic.report.coverage import last_coverage
 from socratic.report.source import SessionFiles
 
 DEFAULT_AGENT = "socratic"  # its own Messages API loop (`socratic run`), as fleets name it
@@ -202,6 +203,7 @@ class SessionReport:
     active_s: float | None = None    # their time, the gaps between them left out
     end_detail: str = ""             # an end that is no result (hooks_silent, agent_exited)
     cost_known: bool = False         # the log priced some model turns (usage events)
+    coverage: dict[str, Any] | None = None   # the last space evaluation's (coverage.py)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -431,6 +433,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         tool_calls_per_question=tool_calls / n_q if n_q else None,
         question_gains=gains, triggers=triggers, churn=c, correctness_failures=failures,
         series=series, skipped_lines=files.skipped, window=window, events=len(events),
+        coverage=last_coverage(files, series),
     )
 
 

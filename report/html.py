@@ -16,6 +16,7 @@ from typing import Any
 
 from socratic.contracts import retracted_on
 from socratic.errors import InputError
+from socratic.report import coverage as space
 from socratic.report.figures import SessionReport
 from socratic.report.model import Report
 from socratic.report.compare import DIMENSIONS
@@ -146,6 +147,67 @@ def scenario_plot(Figure: Any, r: SessionReport) -> str:
     return _svg(fig)
 
 
+def coverage_plot(Figure: Any, r: SessionReport) -> str:
+    """The kernel over its task's space (the last space evaluation): the goal's ratio by the
+    grid's two fields (geomean per cell, draws in it), and each draw's ratio against each
+    length-like field (log-scale fields), the goal marked; an incorrect draw is a red cross."""
+    from socratic.coverage import cross
+
+    cov = space.coverage_of(r.coverage)
+    if cov is None:
+        return ""
+    axes = [a for a in cov.axes if any(a in d.values for d in cov.draws)]
+    grid = cross(cov)
+    panels = (1 if grid else 0) + len(axes)
+    if not panels:
+        return ""
+    fig = Figure(figsize=(4.6 * panels, 4.0))
+    subplots = fig.subplots(1, panels, squeeze=False)[0]
+    want = r.goal.get("min_speedup") if r.goal.get("against") == cov.goal else None
+    mark = float(want) if isinstance(want, (int, float)) else 1.0
+    at = 0
+    if grid and cov.grid:
+        ax = subplots[at]
+        at += 1
+        order = {f: [c.label for c in cov.cells if c.field == f] for f in cov.grid}
+        ys, xs = order[cov.grid[0]], order[cov.grid[1]]
+        values = [[grid.get((y, x), (0, None))[1] for x in xs] for y in ys]
+        shown = [[v if v is not None else float("nan") for v in row] for row in values]
+        image = ax.imshow(shown, cmap="RdYlGn", vmin=mark * 0.5, vmax=mark * 1.5, aspect="auto")
+        for i, y in enumerate(ys):
+            for j, x in enumerate(xs):
+                n, v = grid.get((y, x), (0, None))
+                ax.text(j, i, (f"{v:.2f}" if v is not None else "-") + f"\n{n} draws",
+                        ha="center", va="center", fontsize=8)
+        ax.set_xticks(range(len(xs)), xs)
+        ax.set_yticks(range(len(ys)), ys)
+        ax.set_xlabel(cov.grid[1])
+        ax.set_ylabel(cov.grid[0])
+        ax.set_title(f"geomean vs {cov.goal} by {cov.grid[0]} x {cov.grid[1]}", fontsize=10)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    for name in axes:
+        ax = subplots[at]
+        at += 1
+        good = [d for d in cov.draws if d.correct and cov.goal in d.ratios and name in d.values]
+        bad = [d for d in cov.draws if not d.correct and name in d.values]
+        ax.plot([d.values[name] for d in good], [d.ratios[cov.goal] for d in good], "o",
+                color=GEO, ms=4, alpha=.8, label="a draw")
+        low = min([d.ratios[cov.goal] for d in good] + [mark]) * 0.9
+        if bad:
+            ax.plot([d.values[name] for d in bad], [low] * len(bad), "x", color=BAD, ms=7, mew=2,
+                    label="incorrect")
+        ax.axhline(mark, color=GOAL, lw=1, ls=":", label=f"goal {mark:g}x" if want else "1x")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(name)
+        ax.set_ylabel(f"{cov.goal} time / candidate time (x)")
+        ax.set_title(f"vs {cov.goal} against {name}", fontsize=10)
+        ax.grid(alpha=.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{r.session}: {cov.n} scenarios drawn from {r.task or 'the task'}'s space "
+                 f"(seed {cov.seed})", fontsize=11)
+    return _svg(fig)
+
+
 def groups_plot(Figure: Any, report: Report) -> str:
     """Best geomean of each session, one row per group, the median marked."""
     gs = report.groups
@@ -208,6 +270,16 @@ def render(report: Report) -> str:
                     f"deleted earlier ({c.deleted} deleted, {c.candidates} candidates"
                     + (f", {c.missing} evaluations without a kept candidate" if c.missing
                        else "") + ").</p>")
+        cov = space.coverage_of(r.coverage)
+        if cov is not None and r.coverage is not None:
+            body += [f'<h3 id="coverage">{e(space.heading(r.coverage))}</h3>',
+                     f"<p>{cov.n} scenarios drawn from the task's space (seed {cov.seed}), "
+                     f"{cov.n_correct}/{cov.n} correct; ratio: its time over the candidate's, "
+                     "geomean and min over a cell's correct draws.</p>",
+                     coverage_plot(Figure, r),
+                     '<div class="wide">' + _table(space.head(cov), space.rows(cov)) + "</div>",
+                     "<p>Worst draws:</p><ul>" + "".join(f"<li>{e(line)}</li>"
+                                                       for line in space.worst_lines(cov)) + "</ul>"]
         body.append("<h3>Evaluations</h3>" + _table(EVAL_HEAD, eval_rows(r)))
         body += [f"<p>{e(line)}</p>" for line in retraction_lines(r)]
     if report.notes:

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from socratic.contracts import number_runs
+from socratic.report import coverage as space
 from socratic.report.compare import DIMENSIONS, MEDIANS
 from socratic.report.figures import QuestionGain, SessionReport
 from socratic.report.model import Report
@@ -125,6 +126,9 @@ def summary_lines(r: SessionReport) -> list[str]:
         f" ({c.readded} of {c.added} added lines had been deleted before; "
         f"{c.candidates} candidates" + (f", {c.missing} not kept" if c.missing else "") + ")"
         if c.share is not None else f" (needs 2 kept candidates; {c.candidates} found)"))
+    covered = space.summary_line(r.coverage)
+    if covered:
+        lines.append(f"  {covered}")
     lines.append(f"  correctness failures {len(r.correctness_failures)}")
     for f in r.correctness_failures:
         lines.append(f"    #{f.n}: {f.what}")
@@ -191,7 +195,7 @@ def comparison_lines(report: Report) -> list[str]:
 
 
 def text(report: Report) -> str:
-    blocks = ["\n".join(summary_lines(r)) for r in report.sessions]
+    blocks = ["\n".join([*summary_lines(r), *space.text_lines(r.coverage)]) for r in report.sessions]
     if len(report.sessions) > 1:
         blocks.append("\n".join(comparison_lines(report)))
     return "\n\n".join(blocks) + "\n"
@@ -318,6 +322,15 @@ def markdown(report: Report) -> str:
         if r.best_scenarios:
             out += [f"### Best evaluation #{r.best_evaluation}: speedup per scenario", "",
                     *_best_scenarios_table(r.best_scenarios), ""]
+        cov = space.coverage_of(r.coverage)
+        if cov is not None and r.coverage is not None:
+            out += [f"### {space.heading(r.coverage)}", "",
+                    f"{cov.n} scenarios drawn from the task's space (seed {cov.seed}), "
+                    f"{cov.n_correct}/{cov.n} correct; ratio: its time over the candidate's, "
+                    "geomean and min over a cell's correct draws", "",
+                    md_table(space.head(cov), space.rows(cov)), "",
+                    f"Worst draws (`socratic eval {r.task or 'TASK'} --scenarios ID` runs one again):",
+                    "", *[f"- {line}" for line in space.worst_lines(cov)], ""]
     if report.notes:
         out += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
     return "\n".join(out)

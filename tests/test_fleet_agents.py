@@ -95,7 +95,7 @@ def test_start_and_resume_argv(tmp_path):
 
 @pytest.mark.parametrize("body, message", [
     ("agent = \"claude\"\nbase_url = \"http://x\"\n",
-     "fleet.toml:4: `base_url` is a `socratic run` option; agent claude takes goal_against, "
+     "fleet.toml:4: `base_url` is a `socratic run` option; agent claude takes goal_against, goal_hidden, "
      "goal_min_speedup, max_minutes, max_tool_calls, max_turns, model, scenarios"),
     ("agent = \"gemini\"\nwait_for_human = true\n", "fleet.toml:4: unknown campaign key"),
     ("agent = \"aider\"\n", "fleet.toml:3: `agent` must be one of socratic, claude, codex, "

@@ -94,7 +94,8 @@ def test_a_comparison_missing_on_this_machine_is_one_clear_line():
 def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypatch, capsys):
     src = resolve_task_dir("flash_attn_fwd")
     task = CampaignTask.load(src)
-    assert task.goal(2.0, "baseline").to_dict() == {"min_speedup": 2.0, "against": "baseline"}
+    assert task.goal(2.0, "baseline").to_dict() == {"min_speedup": 2.0, "against": "baseline",
+                                                    "hidden": True}   # the task's [goal] hidden
     assert task.goal(None, "cudnn").against == "cudnn"
     with pytest.raises(InputError, match="--goal-against fa4: .* baseline, fa3, cudnn, fa2"):
         task.goal(None, "fa4")

@@ -485,7 +485,8 @@ def test_attach_passes_goal_against_and_max_turns(tmp_path, monkeypatch):
                      "--goal-against", "baseline", "--goal-min-speedup", "2", "--max-turns", "7")
     assert rc == 0, err
     start = events(sess)[0]
-    assert start["goal"] == {"min_speedup": 2.0, "against": "baseline"}  # the task says fa3
+    # the task says fa3 (and hidden = true, kept)
+    assert start["goal"] == {"min_speedup": 2.0, "against": "baseline", "hidden": True}
     assert start["limits"]["max_turns"] == 7
     config = json.loads((sess / "config.json").read_text())["config"]
     assert (config["goal_against"], config["max_turns"]) == ("baseline", 7)

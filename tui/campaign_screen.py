@@ -39,6 +39,7 @@ class CampaignScreen(Screen):
         Binding("c", "copy", "Copy", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("r", "report", "Report", show=False),
+        Binding("v", "coverage", "Coverage", show=False),
         # on the screen, not the widgets: they work whatever has focus
         Binding("s", "sort", "Sort", show=False),
         Binding("u", "earlier", "Earlier", show=False),
@@ -162,6 +163,11 @@ class CampaignScreen(Screen):
         from socratic.tui.report_screen import ReportScreen
 
         self.app.push_screen(ReportScreen(self.session_dir))
+
+    def action_coverage(self) -> None:
+        from socratic.tui.coverage_screen import CoverageScreen
+
+        self.app.push_screen(CoverageScreen(self.session_dir))
 
     def action_sort(self) -> None:
         self.query_one(ScenarioTable).cycle_sort()

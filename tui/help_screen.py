@@ -37,6 +37,7 @@ COMMON_KEYS = [
     ("s", "sort the scenarios: " + " → ".join(SORT_LABELS.values())),
     ("< / >", "scroll the scenario table sideways (scenario id stays)"),
     ("r", "the session's report summary (socratic report)"),
+    ("v", "coverage of the last space evaluation (eval --space N): worst cells first"),
 ]
 LEGEND = [
     ("table", "✓ ok · ✗ FAIL (incorrect) · ▼ slow (correct, below the goal) · "

@@ -13,6 +13,11 @@ Markers (C++ comments anywhere in the candidate):
     // sleep: 0.2              seconds per scenario (to look like work)
     // incorrect-hidden        the hidden scenarios fail (drawn from the task's [hidden] space,
                                new ones every run, as the real evaluator draws them)
+    // speedup-hidden: 0.8     every drawn scenario's speedup (hidden ones, and a space
+                               evaluation's: `--space N [--seed S]`, with its coverage)
+    // vs-fa3: 1.1             every correct row's speedup against a comparison (here fa3)
+    // slow[head_dim == 192]: 0.4   the speedups (baseline's and comparisons') of the
+                               scenarios where the expression holds, times 0.4
 The scenarios run inside a GPU turn (socratic.gpulock, keyed by CUDA_VISIBLE_DEVICES) as the
 real evaluator's GPU part does: fake evaluations sharing a "GPU" take turns too.
 Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval"`.
@@ -36,6 +41,7 @@ from socratic.contracts import (
     Bans,
     Build,
     Candidate,
+    Comparison,
     EvalResult,
     GpuInfo,
     HiddenSummary,
@@ -44,8 +50,10 @@ from socratic.contracts import (
     Summary,
 )
 from socratic.errors import InputError
+from socratic.expr import ExprError, evaluate
 from socratic.gpulock import gpu_turn, visible_gpu_key
-from socratic.taskfile import load_task
+from socratic.coverage import build as build_coverage
+from socratic.taskfile import load_task, parse_space
 
 # --rules demo: numbers from the demo kernels' content (doubles/demo_kernels/), for CPU dry runs
 DEMO_RULES = [("kWarps / 2", "// incorrect"), ("rmsnorm_warp_kernel", "// speedup: 1.6"),
@@ -55,6 +63,27 @@ DEMO_RULES = [("kWarps / 2", "// incorrect"), ("rmsnorm_warp_kernel", "// speedu
 def marker(text: str, name: str, default: float) -> float:
     m = re.search(rf"//\s*{re.escape(name)}\s*:\s*([0-9.eE+-]+)", text)
     return float(m.group(1)) if m else default
+
+
+def slow_factor(text: str, values: dict) -> float:
+    """The product of the `// slow[EXPR]: F` markers whose expression holds on `values`."""
+    factor = 1.0
+    for m in re.finditer(r"//\s*slow\[([^\]]+)\]\s*:\s*([0-9.eE+-]+)", text):
+        try:
+            if evaluate(m.group(1), values):
+                factor *= float(m.group(2))
+        except (ExprError, TypeError, ValueError, ZeroDivisionError):
+            pass
+    return factor
+
+
+def _geomean_vs(rows: list[ScenarioResult]) -> dict[str, float]:
+    out = {}
+    for name in sorted({n for r in rows for n in (r.comparisons or {})}):
+        vals = [c.speedup for r in rows if r.correct and (c := (r.comparisons or {}).get(name))]
+        if vals:
+            out[name] = round(math.exp(sum(math.log(v) for v in vals) / len(vals)), 6)
+    return out
 
 
 def _say_wait(gpu: str, holder) -> None:
@@ -73,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", choices=["demo"], help="markers implied by the demo kernels")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--hidden", type=int)
+    ap.add_argument("--space", type=int)
+    ap.add_argument("--seed", type=int)
     args = ap.parse_args(argv)
+    if args.space is not None:   # as `socratic eval --space N [--seed S]` selects
+        args.scenarios = f"space:{args.space}" + (f"@{args.seed}" if args.seed is not None else "")
     try:  # the task as the evaluator reads it, with the evaluator's errors
         task = load_task(args.task_dir)
         if args.list:
@@ -104,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     bound = marker(text, "bound_fraction", 0.3)
     delay = marker(text, "sleep", 0.0)
     rows: list[ScenarioResult] = []
-    n_hidden = args.hidden if args.hidden is not None else (task.hidden.count if task.hidden else 0)
+    space = parse_space(label)
+    hidden_speed = marker(text, "speedup-hidden", speed)
+    n_hidden = args.hidden if args.hidden is not None else \
+        (task.hidden.count if task.hidden and space is None else 0)
     hidden = task.draw_hidden(n_hidden, secrets.randbits(62))
     hidden_bad = "// incorrect-hidden" in text
     if build_ok and ban is None:
@@ -112,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
             for i, sc in enumerate(scenarios + hidden):
                 if delay:
                     time.sleep(delay)
-                sp = marker(text, f"speedup[{sc.id}]", speed)
+                sp = marker(text, f"speedup[{sc.id}]", hidden_speed if sc.hidden else speed)
+                factor = slow_factor(text, sc.values)
+                sp *= factor
+                comps = {m.group(1): Comparison(ms=0.05, speedup=round(float(m.group(2)) * factor, 6))
+                         for m in re.finditer(r"//\s*vs-(\w+)\s*:\s*([0-9.eE+-]+)", text)}
                 correct = not (bad and (bad_ids is None or sc.id in bad_ids)) and not (sc.hidden and hidden_bad)
                 base_ms = 0.05
                 row = ScenarioResult(
@@ -122,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                     err_ratio=1.0 if correct else 263.0, errors={},
                     baseline_ms=base_ms, candidate_ms=round(base_ms / sp, 6), speedup=sp, spread=0.004,
                     pairs=60, tflops=1.0, tbps=2.0, bound_ms=base_ms * bound,
-                    bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0, comparisons={})
+                    bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0,
+                    comparisons=comps if correct else {})
                 rows.append(row)
                 print(json.dumps({"event": "scenario", "index": i + 1, "total": len(scenarios) + len(hidden),
                                   **row.to_dict()}), file=sys.stderr, flush=True)
@@ -149,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             geomean_speedup=round(math.exp(sum(math.log(s) for s in sps) / len(sps)), 6) if sps else None,
             min_speedup=min(sps) if sps else None,
             worst_scenario=min(rows, key=lambda r: r.speedup or 0.0).id if rows else None,
-            geomean_vs={}),
+            geomean_vs=_geomean_vs(rows)),
         exit_code=0 if all_correct and all(r.correct for r in hidden_rows) else 1,
     )
     if hidden_rows:
@@ -158,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                                               failing=[r.id for r in hidden_rows if not r.correct])
     if build_ok and ban is None:
         result.gpu_lock, result.gpu_wait_s = turn.key, round(turn.wait_s, 3)
+    if space is not None and space.seed is not None and rows:
+        result.coverage = build_coverage(task, rows, space.seed)
     result.check()
     print(json.dumps(result.to_dict()))
     return result.exit_code

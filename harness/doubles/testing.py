@@ -68,10 +68,14 @@ n = { min = 1, max = 1000000 }
 """
 
 
-def make_task(root: Path, goal: float = 1.2, hidden: bool = False) -> Path:
+def make_task(root: Path, goal: float = 1.2, hidden: bool = False, goal_hidden: bool = False) -> Path:
+    """The tiny task; `hidden`: with a [hidden] space; `goal_hidden`: its [goal] hidden = true."""
     d = Path(root) / "tiny_task"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "task.toml").write_text(TASK_TOML.format(goal=goal) + (HIDDEN_TOML if hidden else ""))
+    text = TASK_TOML.format(goal=goal)
+    if goal_hidden:
+        text = text.replace('against = "baseline"\n', 'against = "baseline"\nhidden = true\n', 1)
+    (d / "task.toml").write_text(text + (HIDDEN_TOML if hidden else ""))
     (d / "baseline.cu").write_text(BASELINE)
     (d / "reference.cu").write_text("// fp32 reference\n")
     return d
