@@ -285,6 +285,10 @@ class AttachedCampaign:
             sync=self.log.sync)
         if self.record.status == chain.BROKEN:
             self.engine.record_note = self.record.describe()
+        for ev in self.evals.history.evals:   # results rewritten since they were logged
+            if ev.result is None and ev.error and "(rewritten)" in ev.error and \
+                    not already_said(events, ev.path, ev.error):
+                self.emit("problem", where=ev.path, error=ev.error)
         self.engine.sleep = self._sleep
         self.engine.caller_alive = lambda: self.caller_alive()
         self.evals.outside = lambda: self.outside()

@@ -30,7 +30,8 @@ from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, Campaign
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.report.churn import Churn, churn
 from socratic.report.verdict import (Point, Verdict, broken_record, check_results, goals_in_force,
-                                     meets, record_dict, same_goal, same_source_jumps)
+                                     logged_tampering, meets, record_dict, same_goal,
+                                     same_source_jumps)
 from socratic.report.verdict import goal_at as goal_at_seq
 from socratic.report.source import SessionFiles
 
@@ -281,6 +282,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     verdict = Verdict()
     broken_record(files.record, verdict)
     check_results(files.files.read_bytes, events, verdict)
+    logged_tampering(events, verdict)
     goals = goals_in_force(events)
 
     def stands(n: int | None) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from socratic.chain import BROKEN, ChainCheck
-from socratic.contracts import CampaignResume, CampaignStart, EvalEnd, Event, Goal
+from socratic.contracts import CampaignResume, CampaignStart, EvalEnd, Event, Goal, Problem
 
 # the same source measured twice: the baseline against itself lands within 0.997-1.001x;
 # a relative change of geomean or min above this is no noise
@@ -133,3 +133,15 @@ def broken_record(check: ChainCheck, verdict: Verdict) -> None:
     if check.status == BROKEN:
         verdict.say(f"the record is {check.describe()} (those lines are left out of every "
                     f"figure)")
+
+
+# what the harness logs when it finds the record or its settings tampered with
+TAMPER_WHERE = ("config.json", "attach.json", "events.jsonl", "hook evaluate --import")
+
+
+def logged_tampering(events: list[Event], verdict: Verdict) -> None:
+    """The harness's own `problem` lines about the record (a config.json that disagrees with
+    the pins, a rewritten result, a refused import, a broken chain), each said once."""
+    for e in events:
+        if isinstance(e, Problem) and (e.where in TAMPER_WHERE or e.where.startswith("evals/")):
+            verdict.say(f"the harness logged ({e.where}): {e.error}")

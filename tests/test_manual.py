@@ -223,7 +223,7 @@ def test_the_tui_reads_the_campaign(campaign):
     assert [p.n for p in state.evals] == [1, 2, 3, 4, 5] and state.n_malformed == 0
     evals = [b for b in state.blocks if b.kind == "eval"]
     line = render_block(evals[3]).plain
-    assert "eval #4 (bench, import)" in line and "geomean 1.25" in line
+    assert "eval #4 (bench, imported)" in line and "geomean 1.25" in line
     assert "(0." not in line  # no duration: it was timed on another machine
 
 
