@@ -526,6 +526,10 @@ class CampaignStart(Event):
     limits: dict[str, float | None] | None = None
     agent: str | None = None                # socratic attach: claude|codex|gemini
     recovered: bool | None = None           # written after the fact (the start was killed)
+    # pinned (the verdict depends on them; a config.json that disagrees later is not obeyed)
+    session_id: str | None = None           # names the session's chain key (socratic.chain)
+    evaluator: list[str] | None = None      # the evaluator's argv prefix
+    baseline_sha256: str | None = None      # the task's baseline source
 
 
 @dataclass(kw_only=True)
@@ -662,6 +666,7 @@ class EvalEnd(Event):
     # per scenario, its speedup against each comparison timed ({id: {"fa3": 0.87, ...}}):
     # the comparisons are timed after the candidate, so eval.scenario rows lack them
     scenario_vs: dict[str, dict[str, float]] | None = None
+    result_sha256: str | None = None        # of evals/NNNN.json's bytes as saved (checked on reuse)
 
 
 RETRACT_PARTS = ("all", "comparisons")
@@ -779,6 +784,7 @@ class StopHook(Event):
     n: int | None = None
     reused: bool | None = None
     goal: Goal | None = None
+    record: str | None = None               # the log's chain is broken: where, in one line
 
 
 @dataclass(kw_only=True)
@@ -842,6 +848,9 @@ class CampaignResume(Event):
     skipped: int | None = None              # events of the log that did not parse
     reason: str | None = None               # attached: what resumed it (a prompt, ./evaluate)
     ended: str | None = None                # attached: the end reason it resumed from
+    # `run --resume` given a new goal or limits by the engineer: the pins from here on
+    goal: Goal | None = None
+    limits: dict[str, float | None] | None = None
 
 
 @dataclass(kw_only=True)

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from socratic import chain
 from socratic.contracts import InboxCommand, build_event, command_line
 
 EVENTS_FILE = "events.jsonl"
@@ -152,6 +153,10 @@ class EventLog:
     Every event is flushed when appended. `fsync_every_s` = 0 also fsyncs every event; a
     positive value fsyncs at most once per that many seconds (on a slow or network disk an
     fsync costs milliseconds); `sync()` forces one.
+
+    With the session's key (socratic.chain; `open` finds it), every line ends with its
+    chain value, continued from the last line that verifies: a line another writer
+    appended without the key is passed over, never chained onto.
     """
 
     path: Path
@@ -161,6 +166,10 @@ class EventLog:
     _last_sync: float = field(default=0.0, repr=False)
     _size: int = field(default=-1, repr=False)  # file size after our last append
     _dirty: bool = field(default=False, repr=False)  # appended since the last fsync
+    key: bytes | None = field(default=None, repr=False)  # the session's chain key
+    _chain: str = field(default="", repr=False)       # the last valid chain value
+    _chained_to: int = field(default=0, repr=False)   # bytes of the file walked for it
+    _chained_lines: int = field(default=0, repr=False)
 
     @classmethod
     def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> EventLog:
@@ -169,7 +178,23 @@ class EventLog:
         seq, t, _ = log_tail(path)  # continue seq and clock; damaged fields do not stop it
         log.seq = seq
         log.t0 = time.monotonic() - t
+        log.key = chain.session_key(Path(session_dir), _first_line(path))[1]
         return log
+
+    def _catch_up_chain(self, fh: BinaryIO, size: int) -> None:
+        """Walk what other writers appended since our last look, to chain from the last
+        line that verifies (a line appended without the key is passed over)."""
+        if self.key is None or size <= self._chained_to:
+            return
+        fh.seek(self._chained_to)
+        data = fh.read(size - self._chained_to)
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        check = chain.walk(self.key, data[: end + 1], self._chain, self._chained_lines + 1)
+        self._chain = check.last
+        self._chained_to += end + 1
+        self._chained_lines += data[: end + 1].count(b"\n")
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Log one event, built through its declared class (socratic.contracts): an
@@ -185,13 +210,18 @@ class EventLog:
                 if t > time.monotonic() - self.t0:
                     self.t0 = time.monotonic() - t
                 head = b"\n" if torn else b""  # end a torn line: it must not swallow ours
+                with open(self.path, "rb") as rd:
+                    self._catch_up_chain(rd, size)
             event = build_event(
                 type_, seq=self.seq + 1, t=round(time.monotonic() - self.t0, 3),
                 ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields,
             ).to_dict()
             self.seq += 1
-            data = head + (json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-                           + "\n").encode("utf-8")
+            line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            if self.key is not None:
+                line, self._chain = chain.sealed(self.key, self._chain, line)
+                event[chain.CHAIN_FIELD] = self._chain
+            data = head + line + b"\n"
             fh.write(data)
             fh.flush()
             now = time.monotonic()
@@ -202,6 +232,9 @@ class EventLog:
             else:
                 self._dirty = True
             self._size = size + len(data)
+            if self.key is not None:
+                self._chained_to = self._size
+                self._chained_lines += data.count(b"\n")
         return event
 
     def sync_if_behind(self) -> None:
@@ -220,6 +253,14 @@ class EventLog:
                 os.close(fd)
         self._last_sync = time.monotonic()
         self._dirty = False
+
+
+def _first_line(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.readline(1 << 20)
+    except OSError:
+        return None
 
 
 def inject(session_dir: Path, command: InboxCommand) -> None:

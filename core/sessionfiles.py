@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from socratic import chain
 from socratic.contracts import Parsed, parse_event_lines
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE, parse_jsonl
@@ -94,6 +95,20 @@ class SessionReader:
         records, _, skipped = parse_jsonl(self.read_bytes(EVENTS_FILE))
         return records, skipped
 
+    def record(self, data: bytes | None = None) -> chain.ChainCheck:
+        """What the log's chain says (socratic.chain): verified with this machine's key for
+        the session, broken (the first bad line named), or unverified (no key here: a pack
+        says what was found when it was packed)."""
+        raise NotImplementedError
+
+    def trusted(self) -> tuple[Parsed, chain.ChainCheck]:
+        """The typed events the chain vouches for (all of them when unverified), and the
+        chain's verdict."""
+        data = self.read_bytes(EVENTS_FILE)
+        check = self.record(data)
+        parsed, _ = parse_event_lines(chain.without_lines(data, check.bad), self.where(EVENTS_FILE))
+        return parsed, check
+
 
 @dataclass
 class FolderReader(SessionReader):
@@ -123,6 +138,9 @@ class FolderReader(SessionReader):
         except OSError:
             return []
 
+    def record(self, data: bytes | None = None) -> chain.ChainCheck:
+        return chain.verify(self.path, self.read_bytes(EVENTS_FILE) if data is None else data)
+
 
 @dataclass
 class PackReader(SessionReader):
@@ -145,6 +163,27 @@ class PackReader(SessionReader):
 
     def names(self, folder: str) -> list[str]:
         return sorted(n for n in self.files if n.rpartition("/")[0] == folder)
+
+    def record(self, data: bytes | None = None) -> chain.ChainCheck:
+        """Unverified here (the key stays on the machine that made the session); the
+        manifest says what the chain was at pack time, and the log's last chain value must
+        still be the one recorded then."""
+        data = self.read_bytes(EVENTS_FILE) if data is None else data
+        packed = self.manifest.get("record")
+        if not isinstance(packed, dict) or not isinstance(packed.get("status"), str) or \
+                packed["status"] == chain.UNVERIFIED:
+            # as its folder reads anywhere but where it was made
+            return chain.ChainCheck(chain.UNVERIFIED, why=chain.NO_KEY)
+        host = packed.get("host") or "the packing machine"
+        last = last_chain_value(data)
+        if packed.get("last") and last != packed.get("last"):
+            why = ("the log's last chain value is not the one recorded at pack time: changed "
+                   "after it was packed")
+        elif packed["status"] == chain.BROKEN:
+            why = f"at pack time on {host}: {packed.get('why') or 'broken'}"
+        else:
+            why = f"a pack; at pack time on {host} it read {packed['status']}"
+        return chain.ChainCheck(chain.UNVERIFIED, why=why)
 
 
 def open_session(path: Path) -> SessionReader:
@@ -234,6 +273,14 @@ def write_pack(folder: Path, dest: Path) -> dict[str, Any]:
         raise InputError(f"{folder}: not a session (no events.jsonl)")
     manifest = {"format": PACK_FORMAT, "name": folder.name, "files": len(names),
                 "bytes": sum((folder / n).stat().st_size for n in names)}
+    # the key stays here: the pack carries what its chain said now, and its last value
+    log = (folder / EVENTS_FILE).read_bytes()
+    check = chain.verify(folder, log)
+    import socket
+
+    manifest["record"] = {"status": check.status, "lines": check.lines,
+                          "last": last_chain_value(log), "first_bad": check.first_bad,
+                          "why": check.why, "host": socket.gethostname()}
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w:", format=tarfile.PAX_FORMAT) as tar:
         _add(tar, MANIFEST, json.dumps(manifest, indent=1).encode() + b"\n")
@@ -253,6 +300,13 @@ def write_pack(folder: Path, dest: Path) -> dict[str, Any]:
     tmp.write_bytes(packed)
     tmp.replace(dest)
     return manifest
+
+
+def last_chain_value(log: bytes) -> str | None:
+    """The chain value of a log's last complete line, if it carries one."""
+    end = log.rfind(b"\n")
+    start = log.rfind(b"\n", 0, end) + 1 if end > 0 else 0
+    return chain.split(log[start:end])[1] if end > 0 else None
 
 
 def _add(tar: tarfile.TarFile, rel: str, data: bytes, executable: bool = False) -> None:

@@ -162,7 +162,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
         "campaign.start", **start_fields(
             settings, task.name, goal, goal_set, config, agent_label=_model_label(spec, model),
             session_dir=session.dir, task_source=src.dir.resolve(), task_hashes=hashes,
-            versions=versions(), gpu=gpu))
+            versions=versions(), gpu=gpu, baseline=task.baseline,
+            session_id=session.session_id))
     if not spec.has_hooks:
         from socratic.harness import manual
 

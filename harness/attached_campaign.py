@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
+from socratic import chain
 from socratic.contracts import AgentText, CampaignStart, Event, Usage, read_events
 from socratic.errors import InputError
 
@@ -31,6 +32,10 @@ from socratic.harness.engine import MARK_FIELDS, Engine, Marks
 from socratic.harness.history import Evaluation
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox, Saved, Taken
+from socratic.harness.pins import (CONFIG_FILE, already_said, enforce, pins_of, problem_line,
+                                   record_problem)
+from socratic.harness.pins import hashes as pinned_hashes
+from socratic.harness.pins import start_fields as pinned_start_fields
 from socratic.harness.record import Recorder
 from socratic.harness.resume import resume_state
 from socratic.harness.session import Session, write_json_atomic
@@ -165,7 +170,8 @@ def start_fields(settings: AttachSettings, task_name: str, goal: Goal, goal_set:
                  config: Config, *, agent_label: str, session_dir: Path,
                  task_source: Path | None, task_hashes: dict[str, str],
                  versions: dict[str, str], gpu: dict[str, Any] | None = None,
-                 recovered: bool = False) -> dict[str, Any]:
+                 recovered: bool = False, baseline: str = "",
+                 session_id: str | None = None) -> dict[str, Any]:
     """The fields of an attached campaign's campaign.start."""
     fields_: dict[str, Any] = dict(
         task=task_name, goal=goal.to_dict(), model=agent_label, agent=settings.agent,
@@ -175,9 +181,19 @@ def start_fields(settings: AttachSettings, task_name: str, goal: Goal, goal_set:
         auto_questions=config.auto_questions,
         limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
                 "max_minutes": config.max_minutes})
+    fields_.update(pinned_start_fields(config, task_hashes, baseline, session_id))
     if recovered:
         fields_["recovered"] = True
     return fields_
+
+
+def trusted_events(session_dir: Path) -> tuple[list[Event], chain.ChainCheck]:
+    """The events of the session's log that its chain vouches for, and the chain's verdict
+    (a session without a key here: every event, unverified)."""
+    if not (Path(session_dir) / "events.jsonl").exists():
+        return [], chain.ChainCheck(chain.UNVERIFIED, why="no log yet")
+    parsed, check = chain.read_trusted(Path(session_dir))
+    return parsed.events, check
 
 
 class AttachedCampaign:
@@ -208,6 +224,7 @@ class AttachedCampaign:
         self.env = scrubbed_env(secrets)
         self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
         self.state = HookState()
+        self.record = chain.ChainCheck(chain.UNVERIFIED)   # the log's chain, as last loaded
         # a state file rebuilt from the log: transcripts are read again from their start,
         # skipping the texts (and the first model calls) the log already has
         self.catch_up: CatchUp | None = None
@@ -235,10 +252,10 @@ class AttachedCampaign:
                 camp.save()
 
     def load(self) -> None:
-        events = read_events(self.session.events)[0].events if self.session.events.exists() \
-            else []
+        events, self.record = trusted_events(self.session.dir)
         if not any(isinstance(e, CampaignStart) for e in events[:1]):
             events = self.recover_start(events)
+        self.apply_pins(events)
         loaded = HookState.load(self.session.dir / HOOK_STATE)
         if loaded is None:
             loaded = HookState.rebuilt(events)
@@ -247,6 +264,15 @@ class AttachedCampaign:
             if (self.session.dir / HOOK_STATE).exists():
                 self.emit("problem", where=HOOK_STATE,
                           error="damaged or of wrong types: rebuilt from the log")
+        logged_end = Marks.rebuilt(events).ended
+        if loaded.ended != logged_end:
+            # whether the campaign has ended is the log's to say (an agent can write
+            # attach.json): a stop let through on "ended" would need no verdict
+            self.emit("problem", where=HOOK_STATE, error=(
+                f"says the campaign ended {loaded.ended!r} but the log says "
+                f"{'it ended ' + repr(logged_end) if logged_end else 'it is running'}: "
+                f"the log's is kept"))
+            loaded.ended = logged_end
         self.state = loaded
         try:
             saved_state = json.loads(self.session.state_file.read_text(encoding="utf-8"))
@@ -262,10 +288,41 @@ class AttachedCampaign:
             task_hashes=self.task_hashes, task_source=self.task_source, resumed=rs,
             marks=loaded, minutes=lambda: (time.time() - self.settings.start_epoch) / 60,
             sync=self.log.sync)
+        if self.record.status == chain.BROKEN:
+            self.engine.record_note = self.record.describe()
+        for ev in self.evals.history.evals:   # results rewritten since they were logged
+            if ev.result is None and ev.error and "(rewritten)" in ev.error and \
+                    not already_said(events, ev.path, ev.error):
+                self.emit("problem", where=ev.path, error=ev.error)
         self.engine.sleep = self._sleep
         self.engine.caller_alive = lambda: self.caller_alive()
         self.evals.outside = lambda: self.outside()
         self.evals.inside = lambda: self.inside()
+
+    def apply_pins(self, events: list[Event]) -> None:
+        """The goal, set, limits, evaluator, agent and task hashes as campaign.start pinned
+        them, whatever config.json says now; a difference, and a broken chain, said once in
+        the log."""
+        said: list[tuple[str, str]] = []
+        if self.record.status == chain.BROKEN:
+            said.append(("events.jsonl", record_problem(self.record)))
+        p = pins_of(events)
+        if p is not None:
+            diffs = enforce(self.config, p, self.task.default_set)
+            self.task_hashes, more = pinned_hashes(self.task_hashes, p)
+            diffs += more
+            if p.task_source is not None:
+                self.task_source = Path(p.task_source)
+            if p.agent and self.settings.agent != p.agent:
+                diffs.append(f"agent {self.settings.agent!r} (pinned {p.agent!r})")
+                self.settings.agent = p.agent
+            if diffs:
+                said.append((CONFIG_FILE, problem_line(diffs)))
+            self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
+            self.goal_set = self.config.scenarios or self.task.default_set
+        for where, error in said:
+            if not already_said(events, where, error):
+                self.emit("problem", where=where, error=error)
 
     # the engine's pieces, by their names
     @property
@@ -305,7 +362,8 @@ class AttachedCampaign:
             self.settings, self.task.name, self.goal, self.goal_set, self.config,
             agent_label=self.settings.agent, session_dir=self.session.dir,
             task_source=self.task_source, task_hashes=self.task_hashes,
-            versions=versions(), recovered=True))
+            versions=versions(), recovered=True, baseline=self.task.baseline,
+            session_id=self.session.session_id))
         return read_events(self.session.events)[0].events
 
     def save(self) -> None:

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import ToolResult, read_events
+from socratic import chain
+from socratic.contracts import ToolResult
 from socratic.errors import InputError
 from socratic.eventlog import EventLog
 
@@ -31,6 +32,10 @@ from socratic.harness.agent import Agent, ContextTooLong, FatalAPIError, Respons
 from socratic.harness.config import Config
 from socratic.harness.conversation import Conversation, handoff_seed
 from socratic.harness.engine import Engine, Marks
+from socratic.harness.pins import (CONFIG_FILE, already_said, enforce, pins_of, problem_line,
+                                   record_problem, resume_changes)
+from socratic.harness.pins import hashes as pinned_hashes
+from socratic.harness.pins import start_fields as pinned_start_fields
 from socratic.harness.evaluator_process import list_sets
 from socratic.harness.record import Recorder, TextStream
 from socratic.harness.resume import ResumeState, restart_messages, resume_state
@@ -128,7 +133,8 @@ class Campaign:
                session=session.dir.name, task_source=str(src.dir.resolve()),
                task_hashes=hashes, auto_questions=config.auto_questions,
                limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
-                       "max_minutes": config.max_minutes})
+                       "max_minutes": config.max_minutes},
+               **pinned_start_fields(config, hashes, task.baseline, session.session_id))
         c.pending = [{"type": "text", "text": (
             "Begin. The workspace holds candidate.cu (a copy of the baseline), NOTES.md and "
             "task/. The goal predicate is checked each time you end your turn.")}]
@@ -149,20 +155,27 @@ class Campaign:
         for path in (session.events, session.messages):
             repair_tail(path)  # a line torn by the crash must not swallow the next one
         saved = session.load_config()
-        data = dict(saved.config)
-        data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-        config = Config.from_dict(data)
-        hashes = dict(saved.task_hashes)
+        # what the verdict depends on comes from the log's verified start, not config.json
+        parsed, record = chain.read_trusted(session.dir)
+        pins = pins_of(parsed.events)
+        hashes, said = pinned_hashes(saved.task_hashes, pins)
         source = Path(saved.task_source) if saved.task_source else None
+        if pins is not None and pins.task_source is not None:
+            source = Path(pins.task_source)
         bad = changed_files(session.task_dir, hashes)
         if bad and source is not None:
             restore(source, session.task_dir, hashes, bad)
         task = CampaignTask.load(session.task_dir)
+        config = Config.from_dict(dict(saved.config))
+        if pins is not None:
+            said += enforce(config, pins, task.default_set)
+        ov = {k: v for k, v in (overrides or {}).items() if v is not None}
+        config = Config.from_dict({**config.to_dict(), **ov})
+        changes = resume_changes(config, pins) if pins is not None else {}
         if suggester is None:  # this node's GPU: a resume may move
             suggester = bank_suggester(has_comparison(task, config),
                                        (gpu_info() or {}).get("cc"))
         # events that do not match their declaration are skipped, and counted below
-        parsed, _ = read_events(session.events)
         r = resume_state(parsed.events, session.load_state(), session.inbox)
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
@@ -175,7 +188,15 @@ class Campaign:
         c.convo = Conversation(session, c.redact, ctx, kept)
         if len(kept) != len(messages):
             c.convo.rewrite()  # the unanswered user message goes out again, as pending
-        c.engine.resumed(ctx=ctx, messages=len(kept), skipped=parsed.skipped or None)
+        if record.status == chain.BROKEN:
+            c.engine.record_note = record.describe()
+        c.engine.resumed(ctx=ctx, messages=len(kept), skipped=parsed.skipped or None,
+                         **changes)
+        for where, error in ([("events.jsonl", record_problem(record))]
+                             if record.status == chain.BROKEN else []) + \
+                ([(CONFIG_FILE, problem_line(said))] if said else []):
+            if not already_said(parsed.events, where, error):
+                c.emit("problem", where=where, error=error)
         return c
 
     # ------------------------------------------------------------------ the loop

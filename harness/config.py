@@ -55,6 +55,7 @@ class TriggerConfig:
     plateau_min_gain: float = 0.01     # ... this much in best min-speedup or geomean
     suspicious_step: float = 0.25      # one evaluation improving geomean/min by this much
     suspicious_bound_fraction: float = 0.9  # any scenario at this fraction of its bound
+    same_source_step: float = 0.10     # the same source measured again, this much faster
     explanation_min_chars: int = 40    # text after a failing evaluation that counts as explanation
     declared_done_cooldown: int = 1    # evaluations between two declared_done firings
 

@@ -151,6 +151,9 @@ class Engine:
         self.ended: str | None = None
         self.end_event: dict[str, Any] | None = None   # the campaign.end logged by this process
         self._taken: list[Taken] = []
+        # the log's chain is broken (the adapter checked it when it loaded the campaign):
+        # where, in one line, for the stop verdicts (the broken lines are not in the state)
+        self.record_note: str | None = None
         self.restore_marks(marks)
 
     # ------------------------------------------------------------------ state
@@ -325,7 +328,7 @@ class Engine:
         """The goal judged on the current candidate (evaluated now unless it was); met ends
         the campaign goal_met; unmet, a stop attempt is a declared_done moment for the
         triggers (`declared`; not when the campaign ends anyway: a give-up)."""
-        verdict = judge_stop(self.evals)
+        verdict = judge_stop(self.evals, self.record_note)
         if verdict.met:
             self.end("goal_met", n=verdict.ev.n)
         elif declared:

@@ -6,6 +6,8 @@ campaign loop uses it, and so can anything else that holds a session (stophook.p
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -34,15 +36,37 @@ from socratic.harness.tools import Redactor
 from socratic.harness.triggers import Triggers
 
 
+def file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def result_matches(session_dir: Path, ev: Evaluation) -> bool:
+    """Whether the evaluation's saved result still has the bytes its eval.end recorded (an
+    evaluation logged before the hash was recorded: yes)."""
+    return not ev.result_sha or file_sha256(session_dir / ev.path) == ev.result_sha
+
+
 def load_evaluation(session_dir: Path, end: EvalEnd) -> Evaluation:
     """An evaluation from its `eval.end` event and its saved result (a result that is
-    missing, damaged or not `socratic.eval/1` counts as none: the evaluator failed)."""
-    try:
-        result: EvalResult | None = read_eval(session_dir / end.result)
-    except ContractError:
-        result = None
-    return Evaluation(end.n, end.candidate_sha or "", end.set, result, end.summary.exit_code or 0,
-                      end.result, end.summary.error)
+    missing, damaged or not `socratic.eval/1` counts as none: the evaluator failed; so does
+    one whose bytes are not those eval.end recorded: it was rewritten)."""
+    error = end.summary.error
+    if end.result_sha256 and file_sha256(session_dir / end.result) != end.result_sha256:
+        result: EvalResult | None = None
+        error = f"{end.result} differs from the result eval.end recorded (rewritten): no result"
+    else:
+        try:
+            result = read_eval(session_dir / end.result)
+        except ContractError:
+            result = None
+    ev = Evaluation(end.n, end.candidate_sha or "", end.set, result,
+                    end.summary.exit_code or 0, end.result, error)
+    ev.result_sha = end.result_sha256 or ""
+    ev.imported = end.imported is not None
+    return ev
 
 
 class Evaluations:
@@ -112,6 +136,9 @@ class Evaluations:
         data = cand.read_bytes() if cand.exists() else b""
         sha = sha256_text(data)
         n = self._begin(data, sha, set_name, source)
+        # the evaluator reads a copy of these very bytes, where the agent cannot write:
+        # a candidate swapped during the evaluation changes nothing that is recorded
+        judged = self._private_copy(data, sha) if data else cand
         t0 = time.monotonic()
 
         def on_row(row: ScenarioProgress) -> None:
@@ -129,10 +156,14 @@ class Evaluations:
         else:
             with self.outside():
                 result, code, stderr, error = run_evaluator(
-                    self.evaluator, self.session.task_dir.resolve(), cand.resolve(), set_name,
+                    self.evaluator, self.session.task_dir.resolve(), judged, set_name,
                     env=self.env, timeout_s=self.timeout_s, on_scenario=on_row,
                     on_gpu_wait=on_wait)
         stderr = self.redact(stderr)
+        if result is not None and result.candidate.sha256 != sha:
+            error = (f"the evaluator reports candidate sha256 {result.candidate.sha256[:16]}..., "
+                     f"not the {sha[:16]}... it was given: no result")
+            result, code = None, 2
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
         ev = self._end(n, sha, set_name, source, doc, result, code, error,
@@ -156,8 +187,26 @@ class Evaluations:
             self._scenario(n, i + 1, len(result.scenarios), row)
         ev = self._end(n, sha, result.set, "import", result.to_dict(), result, result.exit_code,
                        None, None, "", saved=True, imported=imported)
+        ev.imported = True
         self.triggers.on_eval(ev)
         return ev
+
+    def _private_copy(self, data: bytes, sha: str) -> Path:
+        """`data` as `candidate.cu` in a folder of its own under the session's private
+        folder (content-addressed, so the build cache still hits), read-only."""
+        folder = self.session.private_dir() / "sources" / sha[:32]
+        path = folder / "candidate.cu"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            if path.read_bytes() == data:
+                return path
+        except OSError:
+            pass
+        tmp = folder / f".candidate.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        tmp.chmod(0o444)
+        os.replace(tmp, path)
+        return path
 
     def _begin(self, data: bytes, sha: str, set_name: str | None, source: str,
                n: int | None = None) -> int:
@@ -193,6 +242,10 @@ class Evaluations:
             write_json_atomic(self.session.dir / rel, doc)  # never left half-written
         ev = Evaluation(n, sha, set_name, result, code, rel, error, seconds or 0.0,
                         stderr[-4000:])
+        # the saved bytes' hash: a result file rewritten later is no evaluation of this one
+        ev.result_sha = file_sha256(self.session.dir / rel) or ""
+        if ev.result_sha:
+            extra["result_sha256"] = ev.result_sha
         self.history.add(ev)
         waited = result.gpu_wait_s if result is not None else None
         if seconds is not None:

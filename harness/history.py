@@ -29,6 +29,8 @@ class Evaluation:
     stderr_tail: str = ""
     notes: list[str] = field(default_factory=list)  # harness notes shown with the table
     retracted: str | None = None         # eval.retract's part (all | comparisons), if any
+    result_sha: str = ""                 # sha256 of the saved result's bytes (eval.end)
+    imported: bool = False               # recorded by `hook evaluate --import`
 
     @property
     def scenarios(self) -> list[ScenarioResult]:

@@ -13,8 +13,9 @@ done, and what it surfaced printed: triggers with the bank's suggestions, and th
 due (auto-questions, or typed in the TUI), which count as delivered: the person running the
 step reads them, and answers with `say`.
 
-Importing works for any attached session (an outside agent's too: its questions then wait
-for its next hook). The import is refused, nothing recorded, unless the file is a
+Importing is for campaigns by hand only: in a session an agent's hooks drive, the agent
+could import a result it wrote itself, so the import is refused there (and the refusal
+logged). The import is refused, nothing recorded, unless the file is a
 `socratic.eval/1` result of the session's task for this very candidate source (sha256), on
 scenarios that match the task's set of that name; a result on another set than the goal's
 (say `full`) is recorded and, as a local one, never satisfies the goal.
@@ -230,6 +231,15 @@ def import_evaluation(session_dir: Path, path: Path,
     result, file_sha = read_result(path)
     with step(session_dir) as s:
         camp = s.camp
+        if not s.by_hand:
+            # an agent with a shell could import a result it wrote itself: its evaluations
+            # are the ones socratic runs (./evaluate, the stop)
+            why = (f"{camp.session.dir} is driven by {camp.settings.agent}'s hooks; imports "
+                   f"are for campaigns by hand (--agent manual)")
+            camp.emit("problem", where="hook evaluate --import",
+                      error=f"refused {path.name} (sha256 {file_sha[:16]}...): {why}")
+            raise InputError(f"hook evaluate --import: {why}; the refusal is logged, nothing "
+                             f"else recorded")
         cand = candidate or camp.session.candidate
         data = check_result(camp, path, result, file_sha, cand)
         camp.resume("an evaluation was imported")

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from socratic import chain
 from socratic.contracts import ContractError, SessionSettings
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
 from socratic.ownership import LOCK_FILE, SessionOwner
@@ -158,6 +159,20 @@ class Session:
     def log_file(self) -> Path:
         return self.dir / "campaign.log"
 
+    @property
+    def session_id(self) -> str | None:
+        """The id this machine gave the session (its chain key's name), if any."""
+        return chain.indexed_id(self.dir)
+
+    def private_dir(self) -> Path:
+        """A folder of this session's outside the session folder and the workspace (the
+        state dir; out of the agent's reach when it runs confined): the sources evaluated
+        are copied here first, so the bytes judged are the bytes hashed."""
+        import hashlib
+
+        real = str(self.dir.resolve()).encode()
+        return chain.state_home() / "sessions" / hashlib.sha256(real).hexdigest()[:24]
+
     # -- creation ---------------------------------------------------------------------
     @classmethod
     def create(cls, task: CampaignTask, config: Config, session_dir: Path | None = None,
@@ -190,6 +205,8 @@ class Session:
                              f"or empty --session-dir")
         for d in (s.workspace, s.evals, s.candidates, s.blobs):
             d.mkdir(parents=True, exist_ok=True)
+        # the log's chain key, out of the agent's reach (socratic.chain): before any event
+        chain.new_session_key(s.dir)
         hashes = snapshot(task, s.task_dir)
         snapshot(task, s.workspace_task)
         if not s.candidate.exists():

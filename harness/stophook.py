@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from socratic.contracts import Failing
 from socratic.harness.history import Evaluation, describe_failing, judge
-from socratic.harness.evaluations import Evaluations
+from socratic.harness.evaluations import Evaluations, result_matches
 from socratic.harness.prompt import stophook_message
 
 
@@ -22,17 +22,27 @@ class Verdict:
     message: str        # for the agent when unmet: which scenarios fall short, with numbers
 
 
-def judge_stop(evals: Evaluations) -> Verdict:
+def judge_stop(evals: Evaluations, record: str | None = None) -> Verdict:
     """The goal predicate on the current candidate's evaluation on the goal set (reused when
     this source was evaluated already, else a fresh one, which the triggers see as any
-    other); logs `stophook`. Firing declared_done (`Triggers.on_stop`) is the caller's."""
+    other); logs `stophook` (with `record`: the log's chain is broken, said in one line).
+    An evaluation whose saved result was rewritten since eval.end is not reused. Firing
+    declared_done (`Triggers.on_stop`) is the caller's."""
     ev = evals.history.find(evals.candidate_sha(), evals.goal_set, evals.goal.against)
+    if ev is not None and not result_matches(evals.session.dir, ev):
+        # its result file was rewritten since it was logged: judged afresh, and said so
+        evals.emit("problem", where=ev.path, error=(
+            f"its bytes differ from what eval.end #{ev.n} recorded (sha256 "
+            f"{ev.result_sha[:16]}...): not reused; the candidate is evaluated again"))
+        ev.result, ev.error = None, f"{ev.path} was rewritten after it was logged"
+        ev = None
     reused = ev is not None
     if ev is None:
         ev = evals.run(evals.goal_set, source="stophook")
     met, failing = judge(ev, evals.goal)
+    extra = {"record": record} if record else {}
     evals.emit("stophook", met=met, failing=[f.to_dict() for f in failing], n=ev.n, reused=reused,
-               goal=evals.goal.to_dict())
+               goal=evals.goal.to_dict(), **extra)
     message = "" if met else stophook_message(describe_failing(failing, evals.goal),
                                               len(failing), ev.n)
     return Verdict(ev, met, failing, reused, message)

@@ -122,12 +122,13 @@ class SuspiciousGain:
         self.against = against
         self.prev: Evaluation | None = None
         self.near_bound: set[str] = set()   # scenarios already reported near their bound
+        self.by_source: dict[str, Evaluation] = {}   # the last correct evaluation per sha
 
     def on_eval(self, ev: Evaluation, replay: bool = False) -> Fired | None:
         if not ev.all_correct or not ev.counts_on("baseline"):
             return None
         prev, self.prev = self.prev, ev
-        reasons = []
+        reasons = self._same_source(ev)
         if prev is not None and prev.sha != ev.sha:
             for key, label in (("geomean_speedup", "geomean"), ("min_speedup", "min-speedup")):
                 r = _rel(ev.metric(key), prev.metric(key))
@@ -160,6 +161,22 @@ class SuspiciousGain:
         if reasons:
             return Fired("suspicious_gain", "; ".join(reasons))
         return None
+
+    def _same_source(self, ev: Evaluation) -> list[str]:
+        """The same bytes measured again must agree within noise: a rise beyond
+        `same_source_step` says the measurement moved, or the record was made up."""
+        before, self.by_source[ev.sha] = self.by_source.get(ev.sha), ev
+        if before is None or not ev.sha:
+            return []
+        out = []
+        for key, label in (("geomean_speedup", "geomean"), ("min_speedup", "min-speedup")):
+            r = _rel(ev.metric(key), before.metric(key))
+            if r >= self.cfg.same_source_step:
+                out.append(f"the same source (sha256 {ev.sha[:12]}) as evaluation "
+                           f"#{before.n}: {label} {before.metric(key):.3f}x -> "
+                           f"{ev.metric(key):.3f}x (+{r:.0%}); the same bytes measured "
+                           f"again should agree within noise")
+        return out
 
     def _comparison_moved(self, prev: Evaluation, ev: Evaluation) -> list[str]:
         before = {row.id: row for row in prev.scenarios}

@@ -25,11 +25,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart, EvalEnd, EvalResult,
-                                EvalScenario, EvalStart, EvalSummary, Question, Retractions,
+                                EvalScenario, EvalStart, EvalSummary, Goal, Question, Retractions,
                                 StopHook, ToolCall, Trigger, Usage)
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.report.churn import Churn, churn
 from socratic.report.coverage import last_coverage
+from socratic.report.verdict import (Point, Verdict, broken_record, check_results, goals_in_force,
+                                     logged_tampering, meets, record_dict, same_goal,
+                                     same_source_jumps)
+from socratic.report.verdict import goal_at as goal_at_seq
 from socratic.report.source import SessionFiles
 
 DEFAULT_AGENT = "socratic"  # its own Messages API loop (`socratic run`), as fleets name it
@@ -94,6 +98,7 @@ class EvalPoint:
     baseline_geomean: float | None = None   # geomean/min above are on the goal's terms
     retracted: str | None = None            # eval.retract's part (all | comparisons)
     retracted_why: str | None = None
+    imported: bool = False                  # recorded by `hook evaluate --import`
 
 
 def geomean_against(p: EvalPoint, against: str) -> float | None:
@@ -204,6 +209,9 @@ class SessionReport:
     end_detail: str = ""             # an end that is no result (hooks_silent, agent_exited)
     cost_known: bool = False         # the log priced some model turns (usage events)
     coverage: dict[str, Any] | None = None   # the last space evaluation's (coverage.py)
+    record: dict[str, Any] = field(default_factory=dict)   # the chain's verdict (verdict.py)
+    contradictions: list[str] = field(default_factory=list)  # the record against itself
+    imported: int = 0                # evaluations imported (`hook evaluate --import`)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -273,10 +281,16 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     against_baseline = against == "baseline"
     goal_set = start.scenarios.set
     retracted = Retractions.of(events)
+    verdict = Verdict()
+    broken_record(files.record, verdict)
+    check_results(files.files.read_bytes, events, verdict)
+    logged_tampering(events, verdict)
+    goals = goals_in_force(events)
 
     def stands(n: int | None) -> bool:
-        """Evaluation n's figures on the goal's terms are not retracted."""
-        return n is None or not retracted.hides(n, against)
+        """Evaluation n's figures on the goal's terms are not retracted, and its saved
+        result is the one its eval.end recorded."""
+        return n is None or (not retracted.hides(n, against) and n not in verdict.rewritten)
 
     tool_calls = turns = 0
     cost = 0.0
@@ -297,6 +311,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     best_min_n: int | None = None
     goal_at: tuple[float, int, int] | None = None   # t, tool calls, evaluations
     end: CampaignEnd | None = None
+    met_stops: list[tuple[StopHook, float, int, int]] = []   # with t, tool calls, evaluations
     last_t = 0.0
 
     for e in events:
@@ -353,7 +368,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             series.append(EvalPoint(e.n, e.seq, t, e.set, on_goal, correct, geo, mn,
                                     e.candidate_sha or shas.get(e.n, ""), e.source,
                                     tool_calls, best_geo, best_min, e.result, vs, base,
-                                    retracted.part(e.n), retracted.why(e.n)))
+                                    retracted.part(e.n), retracted.why(e.n),
+                                    e.source == "import" or e.imported is not None))
             results[e.n] = e.result
             scenario_vs[e.n] = e.scenario_vs or {}
             if not correct:
@@ -366,12 +382,58 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             questions.append(_Asked(e, len(series), tool_calls, (best_geo, best_min)))
         elif isinstance(e, Trigger):
             triggers[e.kind] = triggers.get(e.kind, 0) + 1
-        elif isinstance(e, StopHook) and e.met and goal_at is None and stands(e.n):
-            goal_at = (t, tool_calls, len(series))
+        elif isinstance(e, StopHook) and e.met:
+            met_stops.append((e, t, tool_calls, len(series)))
         elif isinstance(e, CampaignEnd):
             end = e
     if explaining is not None and "".join(said).strip():
         explaining.explanation = "".join(said).strip()
+
+    # "met" re-derived: the evaluation a stop or the end cites must meet the goal in force
+    points = {p.n: Point(p.n, p.sha, p.goal_set, p.correct and stands(p.n), p.min, p.geomean,
+                         p.baseline_geomean, p.source) for p in series}
+
+    def why_not(n: int | None, seq: int, what: str, said_goal: Goal | None = None) -> bool:
+        in_force = goal_at_seq(goals, seq) or start.goal
+        if said_goal is not None and not same_goal(said_goal, in_force):
+            verdict.say(f"{what} judged a goal of {said_goal.min_speedup:g}x against "
+                        f"{said_goal.against}, not the {in_force.min_speedup:g}x against "
+                        f"{in_force.against} pinned at the start")
+            return True
+        if n is None:
+            verdict.say(f"{what} names no evaluation")
+            return True
+        why = ("its saved result was rewritten" if n in verdict.rewritten
+               else meets(points.get(n), in_force))
+        if why:
+            verdict.say(f"{what} cites evaluation #{n}, which does not meet the goal: {why}")
+        return why is not None
+
+    def judged(n: int | None, n_evals: int) -> int | None:
+        """The evaluation a stop judged: the one it names, else (older logs) the last
+        goal-set evaluation before it."""
+        if n is not None:
+            return n
+        return next((p.n for p in reversed(series[:n_evals]) if p.goal_set), None)
+
+    for stop, t, calls, n_evals in met_stops:
+        if not why_not(judged(stop.n, n_evals), stop.seq, f"the stop at event {stop.seq}",
+                       stop.goal) and goal_at is None:
+            goal_at = (t, calls, n_evals)
+    end_met = False
+    if end is not None and end.reason == "goal_met":
+        if not series:
+            verdict.say("the campaign ended goal_met with 0 evaluations")
+        else:
+            cited = end.n if end.n is not None else \
+                (met_stops[-1][0].n if met_stops else None)
+            end_met = not why_not(judged(cited, len(series)), end.seq, "campaign.end goal_met")
+    if _declared_or_extra(start, "agent") not in (None, "manual"):
+        for p in series:
+            if p.imported:
+                verdict.say(f"evaluation #{p.n} was imported in a session driven by an agent's "
+                            f"hooks (imports are for campaigns by hand)")
+    same_source_jumps([points[p.n] for p in series], verdict)
 
     gains = _gains(questions, series, tool_calls, window, group_of)
     by_trigger: dict[str, int] = {}
@@ -420,7 +482,9 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         best_evaluation=best.n if best else None, best_scenarios=best_rows,
         best_geomean_evaluation=best_geo_n, best_min_evaluation=best_min_n,
         sessions=n_sessions, active_s=round(active_s, 3),
-        goal_met=goal_at is not None or bool(end and end.reason == "goal_met" and stands(end.n)),
+        goal_met=goal_at is not None or end_met,
+        record=record_dict(files.record), contradictions=verdict.contradictions,
+        imported=sum(1 for p in series if p.imported),
         end_detail=end_detail(end.reason, {**end.extra, **vars(end)}) if end else "",
         cost_known=priced,
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,

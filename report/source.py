@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socratic.chain import UNVERIFIED, ChainCheck
 from socratic.contracts import CampaignStart, ContractError, EvalResult, Event, parse_eval
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
@@ -21,15 +22,16 @@ from socratic.sessionfiles import SessionReader, is_pack, open_session
 FLEET_MANIFEST = "fleet.json"  # written by `socratic fleet run` (fleet/folder.py)
 
 
-def read_events(session: SessionReader) -> tuple[list[Event], int]:
-    """The log's typed events, and how many lines were skipped (not JSON, or an event that
-    does not match its declaration); events of types this version does not know are
-    ignored, as every reader ignores them."""
+def read_events(session: SessionReader) -> tuple[list[Event], int, ChainCheck]:
+    """The log's typed events that its chain vouches for (socratic.chain: all of them when
+    this machine holds no key for the session), how many lines were skipped (not JSON, or
+    an event that does not match its declaration), and the chain's verdict; events of types
+    this version does not know are ignored, as every reader ignores them."""
     try:
-        parsed = session.events()
+        parsed, check = session.trusted()
     except OSError as exc:
         raise InputError(f"{session.where(EVENTS_FILE)}: cannot read ({exc.strerror or exc})") from None
-    return parsed.events, parsed.skipped
+    return parsed.events, parsed.skipped, check
 
 
 def read_result(session: SessionReader, rel: str) -> EvalResult | None:
@@ -50,6 +52,7 @@ class SessionFiles:
     config: dict[str, Any] = field(default_factory=dict)
     fleet: dict[str, Any] = field(default_factory=dict)  # its campaign in the fleet's manifest
     reader: SessionReader | None = None   # None: the folder `dir`
+    record: ChainCheck = field(default_factory=lambda: ChainCheck(UNVERIFIED))
 
     @property
     def files(self) -> SessionReader:
@@ -76,7 +79,7 @@ def load_session(path: Path) -> SessionFiles:
     """A session's events (and config.json when present), from its folder or its pack;
     InputError when it has none."""
     session = open_session(path)
-    events, skipped = read_events(session)
+    events, skipped, record = read_events(session)
     if not events:
         log = session.where(EVENTS_FILE)
         what = ("empty" if not session.read_bytes(EVENTS_FILE) else
@@ -93,7 +96,8 @@ def load_session(path: Path) -> SessionFiles:
             config = doc["config"]
     except (OSError, ValueError):
         pass  # optional: only the questions mode of an attached campaign comes from it
-    return SessionFiles(path, events, skipped, config, fleet_record(path, session.name), session)
+    return SessionFiles(path, events, skipped, config, fleet_record(path, session.name), session,
+                        record)
 
 
 def fleet_record(session: Path, name: str) -> dict[str, Any]:

@@ -60,7 +60,9 @@ def goal_text(r: SessionReport, word: str = "goal ") -> str:
     against = r.goal.get("against", "baseline")
     head = f"{word}>= {want}x vs {against}" if want is not None else "goal"
     if not r.goal_met:
-        return f"{head}: not met"
+        claimed = r.end_reason == "goal_met" or any("goal" in c for c in r.contradictions)
+        return f"{head}: NOT met" + (" (the log claims it; see the contradictions)"
+                                     if claimed and r.contradictions else "")
     if r.time_to_goal_s is None:
         return f"{head}: met"
     return (f"{head}: met after {duration(r.time_to_goal_s)}, {r.tool_calls_to_goal} tool "
@@ -76,6 +78,15 @@ def retraction_lines(r: SessionReport) -> list[str]:
     return [f"evaluation(s) {number_runs(ns)} retracted"
             + (" (comparisons only)" if part == "comparisons" else "") + f": {why}"
             for (part, why), ns in taken.items()]
+
+
+def record_text(r: SessionReport) -> str:
+    """The log's chain in words (socratic.chain): verified, unverified, BROKEN at line N."""
+    return str(r.record.get("text") or "unverified")
+
+
+def imported_text(r: SessionReport) -> str:
+    return f", {r.imported} imported" if r.imported else ""
 
 
 def question_label(g: QuestionGain) -> str:
@@ -103,7 +114,7 @@ def summary_lines(r: SessionReport) -> list[str]:
         f"{ended}",
         f"  {_sessions(r)}, {r.turns} turns, {r.tool_calls} tool calls, "
         f"{r.evaluations} evaluations ({r.evaluations_correct} correct, "
-        f"{r.evaluations_incorrect} incorrect)",
+        f"{r.evaluations_incorrect} incorrect{imported_text(r)})",
         f"  best on {r.goal_set or 'the goal set'}{vs_goal(r)}: geomean {x(r.best_geomean)}"
         + _from(r.best_geomean_evaluation) + f", min {x(r.best_min)}"
         + _from(r.best_min_evaluation)
@@ -112,6 +123,8 @@ def summary_lines(r: SessionReport) -> list[str]:
         *([f"  ! {r.end_detail}"] if r.end_detail else []),
         *[f"  {line}" for line in retraction_lines(r)],
         f"  {goal_text(r)}",
+        f"  record: {record_text(r)}",
+        *[f"  ! contradiction: {c}" for c in r.contradictions],
         f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "
         f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, cache write "
         f"{r.tokens['cache_write']:,}), cost {cost(r)}",
@@ -262,10 +275,12 @@ def figure_rows(r: SessionReport) -> list[list[str]]:
         ["started", r.started or "-"], ["duration", duration(r.duration_s)],
         ["turns", str(r.turns)], ["tool calls", str(r.tool_calls)],
         ["evaluations", f"{r.evaluations} ({r.evaluations_correct} correct, "
-                        f"{r.evaluations_incorrect} incorrect)"],
+                        f"{r.evaluations_incorrect} incorrect{imported_text(r)})"],
         [f"best geomean ({r.goal_set or 'goal set'})", x(r.best_geomean)],
         [f"best min ({r.goal_set or 'goal set'})", x(r.best_min)],
         ["goal", goal_text(r, word="")],
+        ["record", record_text(r)],
+        ["contradictions", "; ".join(r.contradictions) or "none"],
         ["tokens", f"{r.tokens['total']:,} (input {r.tokens['input']:,}, output "
                    f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, "
                    f"cache write {r.tokens['cache_write']:,})"],
@@ -287,12 +302,13 @@ def question_rows(r: SessionReport) -> list[list[str]]:
 
 QUESTION_HEAD = ["event", "source", "trigger", "bank id", "question", "best geomean",
                  "gain", "best min", "gain", "tool calls after"]
-EVAL_HEAD = ["#", "set", "correct", "geomean", "min", "best geomean", "best min", "tool calls",
-             "retracted"]
+EVAL_HEAD = ["#", "set", "source", "correct", "geomean", "min", "best geomean", "best min",
+             "tool calls", "retracted"]
 
 
 def eval_rows(r: SessionReport) -> list[list[Any]]:
-    return [[p.n, p.set or "-", "yes" if p.correct else "no", x(p.geomean), x(p.min),
+    return [[p.n, p.set or "-", "imported" if p.imported else (p.source or "-"),
+             "yes" if p.correct else "no", x(p.geomean), x(p.min),
              x(p.best_geomean), x(p.best_min), p.tool_calls, p.retracted or ""]
             for p in r.series]
 

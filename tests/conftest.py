@@ -15,6 +15,8 @@ def pytest_configure(config):
     os.environ.setdefault("SOCRATIC_GPU_LOCKS", tempfile.mkdtemp(prefix="socratic-gpu-locks-"))
     # the session servers the hooks of this run start exit soon after their last hook
     os.environ.setdefault("SOCRATIC_HOOK_SERVER_IDLE_S", "30")
+    # the sessions' chain keys and private copies (socratic.chain) stay this run's
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="socratic-state-")
 
 
 @functools.lru_cache(maxsize=1)

@@ -128,7 +128,7 @@ def test_the_key_is_redacted_from_results(tmp_path):
     # a candidate can smuggle text into its build log (an #include of a /proc file, say)
     p = pieces(tmp_path)
     doc = {"schema": "socratic.eval/1", "task": "tiny", "set": "bench",
-           "candidate": {"path": "candidate.cu", "sha256": "0" * 64}, "gpu": None,
+           "candidate": {"path": "candidate.cu", "sha256": p.evals.candidate_sha()}, "gpu": None,
            "build": {"ok": False, "cached": False, "seconds": 0.1, "command": "nvcc",
                      "log": f"error near {FAKE_KEY}", "resources": []},
            "bans": {"ok": True, "hits": []}, "scenarios": [],

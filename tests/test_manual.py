@@ -7,6 +7,7 @@ input: one line, exit 2, nothing recorded."""
 from __future__ import annotations
 
 import io
+import hashlib
 import json
 import shutil
 import sys
@@ -222,7 +223,7 @@ def test_the_tui_reads_the_campaign(campaign):
     assert [p.n for p in state.evals] == [1, 2, 3, 4, 5] and state.n_malformed == 0
     evals = [b for b in state.blocks if b.kind == "eval"]
     line = render_block(evals[3]).plain
-    assert "eval #4 (bench, import)" in line and "geomean 1.25" in line
+    assert "eval #4 (bench, imported)" in line and "geomean 1.25" in line
     assert "(0." not in line  # no duration: it was timed on another machine
 
 
@@ -415,40 +416,34 @@ def test_inbox_questions_and_stop_reach_a_campaign_by_hand(fresh):
 # ------------------------------------------------------------------ other agents, options
 
 
-def test_an_outside_agents_session_imports_too_and_its_question_waits(tmp_path):
+def test_an_outside_agents_session_refuses_imports(tmp_path):
+    """An agent with a shell could import a result it wrote itself: in a session its hooks
+    drive, the import is refused in one line, the refusal logged, no evaluation recorded,
+    and the stop still evaluates the candidate itself."""
     from socratic.harness.hooks import run_hook
 
     task = make_task(tmp_path)
     a = attach(task, "claude", fake_config(auto_questions=True), session_dir=tmp_path / "c",
                wait_s=0.5)
     sess, ws = a.session.dir, a.session.workspace
-    src = candidate_source(1.1)
-    (ws / "candidate.cu").write_text(src)
-    # the result as the GPU node's evaluator printed it (the fake one here)
+    (ws / "candidate.cu").write_text(candidate_source(1.0))
+    # a hand-made result claiming 1.5x for this very source
     import subprocess
 
-    r = subprocess.run([*FAKE_EVALUATOR, str(sess / "task"), "--candidate", str(ws / "candidate.cu"),
+    fast = tmp_path / "fast.cu"
+    fast.write_text(candidate_source(1.5))
+    r = subprocess.run([*FAKE_EVALUATOR, str(sess / "task"), "--candidate", str(fast),
                         "--json"], capture_output=True, text=True, check=False)
-    first = _write(tmp_path, "r1.json", r.stdout)
-    assert cli("hook", "evaluate", "--session", str(sess), "--import", str(first))[0] == 0
-    (ws / "candidate.cu").write_text(candidate_source(1.5))
-    r = subprocess.run([*FAKE_EVALUATOR, str(sess / "task"), "--candidate", str(ws / "candidate.cu"),
-                        "--json"], capture_output=True, text=True, check=False)
-    rc, out, _ = cli("hook", "evaluate", "--session", str(sess), "--import",
-                     str(_write(tmp_path, "r2.json", r.stdout)))
-    assert rc == 0 and "trigger suspicious_gain" in out
-    assert "question due at claude's next hook" in out
-    assert of(sess, "question") == []  # not delivered: the agent has not seen it yet
-    payload = {"session_id": "s", "transcript_path": None, "cwd": str(ws),
-               "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {},
-               "tool_use_id": "t1", "tool_response": {"stdout": "", "stderr": ""}}
-    ctx = run_hook("post-tool", payload, session_dir=sess)["hookSpecificOutput"]
-    assert of(sess, "question")[0]["trigger"] == "suspicious_gain"
-    assert of(sess, "question")[0]["text"] in ctx["additionalContext"]
-    # the agent's stop reuses the imported evaluation (by source hash): nothing runs
+    doc = json.loads(r.stdout)
+    doc["candidate"]["sha256"] = hashlib.sha256((ws / "candidate.cu").read_bytes()).hexdigest()
+    forged = _write(tmp_path, "r1.json", json.dumps(doc))
+    rc, _, err = cli("hook", "evaluate", "--session", str(sess), "--import", str(forged))
+    assert rc == 2 and "imports are for campaigns by hand" in err and len(err.splitlines()) == 1
+    assert of(sess, "eval.end") == []
+    assert [p["where"] for p in of(sess, "problem")] == ["hook evaluate --import"]
     out = run_hook("stop", {"cwd": str(ws), "hook_event_name": "Stop"}, session_dir=sess)
-    assert "goal_met" in out["systemMessage"]
-    assert [e["source"] for e in of(sess, "eval.end")] == ["import", "import"]
+    assert out["decision"] == "block"
+    assert [e["source"] for e in of(sess, "eval.end")] == ["stophook"]
     # what only a person types is refused for a hooked agent's session
     rc, _, err = cli("hook", "say", "--session", str(sess), "hello")
     assert rc == 2 and "driven by claude's hooks" in err

@@ -251,16 +251,27 @@ def test_question_gains_and_tool_calls_per_question(tmp_path):
     assert q2_wide.best_geomean_after == 1.32 and q2_wide.window_evaluations == 3
 
 
-def test_goal_reached_at_the_first_met_stop_hook_when_earlier(tmp_path):
+def test_a_met_stop_is_re_derived_from_the_evaluation_it_judged(tmp_path):
+    # the stop says met, but its evaluation (the last before it: an older log names none)
+    # is below the start's goal: the report says so instead of "met"
     log = Log()
     log.evaluate(1, 1.1, 1.1)
     log.call()
     log.emit("stophook", met=True, failing=[])
     log.emit("campaign.end", reason="goal_met")
     r = one(log.write(tmp_path / "s"))
-    assert r.goal_met and r.tool_calls_to_goal == 2 and r.evaluations_to_goal == 1
-    assert r.time_to_goal_s == log.events[-2]["t"] and r.end_reason == "goal_met"
+    assert not r.goal_met and r.end_reason == "goal_met" and r.time_to_goal_s is None
+    assert any("cites evaluation #1, which does not meet the goal: its min 1.100x is below "
+               "the goal's 1.2x" in c for c in r.contradictions)
     assert r.duration_s == log.events[-1]["t"]
+    # the same stop on an evaluation that meets it: met, at the evaluation
+    log = Log()
+    log.evaluate(1, 1.25, 1.21)
+    log.call()
+    log.emit("stophook", met=True, failing=[], n=1)
+    log.emit("campaign.end", reason="goal_met", n=1)
+    r = one(log.write(tmp_path / "t"))
+    assert r.goal_met and r.contradictions == [] and r.evaluations_to_goal == 1
 
 
 def test_failure_explanation_is_the_text_before_the_next_action(tmp_path):

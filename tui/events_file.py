@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.eventlog import read_jsonl_counted
+from socratic import chain
+from socratic.eventlog import EVENTS_FILE, parse_jsonl, read_jsonl_counted
 from socratic.sessionfiles import SessionReader
 
 
@@ -16,6 +17,7 @@ class Chunk:
     events: list[dict[str, Any]] = field(default_factory=list)
     offset: int = 0    # where the next read starts (a last line without its newline waits)
     skipped: int = 0   # complete, non-blank lines that are not JSON objects
+    record: chain.ChainCheck | None = None   # the chain's verdict (a whole session's read)
 
 
 def read_events(path: Path, offset: int = 0) -> Chunk:
@@ -25,9 +27,13 @@ def read_events(path: Path, offset: int = 0) -> Chunk:
 
 
 def read_session_events(session: SessionReader) -> Chunk:
-    """A finished session's whole log (a folder's or a pack's), as read_events reads it."""
-    events, skipped = session.event_records()
-    return Chunk(events=events, skipped=skipped)
+    """A finished session's whole log (a folder's or a pack's), as read_events reads it,
+    without the lines its chain disowns (socratic.chain: written without the session's
+    key); `record` says what the chain found."""
+    data = session.read_bytes(EVENTS_FILE)
+    check = session.record(data)
+    events, _, skipped = parse_jsonl(chain.without_lines(data, check.bad))
+    return Chunk(events=events, skipped=skipped, record=check)
 
 
 def describe_empty(path: Path | str, skipped: int) -> str:

@@ -73,6 +73,10 @@ class ReplayScreen(CampaignScreen):
             s = "s" if self.skipped != 1 else ""
             self.notify(f"{self.events_path}: {self.skipped} malformed line{s} skipped (not "
                         "JSON objects)", severity="warning", timeout=6)
+        record = chunk.record if chunk else None
+        if record is not None and record.status == "broken":
+            self.notify(f"{self.events_path}: the record is {record.describe()}; those lines are "
+                        "not shown", severity="error", timeout=30)
         self.timeline = Timeline(events)
         start = self._start
         if start == "end":

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             if needle in text:
                 text += "\n" + markers + "\n"
                 break
-    sha = hashlib.sha256(text.encode()).hexdigest()
+    sha = hashlib.sha256(cand.read_bytes()).hexdigest()   # of the file, as the evaluator's
     build_ok = "// build-error" not in text
     ban = re.search(r"//\s*ban:\s*(\w+)", text)
     bad = re.search(r"//\s*incorrect(?!-)(?::\s*([\w,.-]+))?", text)

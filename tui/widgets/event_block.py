@@ -31,7 +31,8 @@ def render_block(b: Block) -> Text:
     elif b.kind == "eval":
         point: EvalPoint | None = b.get("point")
         t.append(f"◆ eval {b.title}", style="bold")
-        tags = [x for x in (b.get("set"), b.get("source")) if x]
+        source = b.get("source")
+        tags = [x for x in (b.get("set"), "imported" if source == "import" else source) if x]
         if tags:
             t.append(f" ({', '.join(tags)})", style="dim")
         if not b.done:
