@@ -121,6 +121,8 @@ def agent_policy(*, workspace: Path, session_dir: Path, state: Iterable[Path], t
     for entry in (env.get("PATH") or "").split(os.pathsep):
         if entry and os.path.isabs(entry) and os.path.isdir(entry):
             p = _real(entry)
+            if p.name == "shims":  # pyenv, asdf, rbenv: a shim runs its manager's own code
+                p = p.parent
             if not _within(keys, p) and p != home:  # never $HOME or a folder above the keys
                 read.append(p)
     write = [_real(p) for p in (workspace, tmp, *state, *SYSTEM_WRITE)]
