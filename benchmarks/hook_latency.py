@@ -107,7 +107,12 @@ def measure(root: Path, n_events: int, mode: str, runs: int) -> dict[str, dict[s
     ev = subprocess.run([str(ws / "evaluate")], cwd=ws, env=env, capture_output=True, text=True)
     if "evaluation #1" not in ev.stdout:
         raise SystemExit(f"./evaluate failed: {ev.stdout[-300:]}{ev.stderr[-300:]}")
-    run_one(cmds["post-tool"], ws, payload("post-tool", ws, 0), env)  # the server starts
+    server = None
+    if mode != "direct":  # started as socratic starts it before the agent (agentlaunch.py)
+        from socratic.harness.agentlaunch import start_server
+
+        server = start_server(sess)
+    run_one(cmds["post-tool"], ws, payload("post-tool", ws, 0), env)
     i = 1
     post, stop = [], []
     for _ in range(runs):
@@ -131,6 +136,8 @@ def measure(root: Path, n_events: int, mode: str, runs: int) -> dict[str, dict[s
         i += 1
     slow.wait()
     lines = sum(1 for _ in open(sess / "events.jsonl", "rb"))
+    if server is not None:
+        server.stop()
     return {"post-tool": stats(post), "stop (answered)": stats(stop),
             "16 at once": stats(par), "during eval": stats(during),
             "events at end": {"median": lines, "p95": lines, "n": 1}}
@@ -148,7 +155,7 @@ def main() -> int:
     if args.python_client:
         from socratic.harness import attach as attach_mod
 
-        attach_mod.compiled_client = lambda: None  # type: ignore[assignment]
+        attach_mod.compiled_client = lambda *a: None  # type: ignore[assignment]
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.events.split(",")]:

@@ -862,6 +862,21 @@ class ApiRetry(Event):
 
 
 @dataclass(kw_only=True)
+class AgentLaunch(Event):
+    """An outside agent started for an attached campaign: by socratic (`attach --launch`,
+    `--headless`, `socratic agent`), in a Landlock domain or not (`how` says which, or why
+    not); or found running outside socratic by its first hook (`mode` "outside", never
+    confined)."""
+
+    TYPE: ClassVar[str] = "agent.launch"
+    agent: str
+    confined: bool
+    how: str                                # "landlock ABI 7", or why it is not confined
+    mode: str                               # launch | headless | wrapper | outside
+    agent_session: str | None = None        # the agent's own session id (outside)
+
+
+@dataclass(kw_only=True)
 class Problem(Event):
     """Something that went wrong without ending the campaign and is not the API's."""
 
@@ -888,7 +903,7 @@ EVENT_CLASSES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
     CampaignStart, AgentText, ToolCall, ToolResult, EvalStart, EvalScenario, EvalEnd, EvalWait,
     EvalRetract, Trigger,
     Question, StopHook, Usage, Control, CampaignEnd, CampaignResume, ApiRetry, Problem,
-    ContextHandoff, TaskModified)}
+    ContextHandoff, TaskModified, AgentLaunch)}
 
 
 def parse_event(data: Any) -> Event | None:

@@ -58,6 +58,27 @@ class Headless:
 
 
 @dataclass(frozen=True)
+class Confine:
+    """[confine]: what the agent needs when socratic starts it confined (harness/confine.py),
+    and how its hooks are loaded from a file out of its reach."""
+
+    state: tuple[str, ...] = ()      # its own config/state: `~/.x/` folder, `~/.x.json` file,
+    #                                  `$VAR|~/.x/` the variable's value where set
+    settings: str = ""               # the hook settings file written in SESSION/agent/ ("": none)
+    settings_extra: dict[str, Any] = field(default_factory=dict)   # merged into that file
+    args: tuple[str, ...] = ()       # inserted after the program: {settings}
+    env: dict[str, str] = field(default_factory=dict)              # {settings}
+
+    def argv(self, argv: list[str], settings_file: Path | None) -> list[str]:
+        sub = str(settings_file or "")
+        return [argv[0], *(a.replace("{settings}", sub) for a in self.args), *argv[1:]]
+
+    def environ(self, settings_file: Path | None) -> dict[str, str]:
+        sub = str(settings_file or "")
+        return {k: v.replace("{settings}", sub) for k, v in self.env.items()}
+
+
+@dataclass(frozen=True)
 class AgentSpec:
     name: str
     title: str
@@ -76,6 +97,7 @@ class AgentSpec:
     extra_settings: dict[str, Any] = field(default_factory=dict)
     extra_files: dict[str, str] = field(default_factory=dict)
     headless: Headless | None = None  # how it runs without a terminal (`attach --headless`)
+    confine: Confine = field(default_factory=Confine)
 
     @property
     def has_hooks(self) -> bool:
@@ -177,7 +199,18 @@ def _parse(d: dict[str, Any]) -> AgentSpec:
         extra_settings=dict(hooks.get("extra_settings") or {}),
         extra_files={str(k): str(v) for k, v in (hooks.get("extra_files") or {}).items()},
         headless=_headless(d["headless"]) if "headless" in d else None,
+        confine=_confine(d.get("confine") or {}),
     )
+
+
+def _confine(c: dict[str, Any]) -> Confine:
+    if c.get("args") and not c.get("settings") or c.get("env") and not c.get("settings"):
+        raise ValueError("confine.args and confine.env name {settings}: give confine.settings")
+    return Confine(state=tuple(str(a) for a in c.get("state") or ()),
+                   settings=str(c.get("settings") or ""),
+                   settings_extra=dict(c.get("settings_extra") or {}),
+                   args=tuple(str(a) for a in c.get("args") or ()),
+                   env={str(k): str(v) for k, v in (c.get("env") or {}).items()})
 
 
 def _headless(h: dict[str, Any]) -> Headless:
@@ -222,8 +255,11 @@ def merge_settings(existing: dict[str, Any], extra: dict[str, Any]) -> dict[str,
 
 
 def render_settings(spec: AgentSpec, hook_command: str,
-                    timeouts_s: dict[str, float]) -> str:
-    """The agent's settings file (JSON) with socratic's hooks."""
+                    timeouts_s: dict[str, float], confined: bool = False) -> str:
+    """The agent's settings file (JSON) with socratic's hooks; `confined`: the file socratic
+    loads from out of the agent's reach (`[confine] settings`), with its extra settings."""
     data = merge_settings(spec.extra_settings,
                           {"hooks": spec.hook_settings(hook_command, timeouts_s)})
+    if confined:
+        data = merge_settings(data, spec.confine.settings_extra)
     return json.dumps(data, indent=2) + "\n"

@@ -9,7 +9,6 @@ EVENT` (none for manual: its commands are run by hand, harness/manual.py).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import shlex
@@ -31,6 +30,7 @@ from socratic.harness.sessionlog import SessionLog
 from socratic.contracts import Goal
 from socratic.harness.task import CampaignTask
 from socratic.harness.tools import scrubbed_env
+from socratic.pyproc import clean_env
 
 EVALUATE = "evaluate"   # the workspace command the agent runs
 LAUNCH_PROMPT = ("Read {instructions} in this directory and follow it: optimize candidate.cu "
@@ -217,30 +217,33 @@ def client_code() -> str:
             f"sys.exit(hookclient.main(sys.argv[1:]))")
 
 
-@functools.cache
-def compiled_client() -> Path | None:
+AGENT_DIR = "agent"   # SESSION/agent: the hook client and the agent's hook settings, out of its reach
+
+
+def agent_dir(session_dir: Path) -> Path:
+    return session_dir / AGENT_DIR
+
+
+def compiled_client(dest: Path) -> Path | None:
     """hookclient.c built with the host C compiler (nvcc needs one: where socratic builds
-    kernels it is there), cached by its source; None without a compiler (the hooks run the
-    Python client, a few milliseconds slower to start)."""
+    kernels it is there) into `dest` (the session's own folder, which a confined agent
+    cannot write: never a shared cache that a later `attach` would reuse); None without a
+    compiler (the hooks run the Python client, a few milliseconds slower to start)."""
     src = hookclient_dir() / "hookclient.c"
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None or not src.is_file():
         return None
-    data = src.read_bytes()
-    from socratic.gpulock import cache_base
-
-    out = cache_base() / "hookclient" / f"hookclient-{hashlib.sha256(data).hexdigest()[:16]}"
-    if out.is_file() and os.access(out, os.X_OK):
-        return out
+    out = dest / "hookclient"
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        dest.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
         done = subprocess.run([cc, "-O2", "-o", str(tmp), str(src)], capture_output=True,
-                              timeout=120)
+                              timeout=120, env=clean_env(), cwd=dest)
         if done.returncode != 0:
             tmp.unlink(missing_ok=True)
             return None
         os.replace(tmp, out)
+        out.chmod(0o555)
     except (OSError, subprocess.SubprocessError):
         return None
     return out
@@ -262,6 +265,14 @@ def isolation_flags() -> list[str]:
     return ["-P"] if sys.version_info >= (3, 11) else []
 
 
+def hook_settings_file(session_dir: Path, spec: agentspec.AgentSpec) -> Path | None:
+    """The agent's hook settings in the session's agent folder (read-only to a confined
+    agent), loaded by the launch (`[confine] settings`); None where the agent has none."""
+    if not spec.confine.settings:
+        return None
+    return agent_dir(session_dir.resolve()) / spec.confine.settings
+
+
 def _root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -273,7 +284,7 @@ def write_workspace(session: Session, spec: agentspec.AgentSpec, task: CampaignT
     # exec: the agent is the hook's parent; the client runs in a few milliseconds and
     # nothing in the workspace can stand in for one of its modules (hookclient.py)
     flags = f" --flags {shlex.quote(' '.join(isolation_flags()))}"
-    compiled = compiled_client()
+    compiled = compiled_client(agent_dir(session.dir))
     if compiled is not None:  # the same client in C: no interpreter to start (hookclient.c)
         client = (f"exec {shlex.quote(str(compiled))} {shlex.quote(sys.executable)} "
                   f"{shlex.quote(str(hookclient_dir()))}{flags}")
@@ -297,6 +308,11 @@ def write_workspace(session: Session, spec: agentspec.AgentSpec, task: CampaignT
     settings_file.parent.mkdir(parents=True, exist_ok=True)
     settings_file.write_text(agentspec.render_settings(spec, hook_command, settings.timeouts_s),
                              encoding="utf-8")
+    flag = hook_settings_file(session.dir, spec)
+    if flag is not None:  # what socratic loads when it starts the agent (harness/agentlaunch.py)
+        flag.parent.mkdir(parents=True, exist_ok=True)
+        flag.write_text(agentspec.render_settings(spec, hook_command, settings.timeouts_s,
+                                                  confined=True), encoding="utf-8")
     for rel, text in spec.extra_files.items():
         p = ws / rel
         p.parent.mkdir(parents=True, exist_ok=True)

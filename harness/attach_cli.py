@@ -3,10 +3,10 @@ the handlers."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,6 +52,21 @@ def register(sub) -> None:
     p.set_defaults(handler=handle_attach)
 
     p = sub.add_parser(
+        "agent", help="start an attached session's agent confined (in its workspace)",
+        description="Starts the coding agent of the attached session whose workspace this "
+        "is (or --session) as `attach --launch` does: the session server first, then the "
+        "agent in a Landlock domain (it writes only its workspace, its own config folders "
+        "and a private temporary folder), its hooks loaded from a file it cannot edit. "
+        "ARGS replace the agent's launch arguments (default: its launch prompt).")
+    p.add_argument("name", choices=[n for n in agents if n != "manual"], metavar="NAME",
+                   help="the agent: " + ", ".join(n for n in agents if n != "manual"))
+    p.add_argument("--session", metavar="DIR", help="the session (default: found from the "
+                   "workspace marker)")
+    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
+                   help="the agent's own arguments")
+    p.set_defaults(handler=handle_agent)
+
+    p = sub.add_parser(
         "hook", help="called by an attached agent's hooks (reads its JSON on stdin), or by hand",
         description="The command every hook written by `socratic attach` runs: EVENT is "
         "session-start, prompt, post-tool or stop; the agent's JSON payload comes on stdin "
@@ -77,6 +92,7 @@ def register(sub) -> None:
     p.add_argument("--block", metavar="WORD", default="block",
                    help="stop: the agent's word for a refused stop, used when socratic "
                    "fails before it knows the agent (the hook commands attach writes say it)")
+    p.add_argument("--held", action="store_true", help=argparse.SUPPRESS)  # serve: by a launcher
     p.intermixed = True  # `hook say --session DIR TEXT`
     p.set_defaults(handler=handle_hook)
 
@@ -130,17 +146,38 @@ def handle_attach(args) -> int:
         return 0
     if args.headless:
         return _headless(a.session.dir, resume=False, model=args.model)
-    print(f"socratic: start the agent with:\n  {a.launch_line}", file=sys.stderr)
+    ws = shlex.quote(str(a.session.workspace))
+    print(f"socratic: start the agent, confined, with:\n  cd {ws} && socratic agent "
+          f"{a.spec.name}\n(by itself, unconfined and on the record so: {a.launch_line})",
+          file=sys.stderr)
     if not args.launch:
         return 0
-    env = dict(os.environ)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(a.spec.root_env)
-    try:
-        return subprocess.call(a.launch_argv, cwd=a.session.workspace, env=env)
-    except FileNotFoundError:
-        raise InputError(f"--launch: `{a.launch_argv[0]}` not found on PATH (install it: "
-                         f"{a.spec.install})") from None
+    from socratic.harness.agentlaunch import run_interactive
+
+    return run_interactive(a.session.dir, a.launch_argv, "launch")
+
+
+def handle_agent(args) -> int:
+    """`socratic agent NAME [ARGS...]`: the attached session's agent started as socratic
+    starts it (server first, confined, hooks out of its reach), in this terminal."""
+    from socratic.harness import agentspec
+    from socratic.harness.agentlaunch import run_interactive
+    from socratic.harness.attached_campaign import AttachedCampaign
+    from socratic.harness.hooks import find_session
+
+    session = Path(args.session) if args.session else find_session(os.getcwd())
+    if not (session / "events.jsonl").is_file():
+        raise InputError(f"{session}: not a started campaign session (no events.jsonl)")
+    camp = AttachedCampaign(session)
+    if camp.settings.agent != args.name:
+        raise InputError(f"socratic agent {args.name}: {session} is attached to "
+                         f"--agent {camp.settings.agent}")
+    spec = agentspec.load(args.name)
+    if args.args:
+        argv = [spec.command[0], *args.args]
+    else:
+        argv = spec.launch_argv(camp.settings.launch_prompt, camp.session.workspace)
+    return run_interactive(session, argv, "wrapper")
 
 
 def _check_runnable(agent: str) -> None:
@@ -256,7 +293,7 @@ def handle_hook(args) -> int:
         if args.event == "serve":
             from socratic.harness.hookserver import serve
 
-            return serve(_session(args))
+            return serve(_session(args), held=args.held)
         if args.event == "evaluate":
             from socratic.harness.hooks import run_evaluate
 

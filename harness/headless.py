@@ -32,7 +32,7 @@ from typing import Any
 from socratic.contracts import CampaignEnd, CampaignResume, StopHook, ToolCall, read_events
 from socratic.errors import InputError
 
-from socratic.harness import agentspec
+from socratic.harness import agentlaunch, agentspec
 from socratic.harness.attached_campaign import AttachedCampaign, HookState, HOOK_STATE
 
 AGENT_LOG = "agent.log"      # the agent's own stdout and stderr, every run appended
@@ -163,29 +163,27 @@ def run(session_dir: Path, *, resume: bool, model: str | None = None,
     prompt = resume_prompt(spec.instructions) if resume else camp.settings.launch_prompt
     argv = spec.headless.argv(prompt, spec.model_flag, model,
                               (state.agent_session or None) if resume else None)
-    env = dict(os.environ, **spec.headless.env)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(spec.root_env)
-    first_seq = last_seq(camp.session.dir) + 1
     log_path = camp.session.dir / AGENT_LOG
     offset = log_path.stat().st_size if log_path.exists() else 0
+    # the server first (outside the agent's reach), then the agent, confined
+    launch = agentlaunch.prepare(camp.session.dir, argv, "headless", spec.headless.env)
+    first_seq = last_seq(camp.session.dir) + 1
     stopper = Stopper()
     handlers = {s: signal.signal(s, stopper) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         with open(log_path, "ab") as log:
-            shown = " ".join("PROMPT" if a == prompt else shlex.quote(a) for a in argv)
+            shown = " ".join("PROMPT" if a == prompt else shlex.quote(a) for a in launch.argv)
             log.write(f"--- socratic {time.strftime('%Y-%m-%d %H:%M:%S')}: {shown}\n".encode())
             log.flush()
+            stopper.proc = agentlaunch.popen(launch, stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            say(f"{spec.title} runs headless in {camp.session.workspace}"
+                f"{'' if launch.confinement.confined else ' UNCONFINED (' + launch.confinement.how + ')'}"
+                f" (its output: {log_path})")
             try:
-                stopper.proc = subprocess.Popen(argv, cwd=camp.session.workspace, env=env,
-                                                stdin=subprocess.DEVNULL, stdout=log,
-                                                stderr=subprocess.STDOUT, start_new_session=True)
-            except FileNotFoundError:
-                raise InputError(f"--headless: `{argv[0]}` not found on PATH (install it: "
-                                 f"{spec.install})") from None
-            say(f"{spec.title} runs headless in {camp.session.workspace} (its output: "
-                f"{log_path})")
-            code, over_time = _wait(stopper, camp)
+                code, over_time = _wait(stopper, camp)
+            finally:
+                launch.close()  # the server answers what is in flight, then exits
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)

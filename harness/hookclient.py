@@ -7,13 +7,18 @@ Written into the agent's hook settings by `socratic attach` as
 `-I -S`: the standard library only, nothing from the working directory (an agent's
 `json.py` cannot shadow a module) and no site-packages (no `.pth` file runs), so it starts
 in a few milliseconds. It finds the session from the workspace marker, hands the agent's
-payload to the session's server over a Unix socket (harness/hookserver.py, started here
-when it is not running), prints the answer and acknowledges it: the questions in an
-answer count as delivered only once it was printed.
+payload to the session's server over a Unix socket (harness/hookserver.py), prints the
+answer and acknowledges it: the questions in an answer count as delivered only once it
+was printed.
 
-When no server can be reached it runs the hook in a process of its own, as before the
-server existed (`PYTHON FLAGS -m socratic hook EVENT`); a stop that fails even there is
-refused, never let through. Nothing here imports socratic.
+It never starts a server: socratic starts one, outside the agent's Landlock domain, before
+it starts the agent (harness/agentlaunch.py); a hook runs inside that domain, and a server
+it started would write the record with whatever the agent put in its environment. When no
+server can be reached it runs the hook in a process of its own (`PYTHON FLAGS -m socratic
+hook EVENT`, with an allow-listed environment): an agent started by socratic cannot write
+the session, so there the hook fails and a stop is refused; an agent started by hand (no
+server) is served this way, unconfined. A stop that fails is refused, never let through.
+Nothing here imports socratic.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import sys
 import time
 
 MARKER = ".socratic-session"
-START_WAIT_S = 10.0     # a server being started gets this long to listen
 PROTOCOL = "socratic-hook/1"
 
 # The exchange, kept free of the json module (its import costs 10 ms):
@@ -123,33 +127,6 @@ def connect(path: str) -> _socket.socket | None:
         return None
 
 
-def start_server(session: str, path: str, flags: list[str]) -> _socket.socket | None:
-    """Start the session's server and wait until it listens (None if it does not)."""
-    import subprocess
-
-    try:
-        log = open(os.path.join(session, "hookserver.log"), "ab")  # noqa: SIM115 - the child's
-    except OSError:
-        return None
-    with log:
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, *flags, "-m", "socratic", "hook", "serve", "--session", session],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=session,
-                start_new_session=True)  # not the agent's: it outlives this hook
-        except OSError:
-            return None
-    deadline = time.monotonic() + START_WAIT_S
-    while time.monotonic() < deadline:
-        s = connect(path)
-        if s is not None:
-            return s
-        if proc.poll() is not None:  # it exited: another server won the race, or it failed
-            return connect(path)
-        time.sleep(0.005)
-    return None
-
-
 def recv_line(s: _socket.socket) -> tuple[bytes, bytes]:
     """(the first line, what came after it); OSError if the peer hangs up first."""
     buf = b""
@@ -185,20 +162,51 @@ def ask(s: _socket.socket, head: str, body: bytes) -> tuple[str, bool, bytes, by
     return code, ack == "1", out, err
 
 
+# the environment socratic's own Python processes get: socratic/pyproc.py's allow-list,
+# repeated here (this client imports nothing of socratic; a test keeps the two equal)
+KEEP_EXACT = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM", "NO_COLOR", "TZ",
+    "TMPDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+    "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+    "CC", "CXX", "SSH_AUTH_SOCK",
+})
+KEEP_PREFIXES = ("LC_", "SOCRATIC_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "CLAUDE_", "CODEX_")
+DROP_PREFIXES = ("PYTHON", "LD_", "DYLD_")
+
+
+def clean_env(session: str | None) -> dict[str, str]:
+    """The hook process's environment: no PYTHONPATH, no LD_PRELOAD, nothing not listed
+    (the evaluator it may start inherits it); the session named, so that its working
+    directory need not be the workspace."""
+    env = {k: v for k, v in os.environ.items()
+           if (k in KEEP_EXACT or k.startswith(KEEP_PREFIXES)) and not k.startswith(DROP_PREFIXES)}
+    env.setdefault("PATH", os.defpath)
+    if session:
+        env["SOCRATIC_SESSION"] = session
+    return env
+
+
 def fallback(argv: list[str], flags: list[str], payload: bytes | None, event: str,
-             block: str) -> int:
-    """The hook in a process of its own (no server): socratic's full command."""
+             block: str, session: str | None = None) -> int:
+    """The hook in a process of its own (no server): socratic's full command, isolated
+    (`-I` where socratic imports so, an allow-listed environment, the session folder as
+    its working directory once the session is known)."""
     import subprocess
 
     cmd = [sys.executable, *flags, "-m", "socratic", "hook", *argv]
+    env = clean_env(session)
+    cwd = session if session and os.path.isdir(session) else None
     if payload is None:  # ./evaluate: nothing on stdin, its output is the table
         try:
-            os.execv(sys.executable, cmd)
+            if cwd:
+                os.chdir(cwd)
+            os.execve(sys.executable, cmd, env)
         except OSError as exc:
             print(f"socratic: error: cannot run {sys.executable}: {exc}", file=sys.stderr)
             return 1
     try:
-        done = subprocess.run(cmd, input=payload, stdout=subprocess.PIPE, check=False)
+        done = subprocess.run(cmd, input=payload, stdout=subprocess.PIPE, check=False, env=env,
+                              cwd=cwd)
         out, code = done.stdout, done.returncode
     except OSError as exc:
         out, code = b"", 1
@@ -268,23 +276,21 @@ def main(argv: list[str]) -> int:
             or find_session([payload_cwd(payload)])
         if session is None:
             return fallback(rest, flags, payload, event, block)  # its one-line error
+    session = os.path.abspath(session)
     if os.environ.get("SOCRATIC_HOOK_SERVER") == "0":  # asked for: every hook on its own
-        return fallback(rest, flags, payload, event, block)
-    session = os.path.abspath(session)  # the server starts in the session folder
+        return fallback(rest, flags, payload, event, block, session)
     try:
         path = socket_path(session)
     except OSError:
-        return fallback(rest, flags, payload, event, block)
+        return fallback(rest, flags, payload, event, block, session)
     s = connect(path) if os.path.exists(path) else None
-    if s is None and private_dir(socket_dir()):
-        s = start_server(session, path, flags)
     if s is None:
-        return fallback(rest, flags, payload, event, block)
+        return fallback(rest, flags, payload, event, block, session)
     try:
         head = "\t".join([PROTOCOL, kind, event, repr(started), str(len(body)), scenarios])
         reply = ask(s, head, body)
         if reply is None:  # the server went away mid-answer
-            return fallback(rest, flags, payload, event, block)
+            return fallback(rest, flags, payload, event, block, session)
         code, ack, out, err = reply
         if code == "fail":
             why = out.decode("utf-8", "replace")

@@ -2,10 +2,12 @@
 the campaign loaded between hooks and answers them over a Unix socket; the hook command
 is a tiny client (hookclient.py).
 
-- Started by `socratic attach`, or by the first hook that finds none; a second one started
-  at the same moment sees the first one's lock and exits. It exits when the campaign has
-  ended and nothing is in flight, or after IDLE_S without a request: the next hook starts
-  it again, rebuilt from the files.
+- Started by socratic before the agent (harness/agentlaunch.py), outside the agent's
+  Landlock domain and with an allow-listed environment, never by a hook; a second one
+  started at the same moment sees the first one's lock and exits. Held (`--held`): it
+  serves until its launcher closes its stdin (the launcher writes `agent PID` lines there:
+  the agents it started). Otherwise it exits when the campaign has ended and nothing is in
+  flight, or after IDLE_S without a request.
 - The campaign (harness/attached_campaign.py) is loaded once and changed in memory; each request is
   answered under the session's writer lock, as a hook process is, and its state is saved
   before the answer goes out, so that the files always hold what a restart needs. A
@@ -54,8 +56,11 @@ INBOX_POLL_S = 1.0      # the engineer's commands are read this often between ho
 
 
 class HookServer:
-    def __init__(self, session_dir: Path) -> None:
+    def __init__(self, session_dir: Path, held: bool = False) -> None:
         self.dir = session_dir
+        self.held_by_launcher = held          # serves until its launcher lets go (stdin)
+        self.launcher_gone = False
+        self.agents: set[int] = set()         # the pids of the agents its launcher started
         self.lock = threading.Lock()          # whoever holds it changes the campaign
         self.local = threading.local()        # the request this thread answers
         self.camp = AttachedCampaign(session_dir)
@@ -220,9 +225,30 @@ class HookServer:
         with self.lock:
             if self.in_flight:
                 return False
-            ended = self.camp.ended is not None
             gone = not self.camp.session.events.exists()  # the session was deleted
+            if self.held_by_launcher:  # the agent may go on after an end (a prompt resumes)
+                return gone or self.launcher_gone
+            ended = self.camp.ended is not None
             return ended or gone or time.monotonic() - self.last_request > IDLE_S
+
+    def read_launcher(self) -> None:
+        """Its launcher's lines (`agent PID`), or its end (EOF: the server winds down)."""
+        if not self.held_by_launcher or self.launcher_gone:
+            return
+        try:
+            readable, _, _ = select.select([sys.stdin.buffer], [], [], 0)
+            if not readable:
+                return
+            data = os.read(sys.stdin.fileno(), 4096)
+        except (OSError, ValueError):
+            data = b""
+        if not data:
+            self.launcher_gone = True
+            return
+        for line in data.decode("ascii", "replace").splitlines():
+            word, _, pid = line.partition(" ")
+            if word == "agent" and pid.strip().isdigit():
+                self.agents.add(int(pid))
 
 
 @dataclass
@@ -267,9 +293,10 @@ def _wait_ack(conn: socket.socket) -> bool:
         conn.settimeout(None)
 
 
-def serve(session_dir: Path) -> int:
-    """`socratic hook serve --session DIR`: run the session's server until the campaign
-    ends or it is idle. Exit 0 also when another server already serves the session."""
+def serve(session_dir: Path, held: bool = False) -> int:
+    """`socratic hook serve --session DIR [--held]`: run the session's server until the
+    campaign ends or it is idle (held: until its launcher closes its stdin). Exit 0 also
+    when another server already serves the session."""
     session_dir = session_dir.resolve()
     if not (session_dir / "events.jsonl").exists() and not (session_dir / "config.json").exists():
         raise InputError(f"{session_dir}: no campaign session there")
@@ -291,16 +318,17 @@ def serve(session_dir: Path) -> int:
     os.chmod(path, 0o600)
     bound = os.stat(path).st_ino
     listener.listen(64)
-    listener.settimeout(INBOX_POLL_S)
+    listener.settimeout(INBOX_POLL_S if not held else 0.2)
     server: HookServer | None = None
     try:
-        server = HookServer(session_dir)
+        server = HookServer(session_dir, held=held)
         print(f"socratic hook serve: pid {os.getpid()} serving {session_dir} on {path}",
               file=sys.stderr)
         while not server.done():
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
+                server.read_launcher()
                 server.poll_inbox()
                 server.sync()
                 continue

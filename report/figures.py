@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart, EvalEnd, EvalResult,
-                                EvalScenario, EvalStart, EvalSummary, Goal, Question, Retractions,
+from socratic.contracts import (AgentLaunch, AgentText, CampaignEnd, CampaignResume, CampaignStart, EvalEnd,
+                                EvalResult, EvalScenario, EvalStart, EvalSummary, Goal, Question, Retractions,
                                 StopHook, ToolCall, Trigger, Usage)
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.report.churn import Churn, churn
@@ -212,11 +212,28 @@ class SessionReport:
     record: dict[str, Any] = field(default_factory=dict)   # the chain's verdict (verdict.py)
     contradictions: list[str] = field(default_factory=list)  # the record against itself
     imported: int = 0                # evaluations imported (`hook evaluate --import`)
+    # an outside agent (attach): started by socratic in a Landlock domain every time (and
+    # never found running outside it); None where no outside agent ran (run, by hand)
+    confined: bool | None = None
+    confined_detail: str = ""        # why not, in words
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["churn"] = self.churn.to_dict()
         return d
+
+
+def confinement(agent: str | None, events: list[Any]) -> tuple[bool | None, str]:
+    """(confined, why not) of an attached campaign's agent, from its `agent.launch` events."""
+    if agent in (None, "", DEFAULT_AGENT, "manual"):
+        return None, ""
+    launches = [e for e in events if isinstance(e, AgentLaunch)]
+    if not launches:
+        return False, "the agent was not started by socratic (no agent.launch in the log)"
+    bad = next((e for e in launches if not e.confined), None)
+    if bad is not None:
+        return False, f"{bad.agent} started {bad.mode} unconfined: {bad.how}"
+    return True, ""
 
 
 def _declared_or_extra(start: CampaignStart, name: str) -> Any:
@@ -466,6 +483,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
     c = churn([sources.get(p.sha) for p in series])
     n_q = len(gains)
     agent = _declared_or_extra(start, "agent")
+    confined, confined_why = confinement(agent, events)
     if end is not None and not counts_as_met(end.reason):
         goal_at = None   # hooks_silent, agent_exited: no goal check of it stands
     return SessionReport(
@@ -486,7 +504,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         record=record_dict(files.record), contradictions=verdict.contradictions,
         imported=sum(1 for p in series if p.imported),
         end_detail=end_detail(end.reason, {**end.extra, **vars(end)}) if end else "",
-        cost_known=priced,
+        cost_known=priced, confined=confined, confined_detail=confined_why,
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,
         evaluations_to_goal=goal_at[2] if goal_at else None,

@@ -121,6 +121,8 @@ def summary_lines(r: SessionReport) -> list[str]:
         + (f"; best evaluation (min, then geomean) #{r.best_evaluation}"
            if r.best_evaluation is not None else ""),
         *([f"  ! {r.end_detail}"] if r.end_detail else []),
+        *([f"  ! confined: false ({r.confined_detail}): the agent could reach the session's "
+           f"files, so the record is only as good as its honesty"] if r.confined is False else []),
         *[f"  {line}" for line in retraction_lines(r)],
         f"  {goal_text(r)}",
         f"  record: {record_text(r)}",

@@ -120,7 +120,8 @@ def test_an_agent_whose_hooks_never_fire_ends_hooks_silent(tmp_path):
     r = socratic("attach", "rmsnorm", "--agent", "claude", "--session-dir", str(sess),
                  env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    (sess / "workspace" / ".claude" / "settings.json").unlink()   # its hooks are gone
+    (sess / "workspace" / ".claude" / "settings.json").unlink()   # its hooks are gone,
+    (sess / "agent" / "claude-settings.json").write_text("{}")     # here too (by hand)
     with fake_api("claude", tmp_path, [faster("claude"), {"text": "Done: 1.35x."}],
                   env) as aenv:
         r = socratic("attach", str(sess), "--resume", "--headless", env=aenv, cwd=tmp_path)

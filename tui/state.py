@@ -239,6 +239,8 @@ class CampaignState:
     started: bool = False
     auto: bool | None = None
     agent: str = ""           # an attached campaign's agent (no process holds its session)
+    confined: bool | None = None  # its agent's launches: all in a Landlock domain (agent.launch)
+    confined_how: str = ""
     # run state
     status: str = "starting"  # starting|running|paused|waiting|stopping|ended
     end_reason: str = ""
@@ -610,6 +612,12 @@ class CampaignState:
                                  detail=q.trigger or "",
                                  data=(("bank_id", bank_id),)))
 
+    def _agent_launch(self, ev: c.AgentLaunch, seq: int, t: float) -> None:
+        """An outside agent started: once one ran unconfined, the campaign is unconfined."""
+        if self.confined is not False:
+            self.confined = ev.confined
+            self.confined_how = ev.how
+
     def _problem(self, ev: c.Problem, seq: int, t: float) -> None:
         """Something went wrong without ending the campaign (a bank lookup, say): shown in
         the transcript, so a trigger without suggestions has its reason beside it."""
@@ -681,6 +689,7 @@ _HANDLERS: dict[type, Any] = {
     c.CampaignResume: CampaignState._resume,
     c.ApiRetry: CampaignState._api_retry,
     c.Problem: CampaignState._problem,
+    c.AgentLaunch: CampaignState._agent_launch,
 }
 
 # events that show the agent working again after a `wait`

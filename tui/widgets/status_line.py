@@ -1,6 +1,7 @@
 """One line: state (and, while the API is retried, which attempt failed with what and when
 the next try is), campaign time, evaluations, tool calls, tokens and cost, last trigger,
-auto-questions, pending questions, malformed lines skipped."""
+auto-questions, pending questions, malformed lines skipped; `confined: false` when an
+attached agent ran outside its Landlock domain."""
 
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ class StatusLine(Static):
             parts.insert(0, ("⧗ GPU turn" if compact else
                              f"⧗ waiting for the GPU: {state.gpu_wait}", "bold"))
         # what needs attention before what is only informative (a narrow line is cut)
+        if state.confined is False:  # the agent could reach the session's files
+            parts.insert(0, ("⚠ UNCONFINED" if compact else "⚠ confined: false", "bold"))
         if pending:
             parts.append((f"{pending} pending", "bold"))
         if skipped:
