@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template

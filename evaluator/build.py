@@ -90,6 +90,8 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
         code = Path(source).read_bytes()
     except OSError as exc:
         raise InputError(f"{source}: cannot read {label}: {exc.strerror}") from None
+    if b"\0" in code[:65536]:  # a binary file: nvcc would echo kilobytes of raw bytes
+        raise InputError(f"{source}: a binary file, not CUDA source (give the .cu file)")
     sha = hashlib.sha256(code).hexdigest()
     src_dir = str(Path(source).resolve().parent)   # on the include path, so part of the build
     key = hashlib.sha256(

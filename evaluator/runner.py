@@ -55,7 +55,7 @@ from socratic.evaluator.protocol import (
     WorkerJob,
     parse_message,
 )
-from socratic.taskfile import Scenario, Task, TaskError, load_task
+from socratic.taskfile import Scenario, load_task
 from socratic.gpulock import Holder, gpu_turn
 from socratic.gpuinfo import gpu_present
 from socratic.pyproc import clean_env, isolated_python, private_cwd

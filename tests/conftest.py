@@ -15,6 +15,10 @@ def pytest_configure(config):
     os.environ.setdefault("SOCRATIC_GPU_LOCKS", tempfile.mkdtemp(prefix="socratic-gpu-locks-"))
     # the session servers the hooks of this run start exit soon after their last hook
     os.environ.setdefault("SOCRATIC_HOOK_SERVER_IDLE_S", "30")
+    # builds go to a cache of the tests' own, not the user's ~/.cache/socratic (kept between
+    # runs, so a second run builds nothing)
+    os.environ.setdefault("SOCRATIC_CACHE", os.path.join(tempfile.gettempdir(),
+                                                         f"socratic-test-cache-{os.getuid()}"))
 
 
 @functools.lru_cache(maxsize=1)
