@@ -217,3 +217,25 @@ def test_hook_latency_help_explains_every_option():
     for words in ("hook calls measured per case", "session sizes", "through the session server",
                   "write the results to this JSON file"):
         assert words in " ".join(out.split())
+
+
+async def test_typing_roofline_asks_the_roofline_question_not_a_scattered_suggestion():
+    from textual.app import App
+
+    from socratic.bank import load_bank, search
+    from socratic.tui.widgets.question_picker import QuestionPicker
+
+    bank = load_bank()
+
+    class Host(App):
+        def compose(self):
+            yield QuestionPicker(bank, ["bound.latency-chain"], set(), "plateau", search=search)
+
+    async with Host().run_test(size=(100, 30)) as pilot:
+        picker = pilot.app.query_one(QuestionPicker)
+        picker.refill("roofline")
+        await pilot.pause()
+        assert picker.shown[0].id == "bound.roofline-fraction"
+        picker.refill("latency chain")   # a suggestion the words name plainly stays on top
+        await pilot.pause()
+        assert picker.shown[0].id == "bound.latency-chain"
