@@ -239,3 +239,15 @@ async def test_typing_roofline_asks_the_roofline_question_not_a_scattered_sugges
         picker.refill("latency chain")   # a suggestion the words name plainly stays on top
         await pilot.pause()
         assert picker.shown[0].id == "bound.latency-chain"
+
+
+def test_attach_launch_without_the_agent_creates_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    session = tmp_path / "s"
+    args = ["attach", "rmsnorm", "--agent", "claude", "--launch", "--session-dir", str(session)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "`claude` not found on PATH" in err and "nothing was created" in err
+    assert not session.exists()
+    assert main(args) == 2                  # the retry says the same, not "already holds a campaign"
+    assert "`claude` not found on PATH" in capsys.readouterr().err
