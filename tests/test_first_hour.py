@@ -251,3 +251,25 @@ def test_attach_launch_without_the_agent_creates_nothing(tmp_path, monkeypatch, 
     assert not session.exists()
     assert main(args) == 2                  # the retry says the same, not "already holds a campaign"
     assert "`claude` not found on PATH" in capsys.readouterr().err
+
+
+def test_unpack_on_a_full_disk_names_the_path_and_leaves_no_partial_folder(tmp_path, monkeypatch, capsys):
+    import errno
+
+    calls = {"n": 0}
+    real = Path.write_bytes
+
+    def full(self, data):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    dest = tmp_path / "copy"
+    assert main(["unpack", "fa3-h200", str(dest)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and str(dest) in err
+    assert not dest.exists()                   # the retry is not blocked
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert main(["unpack", "fa3-h200", str(dest)]) == 0
