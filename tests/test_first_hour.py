@@ -273,3 +273,13 @@ def test_unpack_on_a_full_disk_names_the_path_and_leaves_no_partial_folder(tmp_p
     assert not dest.exists()                   # the retry is not blocked
     monkeypatch.setattr(Path, "write_bytes", real)
     assert main(["unpack", "fa3-h200", str(dest)]) == 0
+
+
+def test_a_value_below_the_goal_never_reads_as_the_goal():
+    from socratic.tui import format as fmt
+
+    assert fmt.speedup(0.996, goal=1.0) == "0.99×"       # it is marked slow: it must read below
+    assert fmt.speedup(0.996) == "1.00×"
+    assert fmt.speedup(1.004, goal=1.0) == "1.00×"       # at or above: rounded as usual
+    assert fmt.speedup(1.096, goal=1.10) == "1.09×"
+    assert fmt.speedup(None, goal=1.0) == "-"
