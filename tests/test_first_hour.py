@@ -283,3 +283,20 @@ def test_a_value_below_the_goal_never_reads_as_the_goal():
     assert fmt.speedup(1.004, goal=1.0) == "1.00×"       # at or above: rounded as usual
     assert fmt.speedup(1.096, goal=1.10) == "1.09×"
     assert fmt.speedup(None, goal=1.0) == "-"
+
+
+@pytest.mark.parametrize("mode", ["watch", "replay", "fleet"])
+async def test_the_footer_keeps_help_and_quit_at_40_columns(mode):
+    from textual.app import App
+
+    from socratic.tui.widgets.key_hints import KeyHints
+
+    class Host(App):
+        def compose(self):
+            yield KeyHints(mode)
+
+    async with Host().run_test(size=(40, 5)) as pilot:
+        await pilot.pause()
+        hints = pilot.app.query_one(KeyHints)
+        text = str(hints.render())
+        assert "? help" in text and "^q quit" in text and len(text.rstrip()) <= 40, text
