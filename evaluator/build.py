@@ -90,9 +90,10 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
         code = Path(source).read_bytes()
     except OSError as exc:
         raise InputError(f"{source}: cannot read {label}: {exc.strerror}") from None
-    if b"\0" in code[:65536]:  # a binary file: nvcc would echo kilobytes of raw bytes
-        raise InputError(f"{source}: a binary file, not CUDA source (give the .cu file)")
     sha = hashlib.sha256(code).hexdigest()
+    if b"\0" in code[:65536]:  # a binary file: a failed build, without nvcc's kilobytes of raw bytes
+        return BuildResult(ok=False, cached=False, seconds=0.0, command="", sha256=sha,
+                           log=f"{source}: error: a binary file, not CUDA source (give the .cu file)")
     src_dir = str(Path(source).resolve().parent)   # on the include path, so part of the build
     key = hashlib.sha256(
         "\0".join([CACHE_VERSION, sha, command_template, EXTRA_FLAGS, src_dir, toolchain_id()]).encode()
