@@ -145,10 +145,12 @@ def measure(root: Path, n_events: int, mode: str, runs: int) -> dict[str, dict[s
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=60)
-    ap.add_argument("--events", default="73,25000")
-    ap.add_argument("--modes", default="server,direct")
-    ap.add_argument("--json", metavar="OUT")
+    ap.add_argument("--runs", type=int, default=60, help="hook calls measured per case (default 60)")
+    ap.add_argument("--events", default="73,25000",
+                    help="session sizes to measure, events in the log, comma-separated (default 73,25000)")
+    ap.add_argument("--modes", default="server,direct",
+                    help="server (through the session server) and/or direct (SOCRATIC_HOOK_SERVER=0)")
+    ap.add_argument("--json", metavar="OUT", help="also write the results to this JSON file")
     ap.add_argument("--python-client", action="store_true",
                     help="the hook commands of a machine without a C compiler")
     args = ap.parse_args()

@@ -15,7 +15,7 @@ from socratic.errors import InputError
 
 # verb modules, in the order shown by --help; each exposes register(subparsers)
 PART_CLIS = ("socratic.evaluator.cli", "socratic.bank.cli", "socratic.harness.cli", "socratic.tui.cli",
-             "socratic.report.cli", "socratic.packcli", "socratic.fleet.cli")
+             "socratic.report.cli", "socratic.packcli", "socratic.fleet.cli", "socratic.tasknew")
 
 
 class Parser(argparse.ArgumentParser):

@@ -66,3 +66,36 @@ def gpu_present() -> str | None:
     except Exception as exc:  # noqa: BLE001 - no driver library at all: any error
         return f"no NVIDIA driver ({type(exc).__name__})"
     return None
+
+
+def device_cc(timeout_s: float = 10.0) -> tuple[int, int] | None:
+    """The compute capability of the GPU this process would use (CUDA device 0: the driver
+    honours CUDA_VISIBLE_DEVICES), else nvidia-smi's first GPU; None on a machine without one."""
+    try:
+        from cuda.bindings import driver
+        if driver.cuInit(0)[0] == driver.CUresult.CUDA_SUCCESS:
+            attr = driver.CUdevice_attribute
+            err, dev = driver.cuDeviceGet(0)
+            e1, major = driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+            e2, minor = driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+            if err == e1 == e2 == driver.CUresult.CUDA_SUCCESS:
+                return int(major), int(minor)
+    except Exception:  # noqa: BLE001 - no driver library: ask nvidia-smi
+        pass
+    return parse_cc((gpu_info(timeout_s) or {}).get("cc"))
+
+
+def parse_cc(text: Any) -> tuple[int, int] | None:
+    """"9.0" → (9, 0); anything else → None."""
+    if not isinstance(text, str):
+        return None
+    major, _, minor = text.strip().partition(".")
+    return (int(major), int(minor or 0)) if major.isdigit() and (minor or "0").isdigit() else None
+
+
+def arch_for_cc(cc: tuple[int, int], arch_specific: bool) -> str:
+    """The nvcc arch for a compute capability: sm_89, or sm_90a / sm_100a where the task asks
+    for arch-specific features (wgmma, setmaxnreg, tcgen05: Hopper and later only run them
+    from an `a` build)."""
+    major, minor = cc
+    return f"sm_{major}{minor}" + ("a" if arch_specific and major >= 9 else "")

@@ -23,6 +23,8 @@ def resolve_task_dir(arg: str) -> Path:
     path = Path(arg)
     if path.is_dir():
         return path
+    if path.name == "task.toml" and path.is_file():  # the task's file named: its folder meant
+        return path.parent
     bundled = bundled_dir("socratic.kernels") / arg
     if "/" not in arg and bundled.is_dir():
         return bundled

@@ -326,12 +326,25 @@ def unpack(path: Path, dest: Path) -> int:
     if outside:
         raise InputError(f"{path}: a member outside the session ({outside[0]}); nothing unpacked")
     executable = _executables(Path(path))
-    for rel, data in reader.files.items():
-        out = dest / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
-        if rel in executable:
-            out.chmod(0o755)
+    created = not dest.exists()
+    try:
+        for rel, data in reader.files.items():
+            out = dest / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+            if rel in executable:
+                out.chmod(0o755)
+    except OSError as exc:
+        # a full disk: no partial folder left to block the retry; say where it failed
+        import shutil
+
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)
+        else:
+            for child in list(dest.iterdir()):
+                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+        where = exc.filename or dest
+        raise InputError(f"{where}: cannot write ({exc.strerror or exc}); nothing unpacked into {dest}") from None
     return len(reader.files)
 
 

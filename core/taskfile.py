@@ -47,6 +47,11 @@ TRANSFORMS = ("scale", "channels", "rows")
 SPACE_RE = re.compile(r"^space:(\d+)(?:@(\d+))?$")
 SPACE_ID_RE = re.compile(r"^space-(\d+)-(\d+)-(.+)$")
 MAX_SPACE = 4096
+BUILD_KEYS = ("command", "archs", "arch_specific")
+PLACEHOLDERS = ("src", "out", "arch", "compute")   # what `build.command` may name
+ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")          # an nvcc real architecture: sm_80, sm_90a
+SUPPORT_RE = re.compile(r"^sm_(\d+)([af]?)(\+?)$")   # `[build] archs`: sm_90a, or sm_80+ (and newer)
+DEFAULT_ARCHS = ("sm_80+",)
 
 
 class TaskError(InputError):
@@ -169,7 +174,7 @@ class Task:
     path: Path
     entry: str
     baseline: Path
-    build_command: str
+    build_template: str                # `build.command`, with {arch} and {compute} unfilled
     reference: ReferenceSpec
     fields: list[FieldSpec]
     buffers: list[BufferSpec]
@@ -185,6 +190,72 @@ class Task:
     derived: dict[str, Any] = field(default_factory=dict, repr=False)
     defaults: dict[str, Any] = field(default_factory=dict, repr=False)
     id_template: str | None = None
+    archs: tuple[str, ...] = DEFAULT_ARCHS   # `[build] archs`: sm_90a exactly, or sm_80+
+    arch_specific: bool = False              # build sm_90a / sm_100a rather than sm_90 / sm_100
+
+    def command_for(self, arch: str) -> str:
+        """The build command for one nvcc arch (`sm_90a`: {arch} sm_90a, {compute} compute_90a)."""
+        return self.build_template.replace("{arch}", arch).replace("{compute}", "compute" + arch[2:])
+
+    @property
+    def build_command(self) -> str:
+        """The build command for this machine's GPU (or, without one, the task's first arch)."""
+        return self.command_for(self.default_arch())
+
+    def supports(self, arch: str) -> bool:
+        num = _arch_number(arch)
+        for entry in self.archs:
+            m = SUPPORT_RE.match(entry)
+            if m and (num >= int(m.group(1)) if m.group(3) else num == int(m.group(1))):
+                return True
+        return False
+
+    def fallback_arch(self) -> str:
+        """The arch a machine without a GPU builds for: the task's first (sm_80+ → sm_80)."""
+        m = SUPPORT_RE.match(self.archs[0])
+        assert m is not None  # checked at load
+        return f"sm_{m.group(1)}{m.group(2)}"
+
+    def default_arch(self) -> str:
+        from socratic.gpuinfo import arch_for_cc
+
+        cc = _device_cc()
+        arch = arch_for_cc(cc, self.arch_specific) if cc else None
+        return arch if arch and self.supports(arch) else self.fallback_arch()
+
+    def select_arch(self, requested: str | None = None) -> str:
+        """The arch to build for: `requested` (--arch, or $SOCRATIC_ARCH), else the GPU's,
+        else the task's first. One line (TaskError) for an arch the task does not support."""
+        import os
+
+        from socratic.gpuinfo import arch_for_cc, gpu_info
+
+        requested = requested or os.environ.get("SOCRATIC_ARCH") or None
+        if requested:
+            if not ARCH_RE.match(requested):
+                raise TaskError(f"--arch {requested!r}: not an nvcc arch such as sm_80, sm_89, sm_90a, sm_100a")
+            if not self.supports(requested):
+                raise TaskError(f"{self.path}: task {self.name!r} builds for {self.arch_list()} only "
+                                f"(got --arch {requested})")
+            return requested
+        cc = _device_cc()
+        if cc is None:
+            return self.fallback_arch()
+        arch = arch_for_cc(cc, self.arch_specific)
+        if not self.supports(arch):
+            name = (gpu_info() or {}).get("name") or "this GPU"
+            raise TaskError(f"{self.path}: task {self.name!r} runs on {self.arch_list()} only; "
+                            f"{name} is {arch} (cc {cc[0]}.{cc[1]})")
+        return arch
+
+    def arch_list(self) -> str:
+        names = {"sm_80": "A100", "sm_90": "Hopper", "sm_100": "Blackwell"}
+        out = []
+        for entry in self.archs:
+            m = SUPPORT_RE.match(entry)
+            family = names.get(f"sm_{m.group(1)}") if m else None
+            out.append(entry + (f" ({family}{' and newer' if m and m.group(3) else ''})" if family else ""))
+        return ", ".join(out)
 
     @property
     def outputs(self) -> list[BufferSpec]:
@@ -292,6 +363,23 @@ class Task:
                 continue
             out.append(Scenario(id=f"{prefix}{len(out) + 1}-{sc.id}", values=sc.values, hidden=True))
         return out
+
+
+def _arch_number(arch: str) -> int:
+    m = ARCH_RE.match(arch)
+    return int(m.group(1)) if m else -1
+
+
+_CC: list[tuple[int, int] | None] = []
+
+
+def _device_cc() -> tuple[int, int] | None:
+    """This machine's GPU, asked once per process (a driver call or nvidia-smi)."""
+    if not _CC:
+        from socratic.gpuinfo import device_cc
+
+        _CC.append(device_cc())
+    return _CC[0]
 
 
 def _draw(f: HiddenField, values: dict[str, Any], rng: random.Random) -> Any:
@@ -425,14 +513,7 @@ def load_task(task_dir: Path | str) -> Task:
     goal = _goal(ld, d.get("goal", {}))
 
     build = ld.need(d, "build", dict, "")
-    command = ld.need(build, "command", str, "build.")
-    for placeholder in ("{src}", "{out}"):
-        if placeholder not in command:
-            raise ld.fail(f"`build.command` lacks {placeholder}", "build.command")
-    try:
-        shlex.split(command)  # the builder splits it so
-    except ValueError as exc:
-        raise ld.fail(f"`build.command` is not shell words ({exc})", "build.command") from None
+    command, archs, arch_specific = _build(ld, build)
 
     ref = ld.need(d, "reference", dict, "")
     reference = ReferenceSpec(
@@ -483,11 +564,12 @@ def load_task(task_dir: Path | str) -> Task:
 
     task = Task(
         name=name, dir=task_dir, path=path, entry=entry, baseline=baseline,
-        build_command=command, reference=reference, fields=fields, buffers=buffers,
+        build_template=command, reference=reference, fields=fields, buffers=buffers,
         metrics=metrics, goal=goal, sets=sets, default_set=default_set,
         seeds=seeds, comparisons=d.get("comparisons", {}), data=d,
         distributions=_distributions(ld, d.get("distributions"), buffers),
         hidden=_hidden(ld, d.get("hidden")), derived=derived, defaults=defaults, id_template=id_template,
+        archs=archs, arch_specific=arch_specific,
     )
     _check_expressions(ld, task)
     for key in d:  # last: a known key's own problem is the better message
@@ -498,6 +580,41 @@ def load_task(task_dir: Path | str) -> Task:
             hint = f"did you mean `{close[0]}`?" if close else f"known: {', '.join(TOP_KEYS)}"
             raise ld.fail(f"unknown key `{key}` ({hint})", key)
     return task
+
+
+def _build(ld: _Loader, build: dict) -> tuple[str, tuple[str, ...], bool]:
+    """[build]: command (with {src} and {out}; {arch} and {compute} for the GPU's arch),
+    archs (what the task runs on) and arch_specific (the `a` builds of Hopper and later)."""
+    command = ld.need(build, "command", str, "build.")
+    try:
+        names = {f for _, f, _, _ in string.Formatter().parse(command) if f is not None}
+    except ValueError as exc:
+        raise ld.fail(f"`build.command`: {exc} (placeholders: {{src}}, {{out}}, {{arch}}, {{compute}})",
+                      "build.command") from None
+    for unknown in sorted(names - set(PLACEHOLDERS)):
+        raise ld.fail(f"`build.command`: unknown placeholder {{{unknown}}} (known: {{src}}, {{out}}, "
+                      f"{{arch}}, {{compute}})", "build.command")
+    for placeholder in ("src", "out"):
+        if placeholder not in names:
+            raise ld.fail(f"`build.command` lacks {{{placeholder}}}", "build.command")
+    try:
+        shlex.split(command)  # the builder splits it so
+    except ValueError as exc:
+        raise ld.fail(f"`build.command` is not shell words ({exc})", "build.command") from None
+    archs = build.get("archs", list(DEFAULT_ARCHS))
+    if isinstance(archs, str):
+        archs = [archs]
+    if not isinstance(archs, list) or not archs or not all(
+            isinstance(a, str) and SUPPORT_RE.match(a) for a in archs):
+        raise ld.fail(f"`build.archs` must be a list such as [\"sm_90a\"] or [\"sm_80+\"] (got {archs!r})",
+                      "build.archs")
+    specific = build.get("arch_specific", False)
+    if not isinstance(specific, bool):
+        raise ld.fail(f"`build.arch_specific` must be true or false (got {specific!r})", "build.arch_specific")
+    for key in build:
+        if key not in BUILD_KEYS:
+            raise ld.fail(f"unknown key `build.{key}` (known: {', '.join(BUILD_KEYS)})", f"build.{key}")
+    return command, tuple(archs), specific
 
 
 def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Distribution, ...]:

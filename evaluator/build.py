@@ -33,6 +33,7 @@ from pathlib import Path
 
 from socratic.contracts import KernelResources
 from socratic.errors import InputError
+from socratic.taskfile import Task, TaskError
 
 BUILD_TIMEOUT_S = 600
 EXTRA_FLAGS = "-I {srcdir} -MD -MF {dep} -keep -keep-dir {keep}"
@@ -90,6 +91,9 @@ def build(source: Path, command_template: str, label: str = "candidate") -> Buil
     except OSError as exc:
         raise InputError(f"{source}: cannot read {label}: {exc.strerror}") from None
     sha = hashlib.sha256(code).hexdigest()
+    if b"\0" in code[:65536]:  # a binary file: a failed build, without nvcc's kilobytes of raw bytes
+        return BuildResult(ok=False, cached=False, seconds=0.0, command="", sha256=sha,
+                           log=f"{source}: error: a binary file, not CUDA source (give the .cu file)")
     src_dir = str(Path(source).resolve().parent)   # on the include path, so part of the build
     key = hashlib.sha256(
         "\0".join([CACHE_VERSION, sha, command_template, EXTRA_FLAGS, src_dir, toolchain_id()]).encode()
@@ -166,7 +170,47 @@ def _run_build(command: str, work: Path) -> tuple[str, bool]:
     except subprocess.TimeoutExpired:
         return f"build timed out after {BUILD_TIMEOUT_S} s", False
     except FileNotFoundError as exc:
-        raise InputError(f"build command not found: {exc.filename}") from None
+        # the task file names the command: say which one, and where it is looked up
+        raise InputError(f"build command not found: {exc.filename} (the task's `build.command`; "
+                         f"is it on PATH?)") from None
+
+
+def build_task_sources(task: Task, command: str) -> tuple[BuildResult, BuildResult]:
+    """The task's own baseline and fp32 reference, built with `command` and their entry points
+    checked: a reference that does not compile, or an entry name with a typo, is one line
+    naming the file (a TaskError, exit 2), with --check-only too, before any GPU."""
+    from socratic.evaluator.entry import missing_entry
+
+    built = []
+    for path, entry, what in ((task.baseline, task.entry, "baseline"),
+                              (task.reference.source, task.reference.entry, "reference")):
+        result = build(path, command, label=what)
+        if not result.ok:
+            raise TaskError(f"{path}: the task's {what} does not build: {first_error(result.log)}")
+        if error := missing_entry(result.library, entry):
+            key = "entry" if what == "baseline" else "reference.entry"
+            raise TaskError(f"{_key_at(task, key)}: `{key}` = {entry!r}: {path.name}: {error}")
+        built.append(result)
+    return built[0], built[1]
+
+
+def _key_at(task: Task, key: str) -> str:
+    """task.toml:LINE of `key`, for a message that points at what to edit."""
+    from socratic.taskfile import KeyLines
+
+    try:
+        line = KeyLines(task.path.read_text(encoding="utf-8")).line(key)
+    except (OSError, UnicodeDecodeError):
+        line = None
+    return f"{task.path}:{line}" if line else str(task.path)
+
+
+def first_error(log: str) -> str:
+    """The compiler's first error line (else the log's start), for a one-line message."""
+    lines = log.splitlines()
+    line = next((ln for ln in lines if " error" in ln.lower() or ln.lower().startswith("error")),
+                next((ln for ln in lines if "error" in ln.lower()), log.strip()[:200]))
+    return line.strip()[:300]
 
 
 def libcuda_stub_dir() -> Path | None:

@@ -24,6 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-scenario timeout (default 60 s)")
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--no-compare", action="store_true", help="skip comparison implementations")
+    p.add_argument("--arch", metavar="SM",
+                   help="nvcc arch to build for, e.g. sm_80, sm_90a (default: this GPU's; without one, "
+                   "the task's first; also $SOCRATIC_ARCH)")
     p.add_argument("--hidden", type=int, metavar="N",
                    help="hidden scenarios drawn from the task's [hidden] space (default: its count; 0: none)")
     p.add_argument("--space", type=int, metavar="N",
@@ -95,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     opts = EvalOptions(task_dir=task_dir, candidate=Path(args.candidate) if args.candidate else None,
                        scenarios=scenarios, check_only=args.check_only, seeds=args.seeds,
                        timeout_s=args.timeout, compare=not args.no_compare, time=not args.no_timing,
-                       hidden=0 if parse_space(scenarios) and args.hidden is None else args.hidden)
+                       hidden=0 if parse_space(scenarios) and args.hidden is None else args.hidden,
+                       arch=args.arch)
     result = evaluate(opts, progress, waiting)
     add_coverage(result, task_dir)
     if args.json:

@@ -30,6 +30,9 @@ def table(doc: EvalResult) -> str:
     if doc.gpu:
         g = doc.gpu
         lines.append(f"gpu  {g.name} (cc {g.cc}, {g.sms} SMs)")
+        from socratic.evaluator.limits import no_bound_note
+        if note := no_bound_note(g.name):
+            lines.append(f"  {note}")
     took = " (cached)" if b.cached else f" in {b.seconds:.1f} s"
     lines.append(f"build {'ok' if b.ok else 'FAILED'}{took}")
     if b.error:  # it compiled, but the library cannot be used

@@ -38,7 +38,7 @@ from socratic.contracts import (
 )
 from socratic.errors import InputError
 from socratic.evaluator import bans
-from socratic.evaluator.build import BuildResult, build
+from socratic.evaluator.build import BuildResult, build, build_task_sources
 from socratic.evaluator.entry import missing_entry
 from socratic.evaluator.protocol import (
     WORKER_MESSAGES,
@@ -55,7 +55,7 @@ from socratic.evaluator.protocol import (
     WorkerJob,
     parse_message,
 )
-from socratic.taskfile import Scenario, Task, TaskError, load_task
+from socratic.taskfile import Scenario, load_task
 from socratic.gpulock import Holder, gpu_turn
 from socratic.gpuinfo import gpu_present
 from socratic.pyproc import clean_env, isolated_python, private_cwd
@@ -78,14 +78,7 @@ class EvalOptions:
     compare: bool = True
     time: bool = True
     hidden: int | None = None    # hidden scenarios to draw (None: the task's [hidden] count)
-
-
-def _build_trusted(path: Path, task: Task, what: str) -> BuildResult:
-    result = build(path, task.build_command, label=what)
-    if not result.ok:
-        first = next((ln for ln in result.log.splitlines() if "error" in ln.lower()), result.log.strip()[:200])
-        raise TaskError(f"{path}: the task's {what} does not build: {first}")
-    return result
+    arch: str | None = None      # nvcc arch (--arch); None: the GPU's, else the task's first
 
 
 def gpu_key() -> str:
@@ -116,8 +109,11 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     if not candidate.is_file():
         raise InputError(f"{candidate}: no such candidate file")
     label, scenarios = task.select(opts.scenarios)
+    command = task.command_for(task.select_arch(opts.arch))   # a GPU the task cannot use: one line
+    # the task's own sources first, --check-only too: a broken reference is the task's fault
+    base_build, ref_build = build_task_sources(task, command)
 
-    cand_build = build(candidate, task.build_command)
+    cand_build = build(candidate, command)
     hits = bans.static_checks(cand_build, candidate.name) if cand_build.ok else \
         bans.check_source(candidate, candidate.name)
     result = EvalResult(
@@ -138,8 +134,6 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     why = gpu_present()
     if why:
         raise InputError(f"a full evaluation needs an NVIDIA GPU: {why} (use --check-only for build and ban checks)")
-    base_build = _build_trusted(task.baseline, task, "baseline")
-    ref_build = _build_trusted(task.reference.source, task, "reference")
 
     # hidden scenarios: drawn here, for this evaluation only, and kept in memory (the
     # worker gets them on its stdin); they are shown once the evaluation ends

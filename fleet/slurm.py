@@ -42,7 +42,7 @@ def _submitit():
     try:
         import submitit
     except ImportError:
-        raise InputError("executor = \"slurm\" needs submitit: pip install 'socratic[slurm]' "
+        raise InputError("executor = \"slurm\" needs submitit: pip install '.[slurm]' from the socratic checkout "
                          "(or pip install submitit)") from None
     return submitit
 

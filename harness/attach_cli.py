@@ -125,6 +125,8 @@ def handle_attach(args) -> int:
     if args.launch and by_hand(args.agent):
         raise InputError(f"--launch: --agent {args.agent} has no agent to start (it prints "
                          f"the commands that drive the campaign)")
+    if args.launch:
+        _check_launchable(args.agent)
     data = goal_overrides(args)
     if args.model:
         data["model"] = args.model
@@ -178,6 +180,19 @@ def handle_agent(args) -> int:
     else:
         argv = spec.launch_argv(camp.settings.launch_prompt, camp.session.workspace)
     return run_interactive(session, argv, "wrapper")
+
+
+def _check_launchable(agent: str) -> None:
+    """--launch: the agent's program is on PATH, said before a session exists (else a retry
+    would find the session already holding a campaign)."""
+    import shutil
+
+    from socratic.harness import agentspec
+
+    spec = agentspec.load(agent)
+    if spec.command and shutil.which(spec.command[0]) is None:
+        raise InputError(f"--launch: `{spec.command[0]}` not found on PATH (install it: "
+                         f"{spec.install}); nothing was created")
 
 
 def _check_runnable(agent: str) -> None:

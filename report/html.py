@@ -47,7 +47,7 @@ def _pyplot_free():
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError:
-        raise InputError("--html needs matplotlib: pip install 'socratic[report]'") from None
+        raise InputError("--html needs matplotlib: pip install '.[report]' from the socratic checkout (the PyPI name socratic is another project)") from None
     matplotlib.rcParams["svg.hashsalt"] = "socratic-report"  # same input, same file
     return Figure
 

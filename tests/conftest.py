@@ -17,6 +17,10 @@ def pytest_configure(config):
     os.environ.setdefault("SOCRATIC_HOOK_SERVER_IDLE_S", "30")
     # the sessions' chain keys and private copies (socratic.chain) stay this run's
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="socratic-state-")
+    # builds go to a cache of the tests' own, not the user's ~/.cache/socratic (kept between
+    # runs, so a second run builds nothing)
+    os.environ.setdefault("SOCRATIC_CACHE", os.path.join(tempfile.gettempdir(),
+                                                         f"socratic-test-cache-{os.getuid()}"))
 
 
 @functools.lru_cache(maxsize=1)

@@ -515,7 +515,8 @@ def test_attach_cli_bad_input_before_the_session_exists(tmp_path):
                  env=dict(os.environ, PATH="/nonexistent",
                           SOCRATIC_EVALUATOR=" ".join(FAKE_EVALUATOR)))
     assert r.returncode == 2 and "`codex` not found" in r.stderr.splitlines()[-1]
-    assert (tmp_path / "ok" / "events.jsonl").exists()  # the session stays for a later launch
+    # issue 43: checked before the session exists, so the retry is not "already a campaign"
+    assert not (tmp_path / "ok").exists()
 
 
 def test_run_resume_refuses_an_attached_session(tmp_path):

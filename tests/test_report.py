@@ -149,7 +149,7 @@ def test_html_without_matplotlib_is_one_line(tmp_path, monkeypatch, capsys):
     code = main(["report", str(DEMO), "--html", str(tmp_path / "r.html")])
     err = capsys.readouterr().err
     assert code == 2 and not (tmp_path / "r.html").exists()
-    assert err.strip().count("\n") == 0 and "pip install 'socratic[report]'" in err
+    assert err.strip().count("\n") == 0 and "pip install '.[report]' from the socratic checkout" in err
 
 
 # ---------------------------------------------------------------------------- synthetic

@@ -41,8 +41,14 @@ def count(n: float | int | None) -> str:
     return f"{n:.0f}"
 
 
-def speedup(x: float | None, digits: int = 2) -> str:
-    return "-" if x is None else f"{x:.{digits}f}×"
+def speedup(x: float | None, digits: int = 2, goal: float | None = None) -> str:
+    """`1.23×`; a value below `goal` that would round onto it is cut instead (0.996 against
+    a goal of 1.00 reads 0.99×, never a `1.00×` marked slow)."""
+    if x is None:
+        return "-"
+    if goal is not None and x < goal and round(x, digits) >= goal:
+        x = math.floor(x * 10 ** digits) / 10 ** digits
+    return f"{x:.{digits}f}×"
 
 
 def ms(x: float | None) -> str:

@@ -43,7 +43,7 @@ class EvalHeader(Static):
                 t.append(fmt.speedup(last.geomean), style="bold")
                 t.append("  min ")
                 below = goal is not None and last.min is not None and last.min < goal
-                t.append(fmt.speedup(last.min), style="bold underline" if below else "bold")
+                t.append(fmt.speedup(last.min, goal=goal), style="bold underline" if below else "bold")
                 if below:
                     t.append(" ▼")
             if last.retracted:

@@ -15,6 +15,7 @@ HINTS = {
                ("+-", "speed"), ("home/end", ""), ("c", "copy"), ("?", "help"), ("^q", "quit")],
 }
 # dropped first to last when the line does not fit; ? and ^q are never dropped
+KEEP = ("?", "^q")
 DROP = {"watch": ["c", "e", "i", "x"], "replay": ["c", "home/end", "{}", "+-"]}
 
 
@@ -45,6 +46,8 @@ class KeyHints(Static):
         hints = [(k, labels.get(k, label)) for k, label in HINTS.get(self.mode, [])]
         width = self.size.width or 200
         drop = list(DROP.get(self.mode, []))
+        # then any other hint, the last first: `? help` and `^q quit` stay at 40 columns too
+        drop += [k for k, _ in reversed(hints) if k not in drop and k not in KEEP]
         while self._text(hints).cell_len > width and drop:
             gone = drop.pop(0)
             hints = [h for h in hints if h[0] != gone]

@@ -41,6 +41,12 @@ def fuzzy_rank(entries: list[Any], query: str, limit: int = 60) -> list[Any]:
     return [e for _, e in scored[:limit]]
 
 
+def _plain_match(entry: Any, query: str) -> bool:
+    """Every typed word appears as it is in the entry's id or text."""
+    hay = f"{_attr(entry, 'id')} {_attr(entry, 'text')}".lower()
+    return all(word in hay for word in query.lower().split())
+
+
 class QuestionPicker(Vertical):
     """Filter input on top, options in the middle, preview at the bottom.
     Posts `QuestionPicker.Picked(entry)` on Enter."""
@@ -117,8 +123,9 @@ class QuestionPicker(Vertical):
             else:
                 ranked = fuzzy_rank(self.entries, q)
             sugg = set(self.suggestions)
-            # suggestions that match stay on top
-            ranked.sort(key=lambda e: 0 if str(_attr(e, "id")) in sugg else 1)
+            # suggestions that match the typed words plainly stay on top; one that matched
+            # only as scattered letters keeps its rank (Enter must ask what was typed for)
+            ranked.sort(key=lambda e: 0 if str(_attr(e, "id")) in sugg and _plain_match(e, q) else 1)
             for e in ranked:
                 options.append(Option(self._label(e, str(_attr(e, "id")) in sugg, True),
                                       id=str(_attr(e, "id"))))

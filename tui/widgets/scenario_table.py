@@ -132,10 +132,12 @@ class ScenarioTable(DataTable):
         cells = {
             "verdict": Text(v_text, style=v_style),
             "id": Text(row.id, style=id_style),  # speedup, right-aligned, makes the gap
-            "spd": Text(fmt.speedup(row.goal_speedup("baseline")),
+            "spd": Text(fmt.speedup(row.goal_speedup("baseline"),
+                                    goal=goal if against in ("", "baseline") else None),
                         style=dim if against not in ("", "baseline") else spd_style,
                         justify="right"),
-            "goal": Text(fmt.speedup(row.goal_speedup(against)), style=spd_style, justify="right"),
+            "goal": Text(fmt.speedup(row.goal_speedup(against), goal=goal), style=spd_style,
+                         justify="right"),
             "best": Text(fmt.speedup(row.best), style="dim", justify="right"),
             "cand": Text(fmt.ms(row.figure("candidate_ms")), style=dim, justify="right"),
             "base": Text(fmt.ms(row.figure("baseline_ms")), style=dim, justify="right"),
