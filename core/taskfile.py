@@ -678,7 +678,9 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
             raise ld.fail(f"{owner}: a log scale needs min >= 1", "hidden.fields", name)
         fields.append(HiddenField(name, low=low, high=high, log=log, equal_to=equal, p_equal=p_equal))
     names = [f.name for f in fields]
-    grid = raw.get("grid", [f.name for f in fields if f.choices][:2])
+    # default: two fields, those drawn from choices first (none where the space has one field)
+    ordered = [f.name for f in fields if f.choices] + [f.name for f in fields if not f.choices]
+    grid = raw.get("grid", ordered[:2] if len(ordered) >= 2 else [])
     if not isinstance(grid, list) or len(grid) not in (0, 2) or any(g not in names for g in grid):
         raise ld.fail(f"`hidden.grid` must name two hidden fields (fields: {', '.join(names)}; "
                       f"got {grid!r})", "hidden.grid")
