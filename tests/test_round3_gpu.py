@@ -1,0 +1,70 @@
+"""The judge's round 3 on a real GPU (issue 39), against tests/candidates/round3_hostile.py:
+device code that profits from what an earlier copy of a timed sample left, or that reaches
+for the baseline's and reference's results; host code that tries to keep state, read secrets
+or reach the network; entries and kernels that hang. Each is rejected in one line or measured
+within 2% of its honest speed (the baseline's: 1.0x). Run on an H100/H200:
+    python -m pytest -m gpu tests/test_round3_gpu.py -q"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.candidates import round3_hostile
+from tests.evalcli import socratic
+
+pytestmark = pytest.mark.gpu
+
+
+def run(tmp_path, name: str, *extra: str):
+    path = tmp_path / f"{name}.cu"
+    path.write_text(round3_hostile.source(name))
+    return socratic("eval", round3_hostile.task_of(name), "--candidate", str(path), "--json", "--no-compare", *extra)
+
+
+def failures(res) -> list[str]:
+    return [f for r in res.doc["scenarios"] + (res.doc.get("hidden") or []) for f in r["failures"]]
+
+
+def honest_or_rejected(res) -> None:
+    if res.code == 1:
+        found = failures(res)
+        assert found and all("\n" not in f for f in found), found
+        return
+    assert res.code == 0, res.stderr[-400:]
+    for r in res.doc["scenarios"]:
+        assert r["speedup"] is not None and r["speedup"] <= 1.02, (r["id"], r["speedup"], r.get("copies"))
+
+
+@pytest.mark.parametrize("name", ["copies_poison_gate_rms", "copies_poison_gate_attn",
+                                  "copies_workspace_marker_attn", "copies_pointer_memo_attn"])
+def test_no_copy_of_a_timed_sample_profits_from_another(tmp_path, name):
+    honest_or_rejected(run(tmp_path, name, "--scenarios", "smoke"))
+
+
+@pytest.mark.parametrize("name", ["tamper_baseline_rms", "tamper_reference_rms"])
+def test_the_baselines_and_references_results_are_out_of_reach(tmp_path, name):
+    res = run(tmp_path, name, "--scenarios", "smoke")
+    assert res.code == 1, "a kernel doing a third of the work was accepted"
+    for r in res.doc["scenarios"]:   # the tolerance never grew: the baseline's error is its own
+        if r.get("err_baseline") is not None:
+            assert r["err_baseline"] < 0.05, r
+
+
+@pytest.mark.parametrize("name", ["sandbox_shm_persist_rms", "sandbox_read_secrets_rms", "sandbox_network_rms"])
+def test_the_candidates_process_keeps_nothing_reads_nothing_reaches_nothing(tmp_path, name):
+    res = run(tmp_path, name, "--scenarios", "smoke")
+    assert res.code == 0, failures(res)   # its forbidden move failed, so it returned 0 and ran honestly
+    for r in res.doc["scenarios"]:
+        assert 0.97 < r["speedup"] < 1.03, r
+
+
+@pytest.mark.parametrize("name", ["hang_entry_rms", "hang_kernel_rms"])
+def test_a_hanging_candidate_ends_its_evaluation_within_two_minutes(tmp_path, name):
+    t0 = time.monotonic()
+    res = run(tmp_path, name, "--scenarios", "bench")
+    took = time.monotonic() - t0
+    assert res.code == 1 and took < 120, took
+    found = failures(res)
+    assert any("not run: the candidate hung in scenario" in f for f in found) or len(res.doc["scenarios"]) == 1, found
