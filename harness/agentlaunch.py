@@ -26,6 +26,15 @@ from socratic.pyproc import clean_env, isolated_python
 from socratic.harness import agentspec, confine
 from socratic.harness.hookclient import connect, socket_path
 
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+
+
+def _server_env() -> dict[str, str]:
+    """The session server's environment: allow-listed, and without any key or token (it
+    needs none; a confined agent can read a process's initial environment as root)."""
+    return {k: v for k, v in clean_env().items() if not any(w in k.upper() for w in _SECRET_WORDS)}
+
+
 SERVER_START_S = 30.0     # how long a starting server gets to listen
 SERVER_LOG = "hookserver.log"
 
@@ -81,7 +90,7 @@ def start_server(session_dir: Path) -> Server:
             isolated_python("-m", "socratic", "hook", "serve", "--session", str(session_dir),
                             "--held"),
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log, cwd=session_dir,
-            env=clean_env(), start_new_session=True)
+            env=_server_env(), start_new_session=True)
     deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:
         s = connect(path) if os.path.exists(path) else None
