@@ -128,14 +128,14 @@ def restrict_self(policy: Policy) -> dict[str, str]:
     try:
         read = READ if policy.read is not None else 0
         for path in _existing(policy.read or ()):
-            if (why := add_path(path, read)):
-                return {"files": why, "network": why, "scope": why}
+            if (bad := add_path(path, read)):
+                return {"files": bad, "network": bad, "scope": bad}
         for path in _existing(policy.write):
-            if (why := add_path(path, read | write)):
-                return {"files": why, "network": why, "scope": why}
+            if (bad := add_path(path, read | write)):
+                return {"files": bad, "network": bad, "scope": bad}
         for path in _existing(policy.writable_files):
-            if (why := add_path(path, read | WRITE_FILE | (TRUNCATE if abi >= 3 else 0))):
-                return {"files": why, "network": why, "scope": why}
+            if (bad := add_path(path, read | WRITE_FILE | (TRUNCATE if abi >= 3 else 0))):
+                return {"files": bad, "network": bad, "scope": bad}
         if handled_net:
             for access, ports in ((CONNECT_TCP, policy.connect_tcp), (BIND_TCP, policy.bind_tcp)):
                 for port in ports or ():

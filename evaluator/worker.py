@@ -204,6 +204,7 @@ class ReferenceCheck:
     def run(self, fn, slot: Slot, gpu: Gpu, stream) -> None:
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
+        assert slot.ref_params is not None
         rc = fn(ctypes.byref(slot.ref_params), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
         if rc != 0:
             raise GpuError(f"the fp32 reference returned {rc}")
@@ -295,8 +296,8 @@ class WorkerRun:
         self.set_dists = [task.distributions[s % len(task.distributions)] for s in range(n_sets)]
         ref_out = {b.name: gpu.alloc(self._count(b, v) * 4) for b in task.outputs}
         self.echo = {b.name: gpu.alloc(self._bytes(b, v)) for b in task.inputs}   # the candidate's inputs, read back
-        self.chains: dict[tuple[str, tuple[int, ...]], int] = {}   # (who, its slots) -> exec
-        self.scenario_slots: list[Slot] = []
+        self.chains = {}   # (who, its slots) -> exec
+        self.scenario_slots = []
         slots = [self._slot(v, d, ref_out) for d in self.set_dists]
         self.slots_in_use = slots
 

@@ -68,7 +68,7 @@ def availability(env: Mapping[str, str] | None = None) -> tuple[bool, str]:
                                          " (signals and abstract sockets not scoped: ABI < 6)")
 
 
-def _real(p: str | Path) -> Path:
+def _real(p: object) -> Path:
     return Path(os.path.realpath(os.path.expanduser(str(p))))
 
 
@@ -113,7 +113,7 @@ def agent_policy(*, workspace: Path, session_dir: Path, state: Iterable[Path], t
     """The agent's domain (module docstring). InputError when a folder it would be granted
     holds socratic's key folder (a PATH entry of $HOME, a session under the state folder)."""
     keys = _real(key_dir(env))
-    home = _real(env.get("HOME") or Path.home())
+    home = _real(str(env.get("HOME") or Path.home()))
     read: list[Path] = [_real(p) for p in (*SYSTEM_READ, *python_reads(), session_dir)]
     root = program_root(program, env.get("PATH"))
     if root is not None:
@@ -163,7 +163,7 @@ def state_paths(entries: Iterable[str], env: Mapping[str, str]) -> list[Path]:
     out = []
     for entry in entries:
         var, _, default = entry.rpartition("|")
-        raw = env.get(var[1:]) if var.startswith("$") and env.get(var[1:]) else default
+        raw = env.get(var[1:]) or default if var.startswith("$") else default
         is_dir = raw.endswith("/")
         p = Path(raw.replace("~", str(home), 1) if raw.startswith("~") else raw)
         try:
