@@ -140,7 +140,7 @@ def test_the_evaluator_takes_its_turn_before_the_gpu_part(tmp_path, monkeypatch)
     lib = BuildResult(ok=True, cached=True, seconds=0.0, command="nvcc", log="", sha256="0" * 64,
                       resources=[], dir=tmp_path)
     monkeypatch.setattr(runner, "build", lambda *a, **k: lib)
-    monkeypatch.setattr(runner, "_build_trusted", lambda *a, **k: lib)
+    monkeypatch.setattr(runner, "build_task_sources", lambda *a, **k: (lib, lib))
     monkeypatch.setattr(runner.bans, "static_checks", lambda *a, **k: [])
     monkeypatch.setattr(runner, "missing_entry", lambda *a, **k: None)
     calls = []
