@@ -10,10 +10,10 @@ ev() {  # ev NAME PY TASK CAND SET
   python3 benchmarks/judge_h200/row.py $1 $rc $(python3 -c "print($(date +%s.%N)-$t0)") $OUT/$1.json $OUT/$1.err
   [ $rc -gt 1 ] && tail -3 $OUT/$1.err | cut -c1-300
 }
-ev new_fa_smoke /tmp/venv/bin/python flash_attn_fwd tests/candidates/fa3_h200_best.cu smoke
-ev old_fa_smoke /tmp/venv_old/bin/python flash_attn_fwd tests/candidates/fa3_h200_best.cu smoke
+ev new_fa_bench /tmp/venv/bin/python flash_attn_fwd tests/candidates/fa3_h200_best.cu bench
+ev old_fa_bench /tmp/venv_old/bin/python flash_attn_fwd tests/candidates/fa3_h200_best.cu bench
 ev new_rms_bench /tmp/venv/bin/python rmsnorm kernels/rmsnorm/baseline.cu bench
 ev old_rms_bench /tmp/venv_old/bin/python rmsnorm kernels/rmsnorm/baseline.cu bench
-cd /tmp && timeout 330 /tmp/venv/bin/python -m pytest -p no:cacheprovider -m gpu -q -rA -x \
-  $OLDPWD/tests/test_evaluator_gpu.py $OLDPWD/tests/test_judge_gpu.py > $OUT/gpu_tests.log 2>&1; echo "pytest exit $?"; cd $OLDPWD
-grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | tail -15
+cd /tmp && timeout ${TESTS_S:-300} /tmp/venv/bin/python -m pytest -p no:cacheprovider -m gpu -q -rA \
+  $OLDPWD/tests/test_round3_gpu.py $OLDPWD/tests/test_evaluator_gpu.py $OLDPWD/tests/test_judge_gpu.py > $OUT/gpu_tests.log 2>&1; echo "pytest exit $?"; cd $OLDPWD
+grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | tail -25
