@@ -163,7 +163,7 @@ def lasting_lag(measure: Callable[[], float], again: Callable[[], None]) -> floa
     return min(lag, measure())
 
 
-def timing_slot_dists(set_dists: list[str], copies: int) -> list[int]:
+def timing_slots(set_dists: list[str], copies: int) -> list[int]:
     """The correctness sets a timed sample's `copies` reuse (those of the first distribution,
     in order); the copies past them get input sets of their own. Every copy of a sample has
     its own inputs, outputs and workspace, so that no copy can profit from what another
@@ -550,10 +550,11 @@ class WorkerRun:
         self._call("cand", [s], salt=s + 7)
         first.update(self._stats_now(slot, ref, v))
 
-    def _call(self, role: str, ids: list[int], salt: int, slots: list[Slot] | None = None) -> int:
+    def _call(self, role: str, ids: list[int], salt: int) -> int:
         """Poison outputs, scramble the workspace, then call the baseline or candidate
-        (untimed: a correctness call) on each slot of `ids`, back to back."""
-        slots = slots if slots is not None else self.slots_in_use
+        (untimed: a correctness call) on each of this scenario's slots `ids`, back to back;
+        the first non-zero return value of the entry, else 0."""
+        slots = self.slots_in_use
         self._enqueue(role, slots, ids, salt, None)
         return next((slots[i].rcs[role] for i in ids if slots[i].rcs[role] != 0), 0)
 
@@ -665,7 +666,7 @@ class WorkerRun:
         audit = {b.name: gpu.new_stats() for b in task.outputs}
         audit_pairs: dict[int, int] = {}   # pair -> the copy audited
         audited = 0
-        timed = [slots[i] for i in timing_slot_dists([d.name for d in self.set_dists], MAX_COPIES)]
+        timed = [slots[i] for i in timing_slots([d.name for d in self.set_dists], MAX_COPIES)]
         copies = self._copies(timed[0], v)
         row.copies = copies
         ref_out = ref.outputs
@@ -890,6 +891,8 @@ def main() -> int:
     finally:
         if ev is not None and ev.cand is not None:
             ev.cand.kill()
+        if ev is not None:
+            ev.cctx.close()
     return 0
 
 

@@ -154,10 +154,10 @@ def test_timed_samples_use_the_first_distributions_input_sets_only():
     """Timed copies reuse the correctness input sets of the task's first distribution (the
     inputs its comparisons are timed on), at most one copy each; the copies past them get
     input sets of their own (never one set twice in a sample)."""
-    from socratic.evaluator.worker import timed_sets, timing_slot_dists
+    from socratic.evaluator.worker import timed_sets, timing_slots
 
     dists = ["normal", "large_logits", "outlier_channels"]
     assert timed_sets(dists) == [0]
     assert timed_sets(["normal", "extreme_rows", "normal"]) == [0, 2]
-    assert timing_slot_dists(["normal", "extreme_rows", "normal"], 1) == [0]
-    assert timing_slot_dists(["normal", "extreme_rows", "normal"], 31) == [0, 2]
+    assert timing_slots(["normal", "extreme_rows", "normal"], 1) == [0]
+    assert timing_slots(["normal", "extreme_rows", "normal"], 31) == [0, 2]

@@ -34,23 +34,11 @@ from tests.candidates.rmsnorm_hostile import PRELUDE
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
-# the correct RMSNorm kernel, with a gate its first threads read (module global, set by a
-# one-thread kernel just before it in the same stream)
-_RMS_GATED = PRELUDE + r'''
-__device__ int g_skip;
-__global__ void rms_gated(const bf16* x, const bf16* w, bf16* y, int cols, float eps) {
-  if (g_skip) return;
-  const size_t row = blockIdx.x;
-  __shared__ float part[256];
-  float s = 0.f;
-  for (int c = threadIdx.x; c < cols; c += 256) { float v = __bfloat162float(x[row * cols + c]); s += v * v; }
-  part[threadIdx.x] = s; __syncthreads();
-  for (int k = 128; k > 0; k >>= 1) { if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k]; __syncthreads(); }
-  float r = rsqrtf(part[0] / cols + eps);
-  for (int c = threadIdx.x; c < cols; c += 256)
-    y[row * cols + c] = __float2bfloat16(__bfloat162float(x[row * cols + c]) * r * __bfloat162float(w[c]));
-}
-'''
+# the shared correct RMSNorm kernel (rmsnorm_hostile.PRELUDE), with a gate its threads read
+# first (a module global, set by a one-thread kernel just before it in the same stream)
+_RMS_HEAD = "__global__ void rms(const bf16* x, const bf16* w, bf16* y, int cols, float eps, int row0, int row_step) {"
+assert PRELUDE.count(_RMS_HEAD) == 1, "rmsnorm_hostile.PRELUDE changed"
+_RMS_GATED = PRELUDE.replace(_RMS_HEAD, "__device__ int g_skip;\n" + _RMS_HEAD + "\n  if (g_skip) return;")
 
 
 def copies_poison_gate_rms() -> str:
@@ -58,8 +46,7 @@ def copies_poison_gate_rms() -> str:
 __global__ void gate(const unsigned short* y) { g_skip = (y[0] != 0x7FC1u); }   // 0x7FC1: the judge's poison
 extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
   gate<<<1, 1, 0, s>>>((const unsigned short*)p->y);
-  rms_gated<<<p->rows, 256, 0, s>>>((const bf16*)p->x, (const bf16*)p->w, (bf16*)p->y, p->cols, p->eps);
-  return 0; }
+  launch(p, s); return 0; }
 '''
 
 
