@@ -5,7 +5,7 @@ engineer reaches it (pick one with `/` in `socratic watch`), answers it, makes t
 candidate faster and stops again (the goal is met).
 
     python benchmarks/attach_demo_api.py --port 8765 &
-    SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval" \
+    SOCRATIC_EVALUATOR="python -m socratic_doubles.fakeeval" \
         socratic attach rmsnorm --agent claude --goal-min-speedup 1.3 --session-dir /tmp/s
     cd /tmp/s/workspace && ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=x \
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude -p "$(jq -r .attach.launch_prompt \
@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any
 
-from socratic.harness.doubles.fakeapi import FakeAnthropic
+from socratic_doubles.fakeapi import FakeAnthropic
 
 
 def _said(body: dict[str, Any], text: str) -> bool:

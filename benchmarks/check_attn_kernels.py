@@ -46,7 +46,7 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-KDIR = ROOT / "kernels" / "flash_attn_fwd"
+KDIR = ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd"
 BUILD_CMD = "{nvcc} -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC -Xptxas -v {src} -o {out}"
 
 DEV = "cuda"  # tests of this script may point it elsewhere

@@ -68,7 +68,7 @@ def main() -> int:
     ap.add_argument("--task", default="flash_attn_fwd")
     ap.add_argument("--out", default=os.environ.get("OUT", ""))
     args = ap.parse_args()
-    task_dir = ROOT / "kernels" / args.task
+    task_dir = ROOT / "src" / "socratic" / "kernels" / args.task
     lines: list[str] = []
 
     evaluate(str(task_dir), "--scenarios", "smoke", "--no-compare")        # warm the build cache

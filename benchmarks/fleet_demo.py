@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 
 FLEET = """
 [fleet]

@@ -35,7 +35,7 @@ def generator():
 def make_fleet(root: Path, n: int, preload: int) -> tuple[Path, list[str]]:
     from socratic.fleet.folder import open_fleet
     from socratic.fleet.spec import load_fleet
-    from socratic.harness.doubles.testing import make_task
+    from socratic_doubles.testing import make_task
 
     task = make_task(root)
     (root / "fleet.toml").write_text(f"[[campaign]]\ntask = \"{task}\"\nquestions = \"auto\"\n"

@@ -106,7 +106,7 @@ def run_fleet(spec_text: str, fleet_dir: Path, agent: Agent,
     campaigns' model behind a fake Anthropic API answering with `agent`. Returns the fleet's
     exit code and its campaigns, in the fleet file's order. The fleet's own lines go to
     this process's stderr."""
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from socratic_doubles.fakeapi import FakeAnthropic
 
     fleet_dir = Path(fleet_dir)
     fleet_dir.parent.mkdir(parents=True, exist_ok=True)

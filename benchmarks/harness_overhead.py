@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 from socratic.harness.campaign import Campaign
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
 TARGET_MS = 20.0
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from socratic.eventlog import EventLog
 from socratic.harness.attach import attach
-from socratic.harness.doubles.testing import candidate_source, fake_config, make_task
+from socratic_doubles.testing import candidate_source, fake_config, make_task
 
 
 def hook_commands(ws: Path) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Record the bundled demo campaign: a scripted agent (harness/doubles/demo.py) on the
+"""Record the bundled demo campaign: a scripted agent (src/socratic_doubles/demo.py) on the
 RMSNorm task, through the fake Messages API, with the real harness, the real tools and (on a
 GPU node) the real evaluator.
 
@@ -7,11 +7,11 @@ GPU node) the real evaluator.
 Without --goal-min-speedup it first calibrates: it evaluates the demo's V2 and V3 kernels
 with the evaluator and sets the goal between their min-speedups, so that the stop hook
 rejects V2 and accepts V3. Human questions are appended to the inbox at scripted moments.
-Then copy the session: `rm -rf sessions/demo && cp -r <dir> sessions/demo`.
+Then copy the session: `rm -rf src/socratic/sessions/demo && cp -r <dir> src/socratic/sessions/demo`.
 
 CPU dry run (no GPU; a stand-in evaluator with numbers implied by the demo kernels):
     python benchmarks/record_demo.py --session-dir /tmp/demo \
-        --evaluator "python -m socratic.harness.doubles.fakeeval --rules demo" --chunk-delay 0
+        --evaluator "python -m socratic_doubles.fakeeval --rules demo" --chunk-delay 0
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from pathlib import Path
 from socratic.bank import load_bank
 from socratic.contracts import AskCommand
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness.doubles.demo import ScriptedAgent, write_kernels
-from socratic.harness.doubles.fakeapi import FakeAnthropic
+from socratic_doubles.demo import ScriptedAgent, write_kernels
+from socratic_doubles.fakeapi import FakeAnthropic
 
 REPO = Path(__file__).resolve().parents[1]
 
 DEMO_KEY = "sk-demo-local-fake-server-not-a-key-000000"
 DEMO_MODEL = "scripted-demo-agent"
-TASK = "kernels/rmsnorm"
+TASK = "src/socratic/kernels/rmsnorm"
 
 # (plan step index, question text, preferred bank id or None). The question is appended to
 # the inbox just before the scripted agent answers that step, so it arrives mid-turn and is
@@ -78,7 +78,7 @@ def calibrate(argv: list[str], env: dict[str, str]) -> float:
         v3 = min_speedup(argv, k["v3"], env)
     if v3 is None:
         raise SystemExit("calibration failed: V3 is not correct on the goal set; fix "
-                         "harness/doubles/demo_kernels/v3.cu before recording")
+                         "src/socratic_doubles/demo_kernels/v3.cu before recording")
     if v2 is None or v3 <= v2 * 1.02:
         goal = round(v3 * 0.97, 3)
         print(f"calibration: V2 and V3 are too close (v2={v2}, v3={v3}); goal {goal}: the "
@@ -198,7 +198,7 @@ def report(session: Path, rc: int, seconds: float, goal: float) -> int:
     }
     for name, ok in checks.items():
         print(f"  [{'x' if ok else ' '}] {name}")
-    print(f"\nto bundle it: rm -rf sessions/demo && cp -r {session} sessions/demo")
+    print(f"\nto bundle it: rm -rf src/socratic/sessions/demo && cp -r {session} src/socratic/sessions/demo")
     return 0 if all(checks.values()) else 1
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_EVALUATOR
 
 CLAUDE = shutil.which(os.environ.get("SOCRATIC_CLAUDE") or "claude")
 pytestmark = pytest.mark.skipif(

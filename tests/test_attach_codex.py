@@ -1,5 +1,5 @@
 """End to end with the real Codex CLI: `socratic attach --agent codex`, then `codex exec` in
-the workspace against socratic's fake Responses API (harness/doubles/fakeopenai.py) and the fake
+the workspace against socratic's fake Responses API (src/socratic_doubles/fakeopenai.py) and the fake
 evaluator: the stop refused with scenario numbers, a question from `socratic inject`
 reaching the model through additionalContext, the goal met, the session folded.
 
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness.doubles.fakeopenai import FakeResponses, input_text
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.fakeopenai import FakeResponses, input_text
+from socratic_doubles.testing import FAKE_EVALUATOR
 
 CODEX = shutil.which(os.environ.get("SOCRATIC_CODEX") or "codex")
 pytestmark = pytest.mark.skipif(

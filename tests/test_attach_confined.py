@@ -249,7 +249,7 @@ def test_a_hook_never_starts_a_server(tmp_path):
     """No server listening: the hook runs on its own (here unconfined, so it may write),
     and no `hook serve` is left behind."""
     from socratic.harness.attach import attach
-    from socratic.harness.doubles.testing import fake_config, make_task
+    from socratic_doubles.testing import fake_config, make_task
     from tests.test_attach_hooks import tool_payload
 
     a = attach(make_task(tmp_path), "claude", fake_config(), session_dir=tmp_path / "s")

@@ -1,5 +1,5 @@
 """End to end with the real Gemini CLI: `socratic attach --agent gemini`, then `gemini -p` in
-the workspace against socratic's fake Gemini API (harness/doubles/fakegemini.py) and the fake
+the workspace against socratic's fake Gemini API (src/socratic_doubles/fakegemini.py) and the fake
 evaluator: the stop (AfterAgent) denied with scenario numbers, a question from `socratic
 inject` reaching the model through AfterTool's additionalContext, the goal met, the
 session folded.
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness.doubles.fakegemini import FakeGemini, contents_text
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.fakegemini import FakeGemini, contents_text
+from socratic_doubles.testing import FAKE_EVALUATOR
 
 GEMINI = shutil.which(os.environ.get("SOCRATIC_GEMINI") or "gemini")
 pytestmark = pytest.mark.skipif(

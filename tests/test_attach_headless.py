@@ -23,7 +23,7 @@ import pytest
 
 from socratic.eventlog import read_jsonl
 from socratic.harness import headless
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.testing import FAKE_EVALUATOR
 from tests.test_attach_codex import PROVIDER as CODEX_PROVIDER
 
 BINARIES = {name: shutil.which(os.environ.get(f"SOCRATIC_{name.upper()}") or name)
@@ -46,9 +46,9 @@ def shell(agent: str, command: str) -> tuple[str, dict]:
 def fake_api(agent: str, tmp: Path, script: list, env: dict):
     """The agent's fake API serving `script`, and the environment that points it there
     (with the agent's binary first on PATH)."""
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
-    from socratic.harness.doubles.fakegemini import FakeGemini
-    from socratic.harness.doubles.fakeopenai import FakeResponses
+    from socratic_doubles.fakeapi import FakeAnthropic
+    from socratic_doubles.fakegemini import FakeGemini
+    from socratic_doubles.fakeopenai import FakeResponses
 
     path = f"{Path(BINARIES[agent]).parent}{os.pathsep}{env.get('PATH', '')}"
     if agent == "claude":
@@ -177,7 +177,7 @@ def test_the_stop_block_cap_is_a_recorded_decision(tmp_path, agent, stops, refus
     if BINARIES[agent] is None:
         pytest.skip(f"{agent} is not installed")
     from socratic.harness.attach import attach
-    from socratic.harness.doubles.testing import fake_config, make_task
+    from socratic_doubles.testing import fake_config, make_task
 
     env = base_env(tmp_path)
     sess = attach(make_task(tmp_path), agent, fake_config(max_empty_stops=20),
@@ -218,7 +218,7 @@ def test_tool_counts_from_each_agents_output():
 
 def _attached(tmp_path: Path) -> Path:
     from socratic.harness.attach import attach
-    from socratic.harness.doubles.testing import fake_config, make_task
+    from socratic_doubles.testing import fake_config, make_task
 
     return attach(make_task(tmp_path), "claude", fake_config(),
                   session_dir=tmp_path / "s").session.dir

@@ -20,7 +20,7 @@ from socratic.eventlog import inject, read_jsonl
 from socratic.harness import agentspec
 from socratic.harness.attach import attach
 from socratic.harness.hooks import run_hook
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, fake_config, make_task
+from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, fake_config, make_task
 
 AGENTS = ("claude", "codex", "gemini")
 

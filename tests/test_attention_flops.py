@@ -10,7 +10,7 @@ import pytest
 from socratic.taskfile import load_task
 from tests.evalcli import ROOT
 
-TASK = load_task(ROOT / "kernels" / "flash_attn_fwd")
+TASK = load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")
 
 
 def visible_pairs(q: int, k: int) -> int:

@@ -177,8 +177,8 @@ def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
     from socratic.contracts import Question
     from socratic.eventlog import append_jsonl
     from socratic.harness.campaign import Campaign
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
-    from socratic.harness.doubles.testing import (
+    from socratic_doubles.fakeapi import FakeAnthropic
+    from socratic_doubles.testing import (
         FAKE_KEY,
         candidate_source,
         fake_config,

@@ -21,7 +21,7 @@ from tests.evalcli import ROOT, socratic
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),
                                 reason="needs nvcc")
-RMSNORM = ROOT / "kernels" / "rmsnorm"
+RMSNORM = ROOT / "src" / "socratic" / "kernels" / "rmsnorm"
 
 
 @pytest.fixture()
@@ -43,7 +43,7 @@ def test_expressions_compute_and_stay_safe():
 
 # task files -----------------------------------------------------------------------
 def test_shipped_tasks_load_with_their_sets():
-    attn = load_task(ROOT / "kernels" / "flash_attn_fwd")
+    attn = load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")
     assert {n: len(s) for n, s in attn.sets.items()} == {"smoke": 3, "bench": 26, "full": 210}
     norm = load_task(RMSNORM)
     assert len(norm.sets["smoke"]) == 3 and 8 <= len(norm.sets["bench"]) <= 12 and len(norm.sets["full"]) >= 50
@@ -54,7 +54,7 @@ def test_shipped_tasks_load_with_their_sets():
 
 
 def test_list_shows_the_sets_with_sizes():
-    res = socratic("eval", "kernels/flash_attn_fwd", "--list")
+    res = socratic("eval", "src/socratic/kernels/flash_attn_fwd", "--list")
     assert res.code == 0
     assert "smoke (3 scenarios)" in res.stdout and "bench (26 scenarios)" in res.stdout
     assert "full (210 scenarios)" in res.stdout and "d128-s8k-b2-h16-causal" in res.stdout
@@ -462,12 +462,12 @@ def test_preprocessed_lines_are_the_candidates_own_at_depth_zero():
 @needs_nvcc
 def test_shipped_baselines_pass_every_static_layer_and_cache_the_preprocessing(cache):
     for task in ("rmsnorm", "flash_attn_fwd"):
-        res = socratic("eval", f"kernels/{task}", "--check-only", "--json")
+        res = socratic("eval", f"src/socratic/kernels/{task}", "--check-only", "--json")
         assert res.code == 0 and res.doc["bans"] == {"ok": True, "hits": []}, res.doc["bans"]
     cached = list(cache.glob(f"builds/*/{bans.PREPROCESSED_CACHE}"))
     assert len(cached) == 2
     t0 = time.monotonic()
-    res = socratic("eval", "kernels/rmsnorm", "--check-only", "--json")
+    res = socratic("eval", "src/socratic/kernels/rmsnorm", "--check-only", "--json")
     assert res.code == 0 and res.doc["build"]["cached"] and time.monotonic() - t0 < 5
 
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.gpu
 def evaluate(tmp_path, name: str, *extra: str, env=None):
     path = tmp_path / f"{name}.cu"
     path.write_text(source(name))
-    return socratic("eval", "kernels/rmsnorm", "--candidate", str(path), "--json", *extra, env=env)
+    return socratic("eval", "src/socratic/kernels/rmsnorm", "--candidate", str(path), "--json", *extra, env=env)
 
 
 def failures(result) -> str:
@@ -25,7 +25,7 @@ def failures(result) -> str:
 
 
 def test_baseline_passes_as_its_own_candidate():
-    res = socratic("eval", "kernels/rmsnorm", "--scenarios", "smoke", "--json")
+    res = socratic("eval", "src/socratic/kernels/rmsnorm", "--scenarios", "smoke", "--json")
     assert res.code == 0, res.stderr
     doc = res.doc
     assert doc["summary"]["all_correct"]
@@ -95,7 +95,7 @@ def test_a_candidate_that_does_not_load_fails_every_scenario_with_one_clean_line
     path = tmp_path / "unloadable.cu"
     path.write_text(source("correct") + 'extern "C" int socratic_absent(void);\n'
                     'extern "C" int rmsnorm_keep(void) { return socratic_absent(); }\n')
-    res = socratic("eval", "kernels/rmsnorm", "--candidate", str(path), "--scenarios", "smoke", "--json")
+    res = socratic("eval", "src/socratic/kernels/rmsnorm", "--candidate", str(path), "--scenarios", "smoke", "--json")
     assert res.code == 1
     assert len(res.doc["scenarios"]) == res.doc["summary"]["n"] > 1
     assert {r["error"] for r in res.doc["scenarios"]} == \

@@ -92,7 +92,7 @@ def test_plans_that_break_a_rule_are_refused_naming_it(node, rule):
 @needs_nvcc
 def test_the_device_code_is_read_from_the_built_library(tmp_path, monkeypatch):
     monkeypatch.setenv("SOCRATIC_CACHE", str(tmp_path / "cache"))
-    res = socratic("eval", "kernels/rmsnorm", "--check-only", "--json")
+    res = socratic("eval", "src/socratic/kernels/rmsnorm", "--check-only", "--json")
     assert res.code == 0, res.stderr
     libs = sorted((tmp_path / "cache").glob("builds/*/lib.so"))   # the candidate's and the task's reference
     assert len(libs) == 2, libs

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.fakegemini import FakeGemini
-from socratic.harness.doubles.fakeopenai import FakeResponses
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.fakegemini import FakeGemini
+from socratic_doubles.fakeopenai import FakeResponses
 
 
 def call(url: str, body: bytes | None = None, method: str = "POST") -> tuple[int, str, str]:

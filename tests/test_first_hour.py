@@ -115,13 +115,13 @@ def device(monkeypatch):
                                       ((10, 0), "sm_100a"), (None, "sm_80")])
 def test_rmsnorm_builds_for_the_gpu_it_finds(device, cc, arch):
     device(cc)
-    task = load_task(ROOT / "kernels" / "rmsnorm")
+    task = load_task(ROOT / "src" / "socratic" / "kernels" / "rmsnorm")
     assert task.select_arch() == arch
     assert f"-gencode=arch=compute{arch[2:]},code={arch} " in task.build_command
 
 
 def test_the_attention_task_needs_hopper_in_one_line(device):
-    task = load_task(ROOT / "kernels" / "flash_attn_fwd")
+    task = load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")
     device((9, 0))
     assert task.select_arch() == "sm_90a"
     device(None)
@@ -136,7 +136,7 @@ def test_the_attention_task_needs_hopper_in_one_line(device):
 
 
 def test_no_shipped_task_hardcodes_an_arch():
-    for toml in (ROOT / "kernels").glob("*/task.toml"):
+    for toml in (ROOT / "src" / "socratic" / "kernels").glob("*/task.toml"):
         command = tomllib.loads(toml.read_text())["build"]["command"]
         assert "sm_90" not in command and "{arch}" in command, toml
 
@@ -173,7 +173,7 @@ def test_an_unknown_gpu_says_it_has_no_bound():
 
 # small defects --------------------------------------------------------------------------
 def test_eval_of_a_task_toml_path_takes_its_folder(capsys):
-    assert main(["eval", str(ROOT / "kernels" / "rmsnorm" / "task.toml"), "--list"]) == 0
+    assert main(["eval", str(ROOT / "src" / "socratic" / "kernels" / "rmsnorm" / "task.toml"), "--list"]) == 0
     assert "task rmsnorm" in capsys.readouterr().out
 
 
@@ -203,7 +203,7 @@ def test_the_tests_build_outside_the_users_cache():
 
 
 def test_install_hints_name_the_checkout_not_pypi():
-    for path in ("report/html.py", "fleet/slurm.py"):
+    for path in ("src/socratic/report/html.py", "src/socratic/fleet/slurm.py"):
         text = (ROOT / path).read_text()
         assert "socratic[" not in text and "'.[" in text
 

@@ -17,8 +17,8 @@ import pytest
 
 from socratic.cli import main
 from socratic.eventlog import read_jsonl
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 
 REPO = Path(__file__).resolve().parents[1]
 

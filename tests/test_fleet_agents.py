@@ -22,7 +22,7 @@ from socratic.cli import main
 from socratic.errors import InputError
 from socratic.fleet.folder import open_fleet
 from socratic.fleet.spec import load_fleet
-from socratic.harness.doubles.testing import make_task
+from socratic_doubles.testing import make_task
 from tests.test_report import Log
 
 MIXED = """

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.fakegemini import FakeGemini
-from socratic.harness.doubles.fakeopenai import FakeResponses
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.fakegemini import FakeGemini
+from socratic_doubles.fakeopenai import FakeResponses
+from socratic_doubles.testing import FAKE_EVALUATOR
 from tests.test_attach_codex import PROVIDER as CODEX_PROVIDER
 from tests.test_fleet_slurm import cluster, events, wait_for  # noqa: F401 - cluster: a fixture
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, candidate_source, make_task
+from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, make_task
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "fleet_gpus_check.py"

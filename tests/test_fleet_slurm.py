@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness.doubles.fakeapi import FakeAnthropic
+from socratic_doubles.fakeapi import FakeAnthropic
 
 from tests.slurm_cluster import Cluster, why_not
 from tests.test_fleet import REPO, agent, env_for, fleet_file

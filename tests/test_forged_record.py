@@ -16,7 +16,7 @@ from pathlib import Path
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.attach import attach
 from socratic.harness.hooks import run_evaluate, run_hook
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
+from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from socratic.report import build_report
 
 GOAL = 1.3
@@ -254,7 +254,7 @@ def test_an_honest_campaign_still_reaches_goal_met(tmp_path):
 
 def test_the_same_source_faster_fires_suspicious_gain():
     from socratic.harness.config import TriggerConfig
-    from socratic.harness.doubles.testing import eval_result
+    from socratic_doubles.testing import eval_result
     from socratic.harness.history import Evaluation
     from socratic.harness.triggers import SuspiciousGain
 

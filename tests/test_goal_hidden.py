@@ -14,8 +14,8 @@ from socratic.contracts import Goal
 from socratic.eventlog import read_jsonl
 from socratic.errors import InputError
 from socratic.harness.campaign import Campaign
-from socratic.harness.doubles.fakeapi import FakeAnthropic, last_user_text
-from socratic.harness.doubles.testing import (FAKE_KEY, candidate_source, eval_result, fake_config,
+from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
+from socratic_doubles.testing import (FAKE_KEY, candidate_source, eval_result, fake_config,
                                               make_task)
 from socratic.harness.history import Evaluation, judge
 from socratic.harness.task import CampaignTask

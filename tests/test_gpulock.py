@@ -17,7 +17,7 @@ import pytest
 
 from socratic.gpulock import Holder, current_holder, gpu_turn, locks_dir, visible_gpu_key
 from socratic.resources import resolve_task_dir
-from socratic.harness.doubles.testing import candidate_source, make_task
+from socratic_doubles.testing import candidate_source, make_task
 
 HOLD = """
 import sys, time
@@ -100,7 +100,7 @@ def test_an_unwritable_lock_folder_does_not_refuse_the_evaluation(tmp_path, monk
 
 def fakeeval(task: Path, cand: Path, gpu: str) -> subprocess.Popen:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu)
-    return subprocess.Popen([sys.executable, "-m", "socratic.harness.doubles.fakeeval", str(task),
+    return subprocess.Popen([sys.executable, "-m", "socratic_doubles.fakeeval", str(task),
                              "--candidate", str(cand), "--json"], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -171,7 +171,7 @@ def test_the_harness_does_not_count_the_wait_against_its_timeout(tmp_path):
     """run_evaluator: a wait for the GPU's turn longer than the evaluation's whole time
     budget does not kill it; the wait is reported as it starts."""
     from socratic.harness.evaluator_process import run_evaluator
-    from socratic.harness.doubles.testing import FAKE_EVALUATOR
+    from socratic_doubles.testing import FAKE_EVALUATOR
 
     task = make_task(tmp_path)
     cand = tmp_path / "c.cu"

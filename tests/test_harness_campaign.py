@@ -14,8 +14,8 @@ import pytest
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.harness.campaign import Campaign
 from socratic.harness.config import TriggerConfig
-from socratic.harness.doubles.fakeapi import FakeAnthropic, last_user_text
-from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, make_task, fake_config
+from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
+from socratic_doubles.testing import FAKE_KEY, candidate_source, make_task, fake_config
 from socratic.eventlog import inject, read_jsonl
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from socratic.contracts import AskCommand, ControlCommand
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 from socratic.cli import main
 from socratic.eventlog import inject, read_jsonl
 from socratic.ownership import SessionOwner, live_owner
@@ -414,7 +414,7 @@ def test_resume_with_damaged_session_files(tmp_path, monkeypatch, capsys):
     ('baseline = "baseline.cu"', "baseline = 5", "baseline"),
 ])
 def test_run_malformed_task_toml_is_one_line(tmp_path, monkeypatch, capsys, old, new, key):
-    from socratic.harness.doubles.testing import TASK_TOML
+    from socratic_doubles.testing import TASK_TOML
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     task = make_task(tmp_path)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.doubles.demo import BUG_LINE, FIX_LINE, KERNELS, ScriptedAgent, answer_for, write_kernels
+from socratic_doubles.demo import BUG_LINE, FIX_LINE, KERNELS, ScriptedAgent, answer_for, write_kernels
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def test_kernel_versions_differ_as_planned():
 def test_kernels_build_and_pass_the_ban_check(tmp_path):
     files = write_kernels(tmp_path)
     for name, path in files.items():
-        r = subprocess.run([sys.executable, "-m", "socratic.evaluator", "kernels/rmsnorm", "--check-only",
+        r = subprocess.run([sys.executable, "-m", "socratic.evaluator", "src/socratic/kernels/rmsnorm", "--check-only",
                             "--json", "--candidate", str(path)], cwd=REPO, capture_output=True,
                            text=True, timeout=300)
         doc = json.loads(r.stdout)
@@ -58,7 +58,7 @@ def test_scripted_agent_answers_questions_then_follows_plan():
 def test_record_demo_dry_run(tmp_path):
     sess = tmp_path / "demo"
     r = subprocess.run([sys.executable, "benchmarks/record_demo.py", "--session-dir", str(sess),
-                        "--evaluator", f"{sys.executable} -m socratic.harness.doubles.fakeeval --rules demo",
+                        "--evaluator", f"{sys.executable} -m socratic_doubles.fakeeval --rules demo",
                         "--chunk-delay", "0"], cwd=REPO, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -79,8 +79,8 @@ def test_short_campaign_on_rmsnorm_with_the_real_evaluator(tmp_path):
     pytest.importorskip("anthropic")
     from socratic.harness.campaign import Campaign
     from socratic.harness.config import Config
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
-    from socratic.harness.doubles.testing import FAKE_KEY
+    from socratic_doubles.fakeapi import FakeAnthropic
+    from socratic_doubles.testing import FAKE_KEY
 
     def write(v):
         return ("write_file", {"path": "candidate.cu", "content": KERNELS[v]()})
@@ -91,7 +91,7 @@ def test_short_campaign_on_rmsnorm_with_the_real_evaluator(tmp_path):
                "tools": [write("v3")]},
               {"text": "Done."}]
     with FakeAnthropic(script) as api:
-        c = Campaign.create(REPO / "kernels/rmsnorm", Config(goal_min_speedup=0.8,
+        c = Campaign.create(REPO / "src/socratic/kernels/rmsnorm", Config(goal_min_speedup=0.8,
                             scenarios="smoke", retry_base_s=0.1), session_dir=tmp_path / "s",
                             api_key=FAKE_KEY, base_url=api.url, suggester=lambda k, a, t: [])
         reason = c.run()

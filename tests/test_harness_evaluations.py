@@ -10,7 +10,7 @@ from typing import Any
 
 from socratic.contracts import Event, build_event
 from socratic.harness.config import TriggerConfig
-from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
+from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox
 from socratic.harness.session import Session

@@ -13,7 +13,7 @@ from socratic.contracts import parse_eval
 from socratic.errors import InputError
 from socratic.harness.history import Evaluation, describe_failing, judge
 from socratic.harness.task import CampaignTask
-from socratic.harness.doubles.testing import FAKE_KEY, make_task
+from socratic_doubles.testing import FAKE_KEY, make_task
 from socratic.resources import demo_session_dir, resolve_task_dir
 
 
@@ -119,8 +119,8 @@ def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypat
 
 def test_goal_against_reaches_the_campaign(tmp_path, monkeypatch):
     from socratic.harness.campaign import Campaign
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
-    from socratic.harness.doubles.testing import fake_config
+    from socratic_doubles.fakeapi import FakeAnthropic
+    from socratic_doubles.testing import fake_config
 
     task = make_task(tmp_path)
     toml = (task / "task.toml").read_text() + '\n[comparisons]\nnames = ["fast"]\n'

@@ -9,7 +9,7 @@ from importlib import resources
 
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.conversation import Conversation, handoff_seed
-from socratic.harness.doubles.testing import (
+from socratic_doubles.testing import (
     FAKE_KEY,
     eval_result,
     fake_config,
@@ -86,17 +86,17 @@ def test_handoff_seed_carries_the_campaign_state(tmp_path):
 
 def test_the_shipped_harness_does_not_import_the_doubles():
     code = ("import sys, socratic.harness.campaign, socratic.harness.cli, socratic.tui.app; "
-            "print([m for m in sys.modules if m.startswith('socratic.harness.doubles')])")
+            "print([m for m in sys.modules if m.startswith('socratic_doubles')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stderr
 
 
 def test_the_demo_kernels_are_cuda_files_in_the_package():
-    from socratic.harness.doubles import demo
+    from socratic_doubles import demo
 
-    files = resources.files("socratic.harness.doubles") / "demo_kernels"
+    files = resources.files("socratic_doubles") / "demo_kernels"
     assert sorted(p.name for p in files.iterdir() if p.name.endswith(".cu")) == [
         "v1.cu", "v2.cu", "v3.cu"]
     assert demo.KERNELS["v3"]() == (files / "v3.cu").read_text()
-    assert "__global__" not in resources.files("socratic.harness.doubles").joinpath(
+    assert "__global__" not in resources.files("socratic_doubles").joinpath(
         "demo.py").read_text()

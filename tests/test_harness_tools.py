@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from socratic.harness.doubles.testing import FAKE_KEY
+from socratic_doubles.testing import FAKE_KEY
 from socratic.harness.tools import Redactor, Tools, cap_text, scrubbed_env, tool_specs
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from socratic.contracts import Comparison
 from socratic.harness.config import TriggerConfig
-from socratic.harness.doubles.testing import eval_result
+from socratic_doubles.testing import eval_result
 from socratic.harness.history import Evaluation, History, judge
 from socratic.contracts import Goal
 from socratic.harness.triggers import (

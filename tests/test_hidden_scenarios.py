@@ -11,13 +11,13 @@ import pytest
 
 from socratic.errors import InputError
 from socratic.harness.campaign import Campaign
-from socratic.harness.doubles.fakeapi import FakeAnthropic, last_user_text
-from socratic.harness.doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
+from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
+from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 from socratic.eventlog import read_jsonl
 from socratic.taskfile import load_task
 from tests.evalcli import ROOT, socratic
 
-ATTN, RMS = ROOT / "kernels" / "flash_attn_fwd", ROOT / "kernels" / "rmsnorm"
+ATTN, RMS = ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd", ROOT / "src" / "socratic" / "kernels" / "rmsnorm"
 
 
 def test_hidden_scenarios_are_drawn_afresh_within_the_declared_space():
@@ -102,7 +102,7 @@ def test_a_negative_hidden_count_is_a_one_line_error():
 def test_the_table_shows_the_hidden_pass_rate_and_the_failing_shapes():
     from socratic.contracts import HiddenSummary
     from socratic.evaluator.report import table
-    from socratic.harness.doubles.testing import eval_result
+    from socratic_doubles.testing import eval_result
     doc = eval_result([{"id": "a", "correct": True, "speedup": 1.1}])
     doc.hidden = eval_result([{"id": "hidden-1-r7-c57", "correct": False, "failures": ["extreme_rows: y: max error 2.4"]}]).scenarios
     doc.hidden_summary = HiddenSummary(n=2, n_correct=1, failing=["hidden-1-r7-c57"], geomean_speedup=1.05)

@@ -21,7 +21,7 @@ import pytest
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attach import attach
-from socratic.harness.doubles.testing import (
+from socratic_doubles.testing import (
     FAKE_EVALUATOR,
     candidate_source,
     fake_config,
@@ -458,7 +458,7 @@ def test_a_full_disk_at_an_import_records_nothing_half(tmp_path, monkeypatch):
 
 def test_a_campaign_on_a_disk_that_fills_ends_in_one_line(tmp_path):
     # `socratic run --headless` died with a traceback, no campaign.end, its last line cut
-    from socratic.harness.doubles.fakeapi import FakeAnthropic
+    from socratic_doubles.fakeapi import FakeAnthropic
     from tests.test_harness_cli import socratic as run_socratic
 
     disk = tmp_path / "disk"

@@ -27,7 +27,7 @@ def test_the_comparison_process_imports_no_planted_module(tmp_path, monkeypatch)
     monkeypatch.chdir(plant)
     monkeypatch.setenv("PYTHONPATH", str(plant))
     monkeypatch.setenv("PYTHONSTARTUP", str(plant / "statistics.py"))
-    run = ComparisonRun(load_task(ROOT / "kernels" / "flash_attn_fwd"))
+    run = ComparisonRun(load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd"))
     assert run.proc is not None
     try:
         deadline = time.monotonic() + 20

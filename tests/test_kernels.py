@@ -20,7 +20,7 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/
 @needs_nvcc
 @pytest.mark.parametrize("task", TASKS)
 def test_baseline_builds_and_passes_the_static_ban_check(task):
-    res = socratic("eval", f"kernels/{task}", "--check-only", "--json")
+    res = socratic("eval", f"src/socratic/kernels/{task}", "--check-only", "--json")
     assert res.code == 0, res.stderr
     doc = res.doc
     assert doc["build"]["ok"] and doc["bans"] == {"ok": True, "hits": []}
@@ -28,7 +28,7 @@ def test_baseline_builds_and_passes_the_static_ban_check(task):
 
 
 def test_attention_sets_cover_the_edge_cases():
-    task = load_task(ROOT / "kernels" / "flash_attn_fwd")
+    task = load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")
     full = [s.values for s in task.sets["full"]]
     assert len(full) >= 180
     assert {v["head_dim"] for v in full} == {64, 96, 128, 192, 256}
@@ -45,7 +45,7 @@ def test_attention_sets_cover_the_edge_cases():
 
 
 def test_rmsnorm_bench_spans_one_row_to_64k_rows():
-    task = load_task(ROOT / "kernels" / "rmsnorm")
+    task = load_task(ROOT / "src" / "socratic" / "kernels" / "rmsnorm")
     rows = [(s.values["rows"], s.values["cols"]) for s in task.sets["bench"]]
     assert (1, 4096) in rows and (65536, 8192) in rows
 
@@ -56,7 +56,7 @@ def test_rmsnorm_bench_spans_one_row_to_64k_rows():
 def test_baseline_passes_every_full_scenario(task):
     res = socratic("eval", task, "--scenarios", "full", "--no-timing", "--json", timeout=900)
     assert res.code == 0, [r["failures"] for r in res.doc["scenarios"] if not r["correct"]][:5]
-    assert res.doc["summary"]["n_correct"] == res.doc["summary"]["n"] == len(load_task(ROOT / "kernels" / task).sets["full"])
+    assert res.doc["summary"]["n_correct"] == res.doc["summary"]["n"] == len(load_task(ROOT / "src" / "socratic" / "kernels" / task).sets["full"])
 
 
 def _library(task, which: str) -> ctypes.CDLL:
@@ -100,7 +100,7 @@ def _float64_attention(torch, q, k, v, causal: int):
 ])
 def test_attention_reference_and_baseline_agree_with_float64(d, sq, sk, hq, hkv, causal):
     torch = pytest.importorskip("torch")
-    task = load_task(ROOT / "kernels" / "flash_attn_fwd")
+    task = load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")
     ref, base = _library(task, "reference"), _library(task, "baseline")
     g = torch.Generator(device="cuda").manual_seed(d * 7 + sq)
     q = torch.randn(2, sq, hq, d, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -133,7 +133,7 @@ def test_attention_reference_and_baseline_agree_with_float64(d, sq, sk, hq, hkv,
 @pytest.mark.gpu
 def test_rmsnorm_reference_agrees_with_float64():
     torch = pytest.importorskip("torch")
-    task = load_task(ROOT / "kernels" / "rmsnorm")
+    task = load_task(ROOT / "src" / "socratic" / "kernels" / "rmsnorm")
     ref = _library(task, "reference")
     from socratic.evaluator.worker import params_type
     x = torch.randn(37, 1000, device="cuda", dtype=torch.bfloat16)

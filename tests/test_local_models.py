@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from socratic.eventlog import read_jsonl
-from socratic.harness.doubles.fakeapi import FakeAnthropic
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, candidate_source, make_task
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, make_task
 
 
 def run(*args, env):

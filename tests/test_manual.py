@@ -22,7 +22,7 @@ from socratic.contracts import EvalEnd, read_events
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attach import attach
 from socratic.harness.attached_campaign import AttachedCampaign
-from socratic.harness.doubles.testing import (
+from socratic_doubles.testing import (
     FAKE_EVALUATOR,
     candidate_source,
     fake_config,

@@ -14,7 +14,7 @@ from socratic.contracts import AskCommand
 from socratic import contracts as c
 from socratic.eventlog import inject
 from socratic.harness.attach import attach
-from socratic.harness.doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
+from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from socratic.harness.history import Evaluation, compact_table
 from socratic.contracts import Goal
 from tests.test_manual import SRC, attach_rmsnorm, cand, cli, events, of, use

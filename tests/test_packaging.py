@@ -42,16 +42,17 @@ def test_the_wheel_holds_only_the_socratic_package(wheel_names: list[str]) -> No
 @pytest.mark.slow
 def test_the_wheel_holds_the_package_data(wheel_names: list[str]) -> None:
     names = set(wheel_names)
-    tasks = {p.parent.name for p in ROOT.glob("kernels/*/task.toml")}
+    src = ROOT / "src"
+    tasks = {p.parent.name for p in src.glob("socratic/kernels/*/task.toml")}
     assert tasks, "no tasks in the checkout"
     for task in tasks:
         assert f"socratic/kernels/{task}/task.toml" in names
-    for p in (ROOT / "sessions" / "demo").rglob("*"):
+    data = [*(src / "socratic" / "sessions" / "demo").rglob("*"), *src.glob("socratic/tui/**/*.tcss")]
+    for p in data:
         if p.is_file() and "__pycache__" not in p.parts:
-            assert f"socratic/sessions/{p.relative_to(ROOT / 'sessions').as_posix()}" in names
-    for p in ROOT.glob("tui/**/*.tcss"):
-        assert f"socratic/{p.relative_to(ROOT).as_posix()}" in names
-    assert "socratic/py.typed" in names  # mypy checks the installed package through it
+            assert p.relative_to(src).as_posix() in names
+    assert "socratic/py.typed" in names  # mypy checks an installed package through it
+    assert not any(n.startswith("socratic_doubles") for n in names)   # the test doubles stay out
 
 
 def test_the_parts_import_from_outside_the_checkout(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.testing import FAKE_EVALUATOR
 from tests.test_manual import cli, of
 
 pytestmark = pytest.mark.timeout(300)
@@ -39,7 +39,7 @@ def session(tmp_path_factory):
         cand.write_text(KERNEL)
         local = cli("hook", "evaluate", "--session", str(sess), "--scenarios", "space:6")
         assert local[0] in (0, 1), local
-        made = subprocess.run([*FAKE_EVALUATOR, str(ROOT / "kernels" / "flash_attn_fwd"), "--candidate",
+        made = subprocess.run([*FAKE_EVALUATOR, str(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd"), "--candidate",
                                str(cand), "--space", "40", "--seed", "4", "--json"],
                               capture_output=True, text=True, timeout=120)
         result = root / "space.json"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.testing import FAKE_EVALUATOR
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = "// k\n// speedup: 3.0\n// vs-fa3: 0.97\n// vs-cudnn: 1.1\n// vs-fa2: 2.0\n// slow[head_dim == 192]: 0.4\n"
@@ -19,7 +19,7 @@ def _space(tmp: Path, name: str, seed: str, kernel: str = KERNEL) -> Path:
     cand.write_text(kernel)
     out = tmp / f"{name}.json"
     with out.open("w") as f:
-        subprocess.run([*FAKE_EVALUATOR, str(ROOT / "kernels" / "flash_attn_fwd"), "--candidate", str(cand),
+        subprocess.run([*FAKE_EVALUATOR, str(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd"), "--candidate", str(cand),
                         "--space", "20", "--seed", seed, "--json"], stdout=f, stderr=subprocess.DEVNULL,
                        timeout=120, check=False)
     return out

@@ -16,11 +16,11 @@ import pytest
 from socratic.contracts import Comparison, ScenarioResult, parse_eval
 from socratic.coverage import build, cells_worst_first, cross, lines
 from socratic.errors import InputError
-from socratic.harness.doubles.testing import eval_result, make_task
+from socratic_doubles.testing import eval_result, make_task
 from socratic.taskfile import HiddenField, load_task, parse_space
 from tests.evalcli import ROOT, socratic
 
-ATTN, RMS = ROOT / "kernels" / "flash_attn_fwd", ROOT / "kernels" / "rmsnorm"
+ATTN, RMS = ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd", ROOT / "src" / "socratic" / "kernels" / "rmsnorm"
 
 
 def test_a_seed_draws_the_same_shapes_and_another_seed_others():
@@ -100,7 +100,7 @@ def test_check_only_records_the_space_set_without_a_gpu():
 
 
 def _fake(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "socratic.harness.doubles.fakeeval", str(ATTN),
+    proc = subprocess.run([sys.executable, "-m", "socratic_doubles.fakeeval", str(ATTN),
                            "--json", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)

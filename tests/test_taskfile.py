@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
-from socratic.harness.doubles.testing import FAKE_KEY, TASK_TOML, make_task
+from socratic_doubles.testing import FAKE_KEY, TASK_TOML, make_task
 from socratic.taskfile import KeyLines, TaskError, load_task
 
 from tests.evalcli import ROOT
 
-RMSNORM = ROOT / "kernels" / "rmsnorm"
+RMSNORM = ROOT / "src" / "socratic" / "kernels" / "rmsnorm"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -43,7 +43,7 @@ def test_a_bad_default_set_is_the_same_line_from_every_verb(tmp_path):
         "eval --check-only": _run("socratic", "eval", str(task), "--check-only", "--json"),
         "run --headless": _run("socratic", "run", str(task), "--headless", "--session-dir", str(sess)),
         "run": _run("socratic", "run", str(task), "--session-dir", str(sess)),
-        "fake evaluator": _run("socratic.harness.doubles.fakeeval", str(task), "--list", "--json"),
+        "fake evaluator": _run("socratic_doubles.fakeeval", str(task), "--list", "--json"),
     }
     for verb, r in runs.items():
         assert (r.returncode, r.stderr, r.stdout) == (2, expected, ""), verb
@@ -53,7 +53,7 @@ def test_a_bad_default_set_is_the_same_line_from_every_verb(tmp_path):
 def test_a_bad_default_set_stops_a_campaign_before_its_session(tmp_path):
     from socratic.errors import InputError
     from socratic.harness.campaign import Campaign
-    from socratic.harness.doubles.testing import fake_config
+    from socratic_doubles.testing import fake_config
 
     task = make_task(tmp_path)
     (task / "task.toml").write_text(TASK_TOML.format(goal=1.2).replace(
@@ -138,5 +138,5 @@ def test_the_harness_sees_the_loaders_task(tmp_path):
     assert task.scenario_ids(None) == ["a", "b", "c"] and task.scenario_ids("nope") == []
     assert task.goal().min_speedup == 1.2 and task.goal(2.0).against == "baseline"
     assert task.baseline == "baseline.cu"
-    flash = CampaignTask.load(ROOT / "kernels" / "flash_attn_fwd")     # grid sets expanded too
+    flash = CampaignTask.load(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")     # grid sets expanded too
     assert len(flash.scenario_ids("full")) == 210

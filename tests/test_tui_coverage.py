@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from socratic.harness.doubles.testing import FAKE_EVALUATOR
+from socratic_doubles.testing import FAKE_EVALUATOR
 from socratic.resources import demo_session_dir
 from socratic.tui.app import SocraticApp
 from socratic.tui.coverage_screen import CoverageScreen
@@ -27,7 +27,7 @@ def space_session(root: Path) -> Path:
     (sess / "evals").mkdir(parents=True)
     cand = root / "k.cu"
     cand.write_text(KERNEL)
-    out = subprocess.run([*FAKE_EVALUATOR, str(ROOT / "kernels" / "flash_attn_fwd"), "--candidate",
+    out = subprocess.run([*FAKE_EVALUATOR, str(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd"), "--candidate",
                           str(cand), "--space", "30", "--seed", "8", "--json"],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     (sess / "evals" / "0001.json").write_text(out)

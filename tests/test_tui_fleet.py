@@ -13,7 +13,7 @@ import pytest
 
 from socratic.fleet.folder import open_fleet
 from socratic.fleet.spec import load_fleet
-from socratic.harness.doubles.testing import make_task
+from socratic_doubles.testing import make_task
 from socratic.tui.app import SocraticApp
 from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
 

@@ -12,8 +12,8 @@ ev() {  # ev NAME PY TASK CAND SET
 }
 ev new_fa_bench /tmp/venv/bin/python flash_attn_fwd tests/candidates/fa3_h200_best.cu bench
 ev old_fa_bench /tmp/venv_old/bin/python flash_attn_fwd tests/candidates/fa3_h200_best.cu bench
-ev new_rms_bench /tmp/venv/bin/python rmsnorm kernels/rmsnorm/baseline.cu bench
-ev old_rms_bench /tmp/venv_old/bin/python rmsnorm kernels/rmsnorm/baseline.cu bench
+ev new_rms_bench /tmp/venv/bin/python rmsnorm src/socratic/kernels/rmsnorm/baseline.cu bench
+ev old_rms_bench /tmp/venv_old/bin/python rmsnorm src/socratic/kernels/rmsnorm/baseline.cu bench
 cd /tmp && timeout ${TESTS_S:-300} /tmp/venv/bin/python -m pytest -p no:cacheprovider -m gpu -q -rA \
   $OLDPWD/tests/test_round3_gpu.py $OLDPWD/tests/test_evaluator_gpu.py $OLDPWD/tests/test_judge_gpu.py > $OUT/gpu_tests.log 2>&1; echo "pytest exit $?"; cd $OLDPWD
 grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | tail -25

@@ -11,7 +11,7 @@ S = "sessions/fa3-h200"
 R = "research/fa3_campaign/results"   # one folder per device call, evals/NAME.SET.json (the session keeps them as evals/)
 
 def cand(name):
-    return "kernels/flash_attn_fwd/baseline.cu" if name == "baseline" else f"research/fa3_campaign/cands/{name}.cu"
+    return "src/socratic/kernels/flash_attn_fwd/baseline.cu" if name == "baseline" else f"research/fa3_campaign/cands/{name}.cu"
 
 def imp(call, name, set_):
     out = subprocess.run(["socratic", "hook", "evaluate", "--session", S, "--import", f"{R}/{call}/evals/{name}.{set_}.json",

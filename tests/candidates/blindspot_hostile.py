@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.candidates.rmsnorm_hostile import PRELUDE
 
-KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+KERNELS = Path(__file__).resolve().parents[2] / "src" / "socratic" / "kernels"
 LISTED_K = (1, 17, 127, 128, 129, 300, 1000, 1024, 2048, 3000, 4096, 8192, 16384)
 
 

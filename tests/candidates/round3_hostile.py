@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tests.candidates.rmsnorm_hostile import PRELUDE
 
-KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+KERNELS = Path(__file__).resolve().parents[2] / "src" / "socratic" / "kernels"
 
 # the shared correct RMSNorm kernel (rmsnorm_hostile.PRELUDE), with a gate its threads read
 # first (a module global, set by a one-thread kernel just before it in the same stream)

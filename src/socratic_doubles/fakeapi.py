@@ -23,7 +23,7 @@ import json
 import time
 from typing import Any
 
-from socratic.harness.doubles.httpfake import Exchange, FakeServer, Step
+from socratic_doubles.httpfake import Exchange, FakeServer, Step
 
 ERROR_TYPES = {
     400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",

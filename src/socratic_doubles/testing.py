@@ -12,7 +12,7 @@ from typing import Any
 from socratic.contracts import SCHEMA, EvalResult, parse_eval
 from socratic.harness.config import Config, TriggerConfig
 
-FAKE_EVALUATOR = [sys.executable, "-m", "socratic.harness.doubles.fakeeval"]
+FAKE_EVALUATOR = [sys.executable, "-m", "socratic_doubles.fakeeval"]
 FAKE_KEY = "sk-ant-api03-FAKEKEY-0123456789abcdefghijklmnopqrstuvwxyz-SECRET"
 
 # a complete task (the one loader checks everything); the fake evaluator builds nothing

@@ -2,7 +2,7 @@
 events), enough for the real Codex CLI to run a scripted agent in tests: point a Codex
 model provider at it (`base_url = URL + "/v1"`, `wire_api = "responses"`).
 
-Each request takes the next step of the script, as harness/doubles/fakeapi.py does for the
+Each request takes the next step of the script, as src/socratic_doubles/fakeapi.py does for the
 Messages API. A step is a dict, or a callable(request_body) -> dict:
 
     {"text": "...", "tools": [("exec_command", {"cmd": "ls"}), ...]}
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from socratic.harness.doubles.httpfake import Exchange, FakeServer, Step
+from socratic_doubles.httpfake import Exchange, FakeServer, Step
 
 
 def _sse(data: dict[str, Any]) -> bytes:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from socratic.harness.doubles.fakeapi import last_user_text
+from socratic_doubles.fakeapi import last_user_text
 
 BUG_LINE = "float t = lane < kWarps / 2 ? warp_sums[lane] : 0.f;"
 FIX_LINE = "float t = lane < kWarps ? warp_sums[lane] : 0.f;"

@@ -2,7 +2,7 @@
 enough for the real Gemini CLI to run a scripted agent in tests: point it there with
 GOOGLE_GEMINI_BASE_URL (API-key auth).
 
-Each streamed request takes the next step of the script, as harness/doubles/fakeapi.py does for
+Each streamed request takes the next step of the script, as src/socratic_doubles/fakeapi.py does for
 the Messages API; a step is a dict or a callable(request_body) -> dict:
 
     {"text": "...", "tools": [("run_shell_command", {"command": "ls"}), ...]}
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from socratic.harness.doubles.httpfake import Exchange, FakeServer, Step
+from socratic_doubles.httpfake import Exchange, FakeServer, Step
 
 
 class FakeGemini(FakeServer):

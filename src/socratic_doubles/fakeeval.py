@@ -1,7 +1,7 @@
 """A stand-in evaluator for CPU tests and benchmarks: same CLI, same `socratic.eval/1` JSON,
 same per-scenario stderr lines, with numbers read from markers in the candidate's text.
 
-    python -m socratic.harness.doubles.fakeeval TASK_DIR --candidate FILE --json [--scenarios SET|ID,..]
+    python -m socratic_doubles.fakeeval TASK_DIR --candidate FILE --json [--scenarios SET|ID,..]
 
 Markers (C++ comments anywhere in the candidate):
     // speedup: 1.3            every scenario's speedup (default 1.0)
@@ -20,7 +20,7 @@ Markers (C++ comments anywhere in the candidate):
                                scenarios where the expression holds, times 0.4
 The scenarios run inside a GPU turn (socratic.gpulock, keyed by CUDA_VISIBLE_DEVICES) as the
 real evaluator's GPU part does: fake evaluations sharing a "GPU" take turns too.
-Use it with `SOCRATIC_EVALUATOR="python -m socratic.harness.doubles.fakeeval"`.
+Use it with `SOCRATIC_EVALUATOR="python -m socratic_doubles.fakeeval"`.
 """
 
 from __future__ import annotations
