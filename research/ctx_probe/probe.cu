@@ -13,6 +13,7 @@ __global__ void spin(long long cycles) { long long t = clock64(); while (clock64
 static CUresult R(CUresult r, const char* what) { const char* s; cuGetErrorName(r, &s); printf("%-48s %s\n", what, s); return r; }
 
 int main() {
+  setvbuf(stdout, nullptr, _IONBF, 0);   // a hang must still show how far it got
   cuInit(0);
   CUdevice dev; cuDeviceGet(&dev, 0);
   CUcontext A, B;
