@@ -8,12 +8,17 @@
 set +e
 export PYTHONUNBUFFERED=1
 python3 -m venv --system-site-packages /tmp/venv || return 1
+# python3 there is itself a venv (/opt/torch/.venv): --system-site-packages reaches the base
+# interpreter's, not its packages (torch, cuda-bindings, pytest): a .pth adds them
+parent_site() { python3 -c "import site; print(site.getsitepackages()[0])"; }
+echo "$(parent_site)" > "$(/tmp/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz_parent.pth"
 /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || return 1
 /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-build-isolation --no-compile . > /tmp/pip_new.log 2>&1 \
   || { tail -5 /tmp/pip_new.log; return 1; }
 [ -d .whl_test ] && /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-compile .whl_test/*.whl
 if [ -f .whl_old/old.tgz ]; then
   python3 -m venv --system-site-packages /tmp/venv_old
+  echo "$(parent_site)" > "$(/tmp/venv_old/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz_parent.pth"
   /tmp/venv_old/bin/python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl
   rm -rf /tmp/oldsrc && mkdir -p /tmp/oldsrc && tar xzf .whl_old/old.tgz -C /tmp/oldsrc
   (cd /tmp/oldsrc && /tmp/venv_old/bin/python -m pip install -q --no-index --no-deps --no-build-isolation --no-compile . \

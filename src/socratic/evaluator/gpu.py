@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from cuda.bindings import driver
@@ -87,6 +89,7 @@ class Gpu:
         self.grid = self.info.sms * 8
         self._flush = self.alloc(max(2 * self.info.l2_bytes, 64 << 20) + 4096)
         self._scratch = self.alloc(4096)
+        self._hash_key = secrets.randbits(64)   # host memory only: out of any kernel's reach
         self._salt = 0
 
     # memory -----------------------------------------------------------------
@@ -140,9 +143,19 @@ class Gpu:
                      np.uint64(channels), np.float32(factor), np.uint64(row_length), np.int32(spread), np.uint64(seed))
 
     def hash(self, buf, nbytes: int) -> int:
-        self._scratch.fill(0, stream=self.stream)
-        self._launch("hash_u16", int(buf.handle), np.uint64(nbytes // 2), int(self._scratch.handle))
-        return int(self.to_host(self._scratch, 8, np.zeros(1, np.uint64))[0])
+        return self.hashes([(buf, nbytes)])[0]
+
+    def hashes(self, bufs: list[tuple[Any, int]]) -> list[int]:
+        """Keyed digests of several buffers, read back together (one sync)."""
+        out: list[int] = []
+        for start in range(0, len(bufs), 512):   # the scratch holds 512 digests
+            part = bufs[start:start + 512]
+            self._scratch.fill(0, stream=self.stream)
+            for k, (buf, nbytes) in enumerate(part):
+                self._launch("hash_u16", int(buf.handle), np.uint64(nbytes // 2),
+                             int(self._scratch.handle) + 8 * k, np.uint64(self._hash_key))
+            out += [int(x) for x in self.to_host(self._scratch, 8 * len(part), np.zeros(len(part), np.uint64))]
+        return out
 
     def compare(self, dtype: str, cand, base, ref, count: int, stats) -> None:
         """Accumulate comparison statistics into the device `stats` record (no sync)."""

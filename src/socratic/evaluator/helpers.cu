@@ -137,11 +137,13 @@ __global__ void transform_bf16(__nv_bfloat16* p, uint64_t n, float s, uint64_t p
 __global__ void transform_f16(__half* p, uint64_t n, float s, uint64_t per, uint64_t cnt, float f, uint64_t row, int spread, uint64_t seed) { transform(p, n, s, per, cnt, f, row, spread, seed); }
 __global__ void transform_f32(float* p, uint64_t n, float s, uint64_t per, uint64_t cnt, float f, uint64_t row, int spread, uint64_t seed) { transform(p, n, s, per, cnt, f, row, spread, seed); }
 
-// Order-independent, position-sensitive 64-bit digest of n 16-bit words (inputs unchanged?).
-__global__ void hash_u16(const uint16_t* p, uint64_t n, unsigned long long* out) {
+// Order-independent, position-sensitive 64-bit digest of n 16-bit words (unchanged?), keyed:
+// the key lives only in the judge's host memory, so a kernel that writes a buffer cannot
+// choose other writes that leave the digest as it was.
+__global__ void hash_u16(const uint16_t* p, uint64_t n, unsigned long long* out, uint64_t key) {
   unsigned long long h = 0;
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-    h += mix64((i << 16) ^ p[i] ^ 0xA5A5000000000000ull);
+    h += mix64(mix64(key ^ (i << 16)) ^ p[i]);
   for (int o = 16; o > 0; o >>= 1) h += __shfl_down_sync(0xffffffff, h, o);
   if ((threadIdx.x & 31) == 0) atomicAdd(out, h);
 }

@@ -28,7 +28,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -336,9 +336,12 @@ class WorkerRun:
             self._copy_inputs([slot], v)
             ref.run(self.ref_fn, slot, gpu, stream)
             self._call("base", [s], salt=s)
+            judged = self._judge_state([slot], ref, v)
+            held = gpu.hashes([(buf, n) for _, buf, n in judged])
             rc = self._call("cand", [s], salt=s + 7)
             if rc != 0:
                 failures.append(f"candidate returned error code {rc}")
+            failures += self._untouched(judged, held)
             # statistics as soon as the candidate's stream is done, then again once the whole device is
             first = self._stats_now(slot, ref, v)
             lag = lasting_lag(self._device_lag, partial(self._call_again, s, slot, ref, v, first))
@@ -346,6 +349,7 @@ class WorkerRun:
                 failures.append(f"the device stayed busy {lag * 1e3:.1f} ms after the given stream finished: "
                                 "work outside the stream")
             later = self._stats_now(slot, ref, v)
+            failures += self._untouched(judged, held)   # work left outside its stream, too
             for name in first:
                 if any(first[name][k] != later[name][k] for k in STABLE_STATS):
                     failures.append(f"{name} changed after the given stream finished: work outside the stream")
@@ -504,6 +508,27 @@ class WorkerRun:
         self.gpu.sync_all()
         self.cctx.sync_all()
         return time.perf_counter() - t0
+
+    def _judge_state(self, slots: list[Slot], ref: ReferenceCheck, v: dict,
+                     more: Sequence[Any] = ()) -> list[tuple[str, Any, int]]:
+        """What the judge holds while the candidate runs: the inputs and the baseline's outputs
+        of `slots`, the reference's outputs and the units it checks, and `more` (statistics
+        accumulated so far). A kernel of the candidate's context can write the judge's memory
+        (one address space: research/ctx_probe), so these are fingerprinted around its runs."""
+        held = [(f"input {n}", buf, self._bytes(self._spec(n), v)) for slot in slots for n, buf in slot.inputs.items()]
+        held += [(f"the baseline's {b.name}", slot.base_out[b.name], self._bytes(b, v))
+                 for slot in slots for b in self.task.outputs]
+        held += [(f"the reference's {n}", buf, int(buf.size)) for n, buf in ref.outputs.items()]
+        held += [("the reference's checked units", ref.selected, int(ref.selected.size))]
+        held += [("the judge's statistics", buf, int(buf.size)) for buf in more]
+        return held
+
+    def _untouched(self, held: list[tuple[str, Any, int]], digests: list[int]) -> list[str]:
+        """A failure for every judge buffer whose digest changed while the candidate ran."""
+        self.cctx.sync_all()
+        now = self.gpu.hashes([(buf, n) for _, buf, n in held])
+        hit = sorted({what for (what, _, _), a, b in zip(held, digests, now, strict=True) if a != b})
+        return [f"the candidate wrote the judge's memory: {w}" for w in hit]
 
     def _spec(self, name: str) -> BufferSpec:
         return next(b for b in self.task.buffers if b.name == name)
@@ -675,6 +700,7 @@ class WorkerRun:
         if failures:
             return failures
         ids = list(range(copies))
+        written: list[str] = []   # the judge's buffers a candidate's sample wrote
 
         def pair(i: int, timed_: bool) -> None:
             for slot in sample:
@@ -682,11 +708,16 @@ class WorkerRun:
             self._copy_inputs(sample, v)
             for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
                 k = 4 * i + (0 if role == "base" else 2)
+                if role == "cand":   # what the judge holds, fingerprinted before the candidate runs
+                    judged = self._judge_state(sample, ref, v, [*spot.values(), *complete.values(),
+                                                                 *audit.values()])
+                    held = gpu.hashes([(buf, n) for _, buf, n in judged])
                 self._enqueue(role, sample, ids, i, (k, k + 1) if timed_ else None)
                 if role == "cand":   # what its outputs hold when its stream reaches the end event
                     with self.cctx.current():
                         self._read_back(sample, v)
                         self.cctx.sync()
+                    written.extend(self._untouched(judged, held))
                 else:
                     gpu.sync()   # the two contexts never run at once
             for slot in sample:
@@ -719,6 +750,8 @@ class WorkerRun:
             if last_pair is not None and w >= 2 and abs(per_pair - last_pair) <= 0.02 * last_pair:
                 break
             last_pair = per_pair
+        if written:
+            return sorted(set(written))
         n = int(min(opts.max_pairs, max(opts.min_pairs, math.ceil(opts.target_ms / max(per_pair, 1e-4)))))
         deadline = t_start + opts.max_seconds
         for buf in [*spot.values(), *complete.values()]:   # warm-up outputs were judged already
@@ -741,6 +774,8 @@ class WorkerRun:
             lag = lasting_lag(self._device_lag, partial(run_pairs, start, stop))
             if lag > FOREIGN_WORK_S:
                 return [f"the device stayed busy {lag * 1e3:.1f} ms after timed runs: work outside the stream"]
+            if written:
+                return sorted(set(written))
             for i in range(start, stop):
                 base_ms.append(sample_ms(i, "base"))
                 cand_ms.append(sample_ms(i, "cand"))
