@@ -68,3 +68,27 @@ def test_a_hanging_candidate_ends_its_evaluation_within_two_minutes(tmp_path, na
     assert res.code == 1 and took < 120, took
     found = failures(res)
     assert any("not run: the candidate hung in scenario" in f for f in found) or len(res.doc["scenarios"]) == 1, found
+
+
+def test_the_candidates_context_can_write_the_judges_memory_and_the_digest_sees_it():
+    # one address space for both contexts (research/ctx_probe): a write issued in the
+    # candidate's context lands in the judge's buffer; the keyed digest changes for that
+    # buffer only
+    from cuda.bindings import driver
+
+    from socratic.evaluator.candidate_context import CandidateContext
+    from socratic.evaluator.gpu import Gpu, check
+
+    gpu = Gpu()
+    cctx = CandidateContext(int(check(driver.cuCtxGetCurrent())), l2_bytes=gpu.info.l2_bytes)
+    n = 1 << 20
+    bufs = [gpu.alloc(n), gpu.alloc(n)]
+    for seed, buf in enumerate(bufs, 1):
+        gpu.fill(buf, "bf16", n // 2, seed, "normal", 0.0, 1.0)
+    before = gpu.hashes([(buf, n) for buf in bufs])
+    with cctx.current():
+        check(driver.cuMemsetD8Async(int(bufs[0].handle) + 4096, 7, 2, cctx.stream))
+        cctx.sync()
+    after = gpu.hashes([(buf, n) for buf in bufs])
+    assert after[0] != before[0] and after[1] == before[1]
+    cctx.close()
