@@ -72,7 +72,7 @@ def test_replay_without_demo_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_cli_module_is_cheap_to_import():
-    code = "import sys, tui.cli; print(json.dumps(sorted(m for m in sys.modules if m.startswith('textual'))))"
+    code = "import sys, socratic.tui.cli; print(json.dumps(sorted(m for m in sys.modules if m.startswith('textual'))))"
     out = subprocess.run([sys.executable, "-c", "import json;" + code], capture_output=True,
                          text=True, cwd=ROOT, check=True).stdout
     assert json.loads(out) == []
