@@ -95,3 +95,39 @@ def test_the_candidates_context_can_write_the_judges_memory_and_the_digest_sees_
     after = gpu.hashes([(buf, n) for buf in bufs])
     assert after[0] != before[0] and after[1] == before[1]
     cctx.close()
+
+
+
+# modules planted where `socratic eval` is typed (an agent's workspace), or on PYTHONPATH:
+# once a statistics.py there tripled FA3's measured time (the baseline read 0.98x FA3, not
+# 0.33x). Any process socratic starts that imports one leaves a marker; the `socratic`
+# command itself (this test's child) may see PYTHONPATH, its children may not.
+PLANT = ("import os, pathlib\n"
+         "if os.getppid() != {pid}:\n"
+         "    pathlib.Path({marker!r}).write_text(__name__ + ' in ' + str(os.getpid()))\n")
+
+
+@pytest.mark.parametrize("name", ["cwd_planted_modules", "cwd_pythonpath_and_startup"])
+def test_a_module_planted_where_socratic_runs_is_not_imported(tmp_path, name):
+    import os
+    import sys
+    from pathlib import Path
+
+    if not (Path(sys.executable).parent / "socratic").exists():
+        pytest.skip("no installed `socratic` command beside this interpreter")
+    plant, marker = tmp_path / "workspace", tmp_path / "imported"
+    plant.mkdir()
+    mods = ("sitecustomize", "usercustomize") if name == "cwd_pythonpath_and_startup" else (
+        "statistics", "sitecustomize", "usercustomize", "numpy", "torch", "json")
+    for mod in mods:
+        (plant / f"{mod}.py").write_text(PLANT.format(pid=os.getpid(), marker=str(marker)))
+    env = dict(os.environ)
+    if name == "cwd_pythonpath_and_startup":
+        env.update(PYTHONPATH=str(plant), PYTHONSTARTUP=str(plant / "sitecustomize.py"), PYTHONINSPECT="")
+    res = socratic("eval", "flash_attn_fwd", "--scenarios", "smoke", "--json", cwd=plant, env=env, script=True)
+    assert not marker.exists(), f"a planted module was imported: {marker.read_text()}"
+    assert res.code == 0, res.stderr[-400:]
+    fa3 = [r["comparisons"]["fa3"]["speedup"] for r in res.doc["scenarios"]
+           if ((r.get("comparisons") or {}).get("fa3") or {}).get("speedup")]
+    if fa3:   # the naive baseline runs at about a third of FA3's speed
+        assert max(fa3) < 0.7, fa3
