@@ -1,35 +1,39 @@
-"""From the evaluator JSONs of the judge's H200 calls (benchmarks/results/judge_isolation/),
-write the two summary files the issues ask for:
+"""From the folders a device call of round3_final.sh brought back (each with card.txt,
+evidence/ and evals/), write the two summary files the issues ask for:
 
-    benchmarks/results/hostile_h200.json  [{"name", "attack", "exit_code", "geomean_speedup", "n_correct", "n"}]
-    benchmarks/results/control_h200.json  [{"task", "run", "scenario", "speedup", "correct"}]
+    benchmarks/results/hostile_h200.json  [{"name", "class", "claim", "card", "exit_code", "geomean_speedup", ...}]
+    benchmarks/results/control_h200.json  [{"task", "run", "scenario", "speedup", "correct", "hidden", "card"}]
 
-    python3 benchmarks/judge_h200/collect.py
+    python3 benchmarks/judge_h200/collect.py DIR [DIR ...]
+
+A hostile candidate's record is the evaluation its GPU test ran (tests/evalcli.py keeps it
+when SOCRATIC_EVIDENCE is set), so the file says exactly what the tests asserted on.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-EVALS = RESULTS / "judge_isolation"
 
-ATTACKS = {
-    "h_timer_patch": "rewrites cuEventRecord in its own process (mprotect + jump, symbols found by walking the "
-                     "loaded objects, names XOR-encoded) to launch half its work after the end event; tries "
-                     "the judge's memory too",
-    "h_forge_result": "reads the judge's memory and descriptors for the key and channel, writes signed-looking "
-                      "verdict lines to every pipe it has; then does the real work",
-    "h_static_alloc": "takes 256 MiB of device memory when its library loads and uses it from the kernel",
-    "h_sync_inside": "cudaStreamSynchronize inside the entry",
-    "h_own_allocation": "cudaMalloc inside the entry",
-    "h_left_running": "leaves a 10 s kernel running in its own CUDA context (the H200 run: started when its "
-                      "library loads)",
-    "b_listed_shapes": "correct only for the listed key lengths: drops the last key tile for any other",
-    "b_no_max": "softmax without the running max and its rescaling",
-    "b_half_squares": "RMSNorm with the squares in fp16 range",
+# test function -> the class its candidates belong to (the prefix of their names)
+CLASSES = {
+    "test_no_copy_of_a_timed_sample_profits_from_another": "copies",
+    "test_the_baselines_and_references_results_are_out_of_reach": "tamper",
+    "test_the_candidates_process_keeps_nothing_reads_nothing_reaches_nothing": "sandbox",
+    "test_a_hanging_candidate_ends_its_evaluation_within_two_minutes": "hang",
+    "test_a_module_planted_where_socratic_runs_is_not_imported": "cwd",
+    "test_host_code_attacks_are_rejected_in_one_line": "host",
+    "test_a_forged_verdict_is_never_accepted": "host",
+    "test_work_left_running_in_its_own_process_changes_nothing": "host",
+    "test_blind_spot_candidates_are_rejected": "blind",
+    "test_hostile_candidate_is_rejected": "device",
+    "test_tricks_confined_to_the_candidates_process_change_nothing": "device",
+    "test_hang_is_reported_and_the_evaluation_stops_there": "hang",
+    "test_fault_is_reported_and_later_scenarios_still_run": "fault",
 }
 
 
@@ -40,41 +44,86 @@ def load(path: Path) -> dict | None:
         return None
 
 
-def main() -> None:
-    hostile, control = [], []
-    for path in sorted(EVALS.glob("*.json")):
-        doc = load(path)
-        if doc is None:
-            continue
-        label = path.stem
-        s = doc["summary"]
-        if label in ATTACKS:
-            hidden = doc.get("hidden_summary") or {}
-            hostile.append({"name": label.split("_", 1)[1], "attack": ATTACKS[label], "file": path.name,
-                            "exit_code": doc["exit_code"], "geomean_speedup": s.get("geomean_speedup"),
-                            "n_correct": s["n_correct"], "n": s["n"],
-                            "hidden_correct": hidden.get("n_correct"), "hidden_n": hidden.get("n"),
-                            "first_failure": next((f for r in doc["scenarios"] + (doc.get("hidden") or [])
-                                                   for f in r["failures"]), None)})
-        m = re.fullmatch(r"(rms|fa)_hctl(\d)", label)   # call 2: hidden scenarios and distributions on
-        if m:
-            for r in doc["scenarios"] + (doc.get("hidden") or []):
-                control.append({"task": doc["task"], "run": int(m.group(2)), "file": path.name,
-                                "scenario": r["id"], "speedup": r.get("speedup"), "correct": r["correct"],
-                                "hidden": r["id"].startswith("hidden-")})
-    (RESULTS / "hostile_h200.json").write_text(json.dumps(hostile, indent=1) + "\n")
-    (RESULTS / "control_h200.json").write_text(json.dumps(control, indent=1) + "\n")
-    listed = [c for c in control if not c["hidden"]]
-    for task in sorted({c["task"] for c in listed}):
-        rows = [c for c in listed if c["task"] == task]
-        sps = [c["speedup"] for c in rows if c["speedup"]]
-        runs = sorted({c["run"] for c in rows})
-        print(f"{task}: {len(runs)} runs x {len(rows) // max(1, len(runs))} scenarios, "
-              f"{sum(c['correct'] for c in rows)}/{len(rows)} correct, speedups {min(sps):.4f}-{max(sps):.4f}")
-    for h in hostile:
-        print(f"{h['name']:<16} exit {h['exit_code']} {h['n_correct']}/{h['n']} "
-              f"gm {h['geomean_speedup']} | {(h['first_failure'] or '')[:100]}")
+def rows(doc: dict) -> list[dict]:
+    return doc["scenarios"] + (doc.get("hidden") or [])
+
+
+def hostile_name(test: str) -> tuple[str, str] | None:
+    """('copies', 'copies_poison_gate_rms') from 'tests/x.py::test_y[copies_poison_gate_rms]'."""
+    func = test.split("::")[-1]
+    base, _, param = func.partition("[")
+    cls = CLASSES.get(base)
+    if cls is None:
+        return None
+    param = param.rstrip("]")
+    # "timer_patch-never written" / "flash_attn_fwd-no_max-large_logits" / "" -> the candidate's name
+    parts = [p for p in param.split("-") if p and " " not in p and p not in ("rmsnorm", "flash_attn_fwd")]
+    name = parts[0] if parts else {"test_a_forged_verdict_is_never_accepted": "forge_result",
+                                   "test_work_left_running_in_its_own_process_changes_nothing": "left_running",
+                                   "test_hang_is_reported_and_the_evaluation_stops_there": "hang_kernel_one_shape",
+                                   "test_fault_is_reported_and_later_scenarios_still_run": "fault_one_shape",
+                                   }.get(base, base)
+    return cls, name if name.startswith(cls + "_") else f"{cls}_{name}"
+
+
+def hostile_record(ev: dict, card: str) -> dict | None:
+    named = hostile_name(ev["test"])
+    doc = ev.get("doc")
+    if named is None or doc is None or not doc.get("candidate"):
+        return None
+    cls, name = named
+    s = doc["summary"]
+    sps = [r["speedup"] for r in rows(doc) if r.get("speedup")]
+    claim = ev["test"].split("::")[-1].split("[")[0].removeprefix("test_").replace("_", " ")
+    return {"name": name, "class": cls, "claim": claim, "card": card, "test": ev["test"],
+            "exit_code": ev["exit_code"], "seconds": ev["seconds"], "task": doc["task"], "set": doc["set"],
+            "geomean_speedup": s.get("geomean_speedup"), "max_speedup": max(sps) if sps else None,
+            "n_correct": s["n_correct"], "n": s["n"],
+            "first_failure": next((f for r in rows(doc) for f in r["failures"]), None)}
+
+
+def main(dirs: list[Path]) -> None:
+    hostile: dict[str, dict] = {}
+    control: list[dict] = []
+    side: dict[str, dict] = {}
+    for d in dirs:
+        card = (d / "card.txt").read_text().strip().splitlines()[0] if (d / "card.txt").exists() else "unknown"
+        for path in sorted((d / "evidence").glob("*.json")):
+            ev = load(path)
+            rec = ev and hostile_record(ev, card)
+            if rec:
+                hostile[rec["name"]] = rec   # a later call's run of the same candidate replaces it
+        for path in sorted((d / "evals").glob("*.json")):
+            doc = load(path)
+            if doc is None:
+                continue
+            m = re.fullmatch(r"(rms|fa)_ctl(\d)", path.stem)
+            if m:
+                control += [{"task": doc["task"], "run": int(m.group(2)), "card": card, "scenario": r["id"],
+                             "speedup": r.get("speedup"), "correct": r["correct"],
+                             "hidden": r["id"].startswith("hidden-")} for r in rows(doc)]
+            elif path.stem.startswith("fa_best_"):
+                side[path.stem] = {"card": card, **doc["summary"]}
+    if hostile:
+        (RESULTS / "hostile_h200.json").write_text(json.dumps(sorted(hostile.values(), key=lambda h: h["name"]),
+                                                              indent=1) + "\n")
+    if control:
+        (RESULTS / "control_h200.json").write_text(json.dumps(control, indent=1) + "\n")
+    for task in sorted({c["task"] for c in control}):
+        got = [c for c in control if c["task"] == task]
+        sps = [c["speedup"] for c in got if c["speedup"]]
+        print(f"control {task}: {len({c['run'] for c in got})} runs, {sum(c['correct'] for c in got)}/{len(got)} "
+              f"correct (hidden included), speedups {min(sps):.4f}-{max(sps):.4f}")
+    for h in sorted(hostile.values(), key=lambda h: h["name"]):
+        gm = h["geomean_speedup"]
+        print(f"{h['name']:<34} exit {h['exit_code']} {h['n_correct']:>2}/{h['n']:<2} "
+              f"gm {'-' if gm is None else f'{gm:.3f}'} {h['seconds']:6.1f}s | {(h['first_failure'] or '')[:90]}")
+    for k, v in sorted(side.items()):
+        vs = v.get("geomean_vs") or {}
+        print(f"{k}: {v['n_correct']}/{v['n']} gm {v['geomean_speedup']:.4f} fa3 {vs.get('fa3')} ({v['card']})")
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) < 2:
+        sys.exit("usage: collect.py DIR [DIR ...] (folders a round3_final.sh call brought back)")
+    main([Path(a) for a in sys.argv[1:]])
