@@ -9,17 +9,18 @@
 [ -x /tmp/venv/bin/socratic ] || { OLD=1 source benchmarks/judge_h200/venv.sh || exit 1; }
 export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/card.txt
-mkdir -p $OUT/evidence $OUT/evals
+mkdir -p /tmp/evidence /tmp/evals  # tarred into $OUT at the end: a call brings back only a few files
+trap 'tar czf $OUT/evidence.tgz -C /tmp evidence evals' EXIT
 ev() {  # ev LABEL PYTHON TASK SET [FLAGS...]: the task's baseline unless --candidate is in FLAGS
   label=$1 py=$2 task=$3 set_=$4; shift 4
   t0=$(date +%s.%N)
-  (cd /tmp && timeout ${EV_S:-200} $py -m socratic eval $task --scenarios $set_ --json "$@" > $OUT/evals/$label.json 2> $OUT/evals/$label.err)
+  (cd /tmp && timeout ${EV_S:-200} $py -m socratic eval $task --scenarios $set_ --json "$@" > /tmp/evals/$label.json 2> /tmp/evals/$label.err)
   rc=$?
-  python3 benchmarks/judge_h200/row.py $label $rc $(python3 -c "print($(date +%s.%N)-$t0)") $OUT/evals/$label.json $OUT/evals/$label.err
+  python3 benchmarks/judge_h200/row.py $label $rc $(python3 -c "print($(date +%s.%N)-$t0)") /tmp/evals/$label.json /tmp/evals/$label.err
 }
 tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), the evidence kept
   limit=$1; shift
-  (cd /tmp && SOCRATIC_EVIDENCE=$OUT/evidence timeout $limit /tmp/venv/bin/python -m pytest -p no:cacheprovider \
+  (cd /tmp && SOCRATIC_EVIDENCE=/tmp/evidence timeout $limit /tmp/venv/bin/python -m pytest -p no:cacheprovider \
      -m gpu -q -rA --timeout 240 "${@/#/$OLDPWD/}" >> $OUT/gpu_tests.log 2>&1; echo "pytest exit $?")
   grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | cut -c1-220 | tail -12
 }
