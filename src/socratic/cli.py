@@ -9,11 +9,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Iterable
+from typing import NoReturn, TypeVar, overload
 
 from socratic import __version__
 from socratic.errors import InputError
 
 # verb modules, in the order shown by --help; each exposes register(subparsers)
+_N = TypeVar("_N")   # a caller's own namespace object (argparse's overloads)
+
 PART_CLIS = ("socratic.evaluator.cli", "socratic.bank.cli", "socratic.harness.cli", "socratic.tui.cli",
              "socratic.report.cli", "socratic.packcli", "socratic.fleet.cli", "socratic.tasknew")
 
@@ -25,7 +29,16 @@ class Parser(argparse.ArgumentParser):
     intermixed = False      # a verb whose positionals may follow its options (`hook say`)
     _intermixing = False
 
-    def parse_known_args(self, args=None, namespace=None):
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None = None,
+                         namespace: None = None) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None, namespace: _N) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+
+    def parse_known_args(self, args: Iterable[str] | None = None,
+                         namespace: _N | None = None) -> tuple[_N | argparse.Namespace, list[str]]:
         # argparse hands out positionals in the first run of them: `hook say --session S
         # TEXT` would leave TEXT over; the intermixed parse (which calls back here) does not
         if self.intermixed and not self._intermixing:
@@ -36,10 +49,18 @@ class Parser(argparse.ArgumentParser):
                 self._intermixing = False
         return super().parse_known_args(args, namespace)
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
-    def parse_args(self, args=None, namespace=None):
+    @overload
+    def parse_args(self, args: Iterable[str] | None = None, namespace: None = None) -> argparse.Namespace: ...
+    @overload
+    def parse_args(self, args: Iterable[str] | None, namespace: _N) -> _N: ...
+    @overload
+    def parse_args(self, *, namespace: _N) -> _N: ...
+
+    def parse_args(self, args: Iterable[str] | None = None,
+                   namespace: _N | None = None) -> _N | argparse.Namespace:
         # argparse reports leftovers from the top parser; name the verb that was typed,
         # whose --help lists the options it takes
         ns, extras = self.parse_known_args(args, namespace)
@@ -47,7 +68,7 @@ class Parser(argparse.ArgumentParser):
             self.chosen(ns).error(f"unrecognized arguments: {' '.join(extras)}")
         return ns
 
-    def chosen(self, ns: argparse.Namespace) -> argparse.ArgumentParser:
+    def chosen(self, ns: object) -> argparse.ArgumentParser:
         """The deepest (sub)parser the parsed verbs lead to (`socratic bank show`)."""
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):

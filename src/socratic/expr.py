@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -28,12 +28,13 @@ FUNCTIONS: dict[str, Any] = {
     "int": int, "float": float, "str": str, "k": k, "abs": abs, "log2": math.log2,
 }
 
-_BINOPS = {
+# an expression's values are whatever the task file and the scenario hold (numbers, strings)
+_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
     ast.Pow: lambda a, b: a ** b,
 }
-_CMPOPS = {
+_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
     ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
 }

@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from socratic.errors import InputError
 
@@ -59,7 +60,7 @@ class SessionBusy(InputError):
             f"`socratic inject {shlex.quote(str(session_dir))} --stop`")
 
 
-def holder_record(raw: bytes) -> tuple[int | None, str, str, dict] | None:
+def holder_record(raw: bytes) -> tuple[int | None, str, str, dict[str, Any]] | None:
     """(pid, host, since, the whole record) from the JSON a lock holder wrote into its lock
     file (a session's or a GPU's); None when it wrote nothing readable."""
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 from socratic.errors import InputError
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "pack", help="pack a recorded session into one compressed file (NAME.socratic)",
         description="Write a session folder as one file (xz-compressed, each file's bytes "
@@ -39,7 +39,8 @@ def register(sub) -> None:
 def _pack(args: argparse.Namespace) -> int:
     from socratic.ownership import session_held
     from socratic.resources import resolve_session_dir, unknown_session_hint
-    from socratic.sessionfiles import PACK_SUFFIX, is_pack, write_pack
+    from socratic.resources import PACK_SUFFIX
+    from socratic.sessionfiles import is_pack, write_pack
 
     folder = resolve_session_dir(args.session)
     if is_pack(folder):

@@ -19,10 +19,13 @@ import string
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from socratic.errors import InputError
 from socratic.expr import ExprError, evaluate, k
+
+# a table of a parsed task.toml (tomllib's type: values are TOML's strings, numbers, tables, arrays)
+TomlTable: TypeAlias = dict[str, Any]
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -462,7 +465,7 @@ class _Loader:
             line = next((i + 1 for i in range(start, len(lines)) if near in lines[i]), line)
         return TaskError(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
 
-    def need(self, table: dict, key: str, kind: type | tuple, ctx: str) -> Any:
+    def need(self, table: TomlTable, key: str, kind: type | tuple[type, ...], ctx: str) -> Any:
         if key not in table:
             raise self.fail(f"missing required key `{ctx}{key}`", ctx.rstrip(".") or None)
         value = table[key]
@@ -471,7 +474,7 @@ class _Loader:
             raise self.fail(f"`{ctx}{key}` has the wrong type ({type(value).__name__})", ctx + key)
         return value
 
-    def number(self, table: dict, key: str, default: float, ctx: str = "", *,
+    def number(self, table: TomlTable, key: str, default: float, ctx: str = "", *,
                low: float = -math.inf, whole: bool = False, owner: str = "") -> float:
         """An optional number (a whole one with `whole`) of at least `low`; `owner` names
         what holds it in the message (`buffer 'y': `floor` ...`)."""
@@ -482,10 +485,11 @@ class _Loader:
             bound = "" if low == -math.inf else f" >= {low:g}"
             what = f"{owner}: `{key}`" if owner else f"`{ctx}{key}`"
             raise self.fail(f"{what} must be {kind}{bound} (got {value!r})", ctx + key)
-        return value
+        checked: float = value
+        return checked
 
-    def text_key(self, table: dict, key: str, ctx: str = "") -> str:
-        value = self.need(table, key, str, ctx)
+    def text_key(self, table: TomlTable, key: str, ctx: str = "") -> str:
+        value: str = self.need(table, key, str, ctx)
         if not value:
             raise self.fail(f"`{ctx}{key}` must be a non-empty string", ctx + key)
         return value
@@ -582,7 +586,7 @@ def load_task(task_dir: Path | str) -> Task:
     return task
 
 
-def _build(ld: _Loader, build: dict) -> tuple[str, tuple[str, ...], bool]:
+def _build(ld: _Loader, build: TomlTable) -> tuple[str, tuple[str, ...], bool]:
     """[build]: command (with {src} and {out}; {arch} and {compute} for the GPU's arch),
     archs (what the task runs on) and arch_specific (the `a` builds of Hopper and later)."""
     command = ld.need(build, "command", str, "build.")
@@ -775,10 +779,11 @@ class _IdFormatter(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> str:
         if format_spec == "k":
             return k(value)
-        return super().format_field(value, format_spec)
+        text: str = super().format_field(value, format_spec)
+        return text
 
 
-def _scenario(ld: _Loader, set_name: str, raw: dict, defaults: dict, derived: dict,
+def _scenario(ld: _Loader, set_name: str, raw: TomlTable, defaults: TomlTable, derived: TomlTable,
               id_template: str | None) -> Scenario:
     values = {**defaults, **{key: v for key, v in raw.items() if key != "id"}}
     for key, expr in derived.items():
@@ -804,7 +809,7 @@ def _scenario(ld: _Loader, set_name: str, raw: dict, defaults: dict, derived: di
     return Scenario(id=str(sid), values=values)
 
 
-def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: dict, derived: dict,
+def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: TomlTable, derived: TomlTable,
                 id_template: str | None) -> list[Scenario]:
     if not isinstance(spec, dict):
         raise ld.fail(f"[sets.{set_name}] must be a table", f"sets.{set_name}")

@@ -28,7 +28,7 @@ class NewTask:
     like: str
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("task", help="make a task of your own (`socratic task new NAME`)",
                        description="Tasks: the kernel to optimize, its baseline, fp32 reference and "
                        "scenarios (docs/TASKS.md).")

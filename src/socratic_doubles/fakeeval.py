@@ -53,7 +53,7 @@ from socratic.errors import InputError
 from socratic.expr import ExprError, evaluate
 from socratic.gpulock import gpu_turn, visible_gpu_key
 from socratic.coverage import build as build_coverage
-from socratic.taskfile import load_task, parse_space
+from socratic.taskfile import Scenario, Task, load_task, parse_space
 
 # --rules demo: numbers from the demo kernels' content (doubles/demo_kernels/), for CPU dry runs
 DEMO_RULES = [("kWarps / 2", "// incorrect"), ("rmsnorm_warp_kernel", "// speedup: 1.6"),
@@ -93,7 +93,7 @@ def _say_wait(gpu: str, holder) -> None:
           file=sys.stderr, flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="fakeeval")
     ap.add_argument("task_dir")
     ap.add_argument("--candidate")
@@ -104,7 +104,65 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int)
     ap.add_argument("--space", type=int)
     ap.add_argument("--seed", type=int)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _scenario_row(sc: Scenario, text: str, speed: float, hidden_speed: float, bound: float,
+                  bad: re.Match[str] | None, bad_ids: set[str] | None, hidden_bad: bool) -> ScenarioResult:
+    """One scenario's row as the markers in the candidate's text make it."""
+    sp = marker(text, f"speedup[{sc.id}]", hidden_speed if sc.hidden else speed)
+    factor = slow_factor(text, sc.values)
+    sp *= factor
+    comps = {m.group(1): Comparison(ms=0.05, speedup=round(float(m.group(2)) * factor, 6))
+             for m in re.finditer(r"//\s*vs-(\w+)\s*:\s*([0-9.eE+-]+)", text)}
+    correct = not (bad and (bad_ids is None or sc.id in bad_ids)) and not (sc.hidden and hidden_bad)
+    base_ms = 0.05
+    return ScenarioResult(
+        id=sc.id, params={k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
+        correct=correct, failures=[] if correct else ["y: max error 0.5 > tol 0.0038 at unit 3"],
+        error=None, err=0.0019 if correct else 0.5, err_baseline=0.0019,
+        err_ratio=1.0 if correct else 263.0, errors={},
+        baseline_ms=base_ms, candidate_ms=round(base_ms / sp, 6), speedup=sp, spread=0.004,
+        pairs=60, tflops=1.0, tbps=2.0, bound_ms=base_ms * bound,
+        bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0,
+        comparisons=comps if correct else {})
+
+
+def _result(task: Task, label: str, cand: Path, sha: str, build_ok: bool, ban: re.Match[str] | None,
+            rows: list[ScenarioResult], hidden: list[Scenario], hidden_rows: list[ScenarioResult]) -> EvalResult:
+    """The result document of the visible `rows` (and the hidden ones, if any)."""
+    n_ok = sum(r.correct for r in rows)
+    sps = [r.speedup for r in rows if r.speedup]
+    all_correct = bool(rows) and n_ok == len(rows) and build_ok and ban is None
+    result = EvalResult(
+        schema=SCHEMA, task=task.name, set=label,
+        candidate=Candidate(path=str(cand), sha256=sha),
+        gpu=GpuInfo(name="Fake GPU", cc="9.0", sms=132, driver=13000),
+        build=Build(ok=build_ok, cached=False, seconds=0.01, command="fake",
+                    log="" if build_ok else "candidate.cu(3): error: expected a ';'",
+                    resources=[KernelResources(kernel=task.entry, registers=32, spill_stores=0,
+                                               spill_loads=0, shared_bytes=0, stack_bytes=0)]
+                    if build_ok else []),
+        bans=Bans(ok=ban is None, hits=[BanHit(library=ban.group(1), layer="source",
+                                               where="candidate.cu:1", detail="fake")] if ban else []),
+        scenarios=rows,
+        summary=Summary(
+            all_correct=all_correct, n=len(rows), n_correct=n_ok,
+            geomean_speedup=round(math.exp(sum(math.log(s) for s in sps) / len(sps)), 6) if sps else None,
+            min_speedup=min(sps) if sps else None,
+            worst_scenario=min(rows, key=lambda r: r.speedup or 0.0).id if rows else None,
+            geomean_vs=_geomean_vs(rows)),
+        exit_code=0 if all_correct and all(r.correct for r in hidden_rows) else 1,
+    )
+    if hidden_rows:
+        result.hidden = hidden_rows
+        result.hidden_summary = HiddenSummary(n=len(hidden), n_correct=sum(r.correct for r in hidden_rows),
+                                              failing=[r.id for r in hidden_rows if not r.correct])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.space is not None:   # as `socratic eval --space N [--seed S]` selects
         args.scenarios = f"space:{args.space}" + (f"@{args.seed}" if args.seed is not None else "")
     try:  # the task as the evaluator reads it, with the evaluator's errors
@@ -148,55 +206,14 @@ def main(argv: list[str] | None = None) -> int:
             for i, sc in enumerate(scenarios + hidden):
                 if delay:
                     time.sleep(delay)
-                sp = marker(text, f"speedup[{sc.id}]", hidden_speed if sc.hidden else speed)
-                factor = slow_factor(text, sc.values)
-                sp *= factor
-                comps = {m.group(1): Comparison(ms=0.05, speedup=round(float(m.group(2)) * factor, 6))
-                         for m in re.finditer(r"//\s*vs-(\w+)\s*:\s*([0-9.eE+-]+)", text)}
-                correct = not (bad and (bad_ids is None or sc.id in bad_ids)) and not (sc.hidden and hidden_bad)
-                base_ms = 0.05
-                row = ScenarioResult(
-                    id=sc.id, params={k: v for k, v in sc.values.items() if isinstance(v, (int, float, str))},
-                    correct=correct, failures=[] if correct else ["y: max error 0.5 > tol 0.0038 at unit 3"],
-                    error=None, err=0.0019 if correct else 0.5, err_baseline=0.0019,
-                    err_ratio=1.0 if correct else 263.0, errors={},
-                    baseline_ms=base_ms, candidate_ms=round(base_ms / sp, 6), speedup=sp, spread=0.004,
-                    pairs=60, tflops=1.0, tbps=2.0, bound_ms=base_ms * bound,
-                    bound_fraction=min(bound * sp, 2.0), below_bound=bound * sp > 1.0,
-                    comparisons=comps if correct else {})
+                row = _scenario_row(sc, text, speed, hidden_speed, bound, bad, bad_ids, hidden_bad)
                 rows.append(row)
                 print(json.dumps({"event": "scenario", "index": i + 1, "total": len(scenarios) + len(hidden),
                                   **row.to_dict()}), file=sys.stderr, flush=True)
     hidden_ids = {h.id for h in hidden}
     hidden_rows = [r for r in rows if r.id in hidden_ids]
     rows = [r for r in rows if r.id not in hidden_ids]
-    n_ok = sum(r.correct for r in rows)
-    sps = [r.speedup for r in rows if r.speedup]
-    all_correct = bool(rows) and n_ok == len(rows) and build_ok and ban is None
-    result = EvalResult(
-        schema=SCHEMA, task=task.name, set=label,
-        candidate=Candidate(path=str(cand), sha256=sha),
-        gpu=GpuInfo(name="Fake GPU", cc="9.0", sms=132, driver=13000),
-        build=Build(ok=build_ok, cached=False, seconds=0.01, command="fake",
-                    log="" if build_ok else "candidate.cu(3): error: expected a ';'",
-                    resources=[KernelResources(kernel=task.entry, registers=32, spill_stores=0,
-                                               spill_loads=0, shared_bytes=0, stack_bytes=0)]
-                    if build_ok else []),
-        bans=Bans(ok=ban is None, hits=[BanHit(library=ban.group(1), layer="source",
-                                               where="candidate.cu:1", detail="fake")] if ban else []),
-        scenarios=rows,
-        summary=Summary(
-            all_correct=all_correct, n=len(rows), n_correct=n_ok,
-            geomean_speedup=round(math.exp(sum(math.log(s) for s in sps) / len(sps)), 6) if sps else None,
-            min_speedup=min(sps) if sps else None,
-            worst_scenario=min(rows, key=lambda r: r.speedup or 0.0).id if rows else None,
-            geomean_vs=_geomean_vs(rows)),
-        exit_code=0 if all_correct and all(r.correct for r in hidden_rows) else 1,
-    )
-    if hidden_rows:
-        result.hidden = hidden_rows
-        result.hidden_summary = HiddenSummary(n=len(hidden), n_correct=sum(r.correct for r in hidden_rows),
-                                              failing=[r.id for r in hidden_rows if not r.correct])
+    result = _result(task, label, cand, sha, build_ok, ban, rows, hidden, hidden_rows)
     if build_ok and ban is None:
         result.gpu_lock, result.gpu_wait_s = turn.key, round(turn.wait_s, 3)
     if space is not None and space.seed is not None and rows:

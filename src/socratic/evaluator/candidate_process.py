@@ -13,8 +13,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from socratic.contracts import ContractError
 from socratic.pyproc import clean_env, isolated_python
@@ -70,13 +72,13 @@ class CandidateProcess:
             isolated_python("-m", "socratic.evaluator.launcher"), stdin=subprocess.PIPE,
             stdout=self.stderr, stderr=self.stderr, pass_fds=(write_fd,), env=env, cwd="/")
         os.close(write_fd)
-        self.replies: queue.Queue = queue.Queue()
+        self.replies: queue.Queue[dict[str, Any]] = queue.Queue()   # its JSON replies
         threading.Thread(target=self._read, args=(os.fdopen(read_fd, "rb"),), daemon=True).start()
         self._send(LauncherJob(library=str(library), entry=entry, plan_lib=str(plan_lib)))
-        self.sandbox: dict | None = None   # how it confined itself, once it is ready
+        self.sandbox: dict[str, Any] | None = None   # how it confined itself, once it is ready
         self.frozen = False
 
-    def wait_ready(self) -> dict:
+    def wait_ready(self) -> dict[str, Any]:
         """Wait for its CUDA context and confinement (started early: it must initialise CUDA
         before the judge's own sandbox is in force, which its children inherit)."""
         if self.sandbox is None:
@@ -92,7 +94,7 @@ class CandidateProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def _read(self, fh) -> None:
+    def _read(self, fh: IO[bytes]) -> None:
         while True:
             raw = fh.readline(MAX_REPLY)
             if not raw:
@@ -113,7 +115,7 @@ class CandidateProcess:
         except (BrokenPipeError, OSError):
             raise CandidateProcessError(f"the candidate's process died: {self.stderr_tail()}") from None
 
-    def _wait(self, want, timeout_s: float) -> Message | BadReply:
+    def _wait(self, want: Callable[[dict[str, Any]], bool], timeout_s: float) -> Message | BadReply:
         """The first reply `want` picks (or a fatal one), as its record; BadReply when that
         reply does not match its declaration."""
         deadline = time.monotonic() + timeout_s

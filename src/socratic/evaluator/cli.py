@@ -7,9 +7,14 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from socratic.contracts import ScenarioResult
 from socratic.errors import InputError
+
+if TYPE_CHECKING:
+    from socratic.contracts import EvalResult
+    from socratic.gpulock import Holder
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "draws the same scenarios)")
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("eval", help="build, check and time a candidate kernel against the baseline",
                        description="Build a candidate, check it for banned libraries, check every scenario "
                        "against the original kernel and an fp32 reference, and time it against the original.")
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(report.progress_line(row, index, total), file=sys.stderr, flush=True)
 
-    def waiting(gpu: str, holder) -> None:
+    def waiting(gpu: str, holder: Holder | None) -> None:
         held = holder.describe() if holder else "another evaluation"
         if args.json:
             print(json.dumps({"event": "gpu_wait", "gpu": gpu, "holder": held}), file=sys.stderr,
@@ -117,7 +122,8 @@ def space_selection(args: argparse.Namespace) -> str | None:
     if args.space is None:
         if args.seed is not None:
             raise InputError("--seed goes with --space N (the seed of a space evaluation's draw)")
-        return args.scenarios
+        chosen: str | None = args.scenarios
+        return chosen
     if args.scenarios is not None:
         raise InputError("--space and --scenarios: give one (a space evaluation draws its own scenarios)")
     if not 1 <= args.space <= MAX_SPACE:
@@ -127,7 +133,7 @@ def space_selection(args: argparse.Namespace) -> str | None:
     return f"space:{args.space}" + (f"@{args.seed}" if args.seed is not None else "")
 
 
-def add_coverage(result, task_dir: Path) -> None:
+def add_coverage(result: EvalResult, task_dir: Path) -> None:
     """A space evaluation's result gets its coverage table (socratic.coverage)."""
     from socratic.coverage import build
     from socratic.taskfile import load_task, parse_space

@@ -13,9 +13,21 @@ import importlib.util
 import json
 import statistics
 import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from socratic.evaluator.protocol import CompareJob, ComparisonTime, HiddenScenario, Message, Unavailable
 
+
+if TYPE_CHECKING:   # torch: only on the GPU machine, and without stubs (Any to mypy)
+    from torch import Tensor
+
+# one call of a comparison implementation on one scenario, ready to time
+Call = Callable[[], object]
+# the task adapter's FACTORIES: (scenario values, torch) -> the call, or raises (ImportError:
+# the implementation is unavailable; anything else: it does not support that scenario)
+Factory = Callable[[dict[str, Any], ModuleType], Call]
 
 TARGET_MS, MIN_REPS, MAX_REPS = 25.0, 5, 20   # per implementation and scenario: a reference point,
 # not the measurement under test, so it gets a smaller budget than the candidate's timing
@@ -28,7 +40,7 @@ def emit(message: Message) -> None:
 LEAD_IN_CYCLES = 1_000_000   # ~0.5 ms of GPU spin before each timed call (see lead_in)
 
 
-def lead_in(torch, flush) -> None:
+def lead_in(torch: ModuleType, flush: Tensor) -> None:
     """Busy the GPU (a spin, then the L2 flush) before the start event is recorded, so the
     host has enqueued the timed call before the GPU reaches it: a Python-level call spends
     tens of microseconds on the host, and without this lead-in that host time lands inside
@@ -38,7 +50,7 @@ def lead_in(torch, flush) -> None:
     flush.zero_()
 
 
-def time_fn(torch, fn, flush) -> float:
+def time_fn(torch: ModuleType, fn: Call, flush: Tensor) -> float:
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -48,7 +60,7 @@ def time_fn(torch, fn, flush) -> float:
     end.record()
     torch.cuda.synchronize()
     reps = int(min(MAX_REPS, max(MIN_REPS, TARGET_MS / max(start.elapsed_time(end), 1e-3))))
-    times = []
+    times: list[float] = []
     for _ in range(reps):
         lead_in(torch, flush)
         start.record()
@@ -62,8 +74,8 @@ def time_fn(torch, fn, flush) -> float:
 PASSES = 2   # each implementation is timed on every scenario once per pass; the faster pass counts
 
 
-def time_scenarios(scenarios: list[HiddenScenario], names: list[str], factories: dict, torch,
-                   timer) -> dict[tuple[str, str], list[float]]:
+def time_scenarios(scenarios: list[HiddenScenario], names: list[str], factories: dict[str, Factory],
+                   torch: ModuleType, timer: Callable[[Call], float]) -> dict[tuple[str, str], list[float]]:
     """{(scenario id, name): [ms of each pass]}. The second pass runs the scenarios in reverse
     order, so a disturbance of the GPU or host that lasts a few milliseconds (seen on the
     H200: FA3 at 2.7x its usual time on one scenario, all 20 repetitions of it, while the

@@ -10,13 +10,16 @@ import secrets
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from cuda.bindings import driver
 from cuda.core import Device, EventOptions, LaunchConfig, ObjectCode, StreamOptions, launch
 
 from socratic.evaluator.build import cache_root, find_nvcc, toolchain_id
+
+if TYPE_CHECKING:   # cuda.core ships no stubs: to mypy these are Any, named for the reader
+    from cuda.core import Buffer, Event
 
 HELPERS_SRC = Path(__file__).with_name("helpers.cu")
 DIST = {"normal": 0, "uniform": 1, "zeros": 2}
@@ -33,8 +36,9 @@ class GpuError(RuntimeError):
     """A CUDA error; after a fault the context is unusable and the worker must exit."""
 
 
-def check(result):
-    """Raise GpuError for a failed cuda.bindings call; return its value(s) otherwise."""
+def check(result: object) -> Any:
+    """Raise GpuError for a failed cuda.bindings call; return its value(s) otherwise (Any:
+    cuda.bindings ships no stubs, so its values are untyped)."""
     err, *values = result if isinstance(result, tuple) else (result,)
     if err != driver.CUresult.CUDA_SUCCESS:
         _, name = driver.cuGetErrorName(err)
@@ -93,20 +97,20 @@ class Gpu:
         self._salt = 0
 
     # memory -----------------------------------------------------------------
-    def alloc(self, nbytes: int):
+    def alloc(self, nbytes: int) -> Buffer:
         return self.device.allocate(max(int(nbytes), 256), stream=self.stream)
 
     def free_memory(self) -> int:
         free, _total = check(driver.cuMemGetInfo())
         return int(free)
 
-    def poison(self, buf, dtype: str) -> None:
+    def poison(self, buf: Buffer, dtype: str) -> None:
         if dtype == "f32":
             buf.fill(F32_NAN, stream=self.stream)
         else:
             buf.fill(BF16_NAN, stream=self.stream)
 
-    def scramble(self, buf, salt: int) -> None:
+    def scramble(self, buf: Buffer, salt: int) -> None:
         buf.fill(np.array([(salt * 2654435761) & 0xFFFFFFFF | 1], dtype=np.uint32), stream=self.stream)
 
     def flush_l2(self) -> None:
@@ -114,21 +118,21 @@ class Gpu:
         self._salt = (self._salt + 1) & 0xFFFFFFFF
         self._flush.fill(np.array([self._salt], dtype=np.uint32), stream=self.stream)
 
-    def to_host(self, buf, nbytes: int, out: np.ndarray) -> np.ndarray:
+    def to_host(self, buf: Buffer, nbytes: int, out: np.ndarray) -> np.ndarray:
         check(driver.cuMemcpyDtoHAsync(out.ctypes.data, int(buf.handle), nbytes, self.stream.handle))
         self.stream.sync()
         return out
 
-    def from_host(self, buf, arr: np.ndarray) -> None:
+    def from_host(self, buf: Buffer, arr: np.ndarray) -> None:
         arr = np.ascontiguousarray(arr)
         check(driver.cuMemcpyHtoDAsync(int(buf.handle), arr.ctypes.data, arr.nbytes, self.stream.handle))
         self.stream.sync()
 
     # helper kernels -----------------------------------------------------------
-    def _launch(self, name: str, *args) -> None:
+    def _launch(self, name: str, *args: object) -> None:
         launch(self.stream, LaunchConfig(grid=self.grid, block=256), self.kernels[name], *args)
 
-    def fill(self, buf, dtype: str, count: int, seed: int, init: str, a: float, b: float) -> None:
+    def fill(self, buf: Buffer, dtype: str, count: int, seed: int, init: str, a: float, b: float) -> None:
         if init == "zeros":
             buf.fill(0, stream=self.stream)
             return
@@ -136,16 +140,16 @@ class Gpu:
         self._launch(f"fill_{dtype}", int(buf.handle), np.uint64(count), np.uint64(seed),
                      np.int32(DIST[init]), np.float32(lo), np.float32(hi))
 
-    def transform(self, buf, dtype: str, count: int, scale: float, period: int, channels: int, factor: float,
+    def transform(self, buf: Buffer, dtype: str, count: int, scale: float, period: int, channels: int, factor: float,
                   row_length: int, spread: int, seed: int) -> None:
         """Reshape a filled input's distribution in place (helpers.cu `transform`)."""
         self._launch(f"transform_{dtype}", int(buf.handle), np.uint64(count), np.float32(scale), np.uint64(period),
                      np.uint64(channels), np.float32(factor), np.uint64(row_length), np.int32(spread), np.uint64(seed))
 
-    def hash(self, buf, nbytes: int) -> int:
+    def hash(self, buf: Buffer, nbytes: int) -> int:
         return self.hashes([(buf, nbytes)])[0]
 
-    def hashes(self, bufs: list[tuple[Any, int]]) -> list[int]:
+    def hashes(self, bufs: list[tuple[Buffer, int]]) -> list[int]:
         """Keyed digests of several buffers, read back together (one sync)."""
         out: list[int] = []
         for start in range(0, len(bufs), 512):   # the scratch holds 512 digests
@@ -157,20 +161,22 @@ class Gpu:
             out += [int(x) for x in self.to_host(self._scratch, 8 * len(part), np.zeros(len(part), np.uint64))]
         return out
 
-    def compare(self, dtype: str, cand, base, ref, count: int, stats) -> None:
+    def compare(self, dtype: str, cand: Buffer, base: Buffer | None, ref: Buffer | None, count: int,
+                stats: Buffer) -> None:
         """Accumulate comparison statistics into the device `stats` record (no sync)."""
         self._launch(f"compare_{dtype}", int(cand.handle), int(base.handle) if base else 0,
                      int(ref.handle) if ref else 0, np.uint64(count), int(stats.handle))
 
-    def new_stats(self):
+    def new_stats(self) -> Buffer:
         buf = self.alloc(STATS_DTYPE.itemsize)
         buf.fill(0, stream=self.stream)
         return buf
 
-    def read_stats(self, buf) -> np.void:
+    def read_stats(self, buf: Buffer) -> np.void:
         out = np.zeros(1, dtype=STATS_DTYPE)
         self.to_host(buf, STATS_DTYPE.itemsize, out.view(np.uint8))
-        return out[0]
+        record: np.void = out[0]   # one STATS_DTYPE record
+        return record
 
     def delay(self, seconds: float = 100e-6) -> None:
         """Keep the GPU busy for a moment (one warp), so that the host has enqueued the
@@ -215,10 +221,10 @@ class Gpu:
         return out
 
     # events -------------------------------------------------------------------
-    def event(self):
+    def event(self) -> Event:
         return self.device.create_event(options=self._timing)
 
-    def record(self, event) -> None:
+    def record(self, event: Event) -> None:
         self.stream.record(event)
 
     def sync(self) -> None:

@@ -21,6 +21,7 @@ import struct
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from socratic.evaluator.build import cache_root, find_nvcc, libcuda_stub_dir, toolchain_id
 
@@ -123,7 +124,7 @@ class _Reader:
     def __init__(self, data: bytes):
         self.data, self.at = data, 0
 
-    def take(self, fmt: str):
+    def take(self, fmt: str) -> tuple[Any, ...]:   # struct.unpack_from's type (ints: the plan's formats)
         size = struct.calcsize(fmt)
         if self.at + size > len(self.data):
             raise PlanError("the launch plan is cut short")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from socratic.contracts import EvalResult, ScenarioResult
+
+if TYPE_CHECKING:
+    from socratic.taskfile import Task
 
 
 def _num(value: Any, fmt: str, width: int) -> str:
@@ -91,12 +94,12 @@ def table(doc: EvalResult) -> str:
     return "\n".join(lines)
 
 
-def hidden_space(task) -> dict | None:
+def hidden_space(task: Task) -> dict[str, Any] | None:
     """The task's [hidden] space as shown by --list: how many per evaluation, from where."""
     space = task.hidden
     if space is None:
         return None
-    fields = {}
+    fields: dict[str, str] = {}
     for f in space.fields:
         if f.expr is not None:
             fields[f.name] = str(f.expr)
@@ -110,7 +113,7 @@ def hidden_space(task) -> dict | None:
     return {"count": space.count, "where": space.where, "max_flops": cap, "fields": fields}
 
 
-def list_sets(task) -> str:
+def list_sets(task: Task) -> str:
     lines = [f"task {task.name} ({task.dir})  entry {task.entry}  default set {task.default_set}"]
     for name, scenarios in task.sets.items():
         lines.append(f"\n{name} ({len(scenarios)} scenarios)")

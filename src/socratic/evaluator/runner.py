@@ -307,7 +307,7 @@ class _Worker:
         )
         os.close(write_fd)
         self.channel = os.fdopen(read_fd, "rb")
-        self.lines: queue.Queue = queue.Queue()
+        self.lines: queue.Queue[Message | Malformed | _Gone] = queue.Queue()
         assert self.proc.stdin is not None  # a PIPE
         stdin = WorkerJob(job=job, scenarios=scenarios, channel_fd=write_fd, key=self.key.hex())
         self.proc.stdin.write(json.dumps(stdin.to_dict()).encode())

@@ -28,11 +28,11 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +52,11 @@ from socratic.evaluator.plan import parse as parse_plan
 from socratic.evaluator.protocol import Fatal, Isolation, Job, Message, Ready, Restart, Row, Start, WorkerJob
 from socratic.evaluator.sandbox import WRITABLE, hide_memory, protect_files
 from socratic.taskfile import BufferSpec, Distribution, Scenario, Task, load_task
+
+if TYPE_CHECKING:   # cuda.core ships no stubs: to mypy these are Any, named for the reader
+    from _ctypes import CFuncPtr
+
+    from cuda.core import Buffer, Event
 
 CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
           "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f32": ctypes.c_float}
@@ -81,7 +86,7 @@ def emit(message: Message) -> None:
     _channel.flush()
 
 
-def params_type(task: Task) -> type:
+def params_type(task: Task) -> type[ctypes.Structure]:
     return type("Params", (ctypes.Structure,), {"_fields_": [(f.name, CTYPES[f.type]) for f in task.fields]})
 
 
@@ -89,13 +94,13 @@ class LoadError(Exception):
     """A library that does not load or lacks its entry point: the same for every scenario."""
 
 
-def load_entry(path: str, name: str, reference: bool = False, what: str = "candidate"):
+def load_entry(path: str, name: str, reference: bool = False, what: str = "candidate") -> CFuncPtr:
     try:
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
     except OSError as exc:   # "<path>: undefined symbol: X": the path is the build cache's, not news
         raise LoadError(f"the {what} library does not load: {str(exc).replace(path + ': ', '')}") from None
     try:
-        fn = getattr(lib, name)
+        fn: CFuncPtr = getattr(lib, name)
     except AttributeError:
         raise LoadError(f"the {what} library does not export {name}") from None
     fn.restype = ctypes.c_int
@@ -201,7 +206,7 @@ class ReferenceCheck:
     outputs: dict[str, Any]          # fp32 reference outputs
     per_unit: dict[str, int]
 
-    def run(self, fn, slot: Slot, gpu: Gpu, stream) -> None:
+    def run(self, fn: CFuncPtr, slot: Slot, gpu: Gpu, stream: ctypes.c_void_p) -> None:
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
         assert slot.ref_params is not None
@@ -227,7 +232,7 @@ class WorkerRun:
         self.hung = False      # ... because its entry hung: the evaluation stops there
         self.quiet_ms = 0.0    # the work probe alone (calibrate)
         self.rng = np.random.default_rng(job.eval_seed)
-        self.events: list[Any] = []
+        self.events: list[Event] = []
         self.settings = self.gpu.settings()   # what the candidate must leave as it found it
         # the candidate's replays run in a CUDA context of their own: its kernels cannot
         # reach the baseline's, the reference's or the judge's memory (candidate_context)
@@ -248,20 +253,22 @@ class WorkerRun:
         self.own_memory = 0           # bytes of device memory the candidate took for itself
 
     # setup ---------------------------------------------------------------------
-    def _bytes(self, b: BufferSpec, v: dict) -> int:
+    def _bytes(self, b: BufferSpec, v: dict[str, Any]) -> int:
         if b.role == "workspace":
             return int(evaluate(b.bytes, v))
         return self._count(b, v) * ELEMENT_BYTES[b.dtype]
 
     @staticmethod
-    def _count(b: BufferSpec, v: dict) -> int:
+    def _count(b: BufferSpec, v: dict[str, Any]) -> int:
         return math.prod(int(evaluate(s, v)) for s in b.shape) if b.shape else 0
 
-    def _params(self, v: dict, inputs: dict, outputs: dict, workspace: dict) -> ctypes.Structure:
+    def _params(self, v: dict[str, Any], inputs: Mapping[str, Buffer | DevBuf], outputs: Mapping[str, Buffer | DevBuf],
+                workspace: Mapping[str, Buffer | DevBuf]) -> ctypes.Structure:
         p = self.Params()
         for f in self.task.fields:
             if f.type == "ptr":
-                buf = inputs.get(f.buffer) or outputs.get(f.buffer) or workspace.get(f.buffer)
+                # a ptr field's `buffer` is set (str | None for all fields: the loader checks ptr ones)
+                buf = inputs.get(f.buffer) or outputs.get(f.buffer) or workspace.get(f.buffer)  # type: ignore[arg-type]
                 assert buf is not None  # the task loader checked that every ptr names a buffer
                 setattr(p, f.name, int(buf.handle))
             else:
@@ -270,7 +277,7 @@ class WorkerRun:
         return p
 
     # one scenario ---------------------------------------------------------------
-    def _slot(self, v: dict, dist: Distribution, ref_out: dict) -> Slot:
+    def _slot(self, v: dict[str, Any], dist: Distribution, ref_out: dict[str, Buffer]) -> Slot:
         """Fresh buffers for one input set: the judge's and, in its own context, the candidate's."""
         gpu, cctx, task = self.gpu, self.cctx, self.task
         ws_specs = [b for b in task.buffers if b.role == "workspace"]
@@ -377,7 +384,7 @@ class WorkerRun:
         return Row(row=row, runtime_bans=found)
 
     # plans ----------------------------------------------------------------------
-    def _sizes(self, v: dict) -> dict[str, int]:
+    def _sizes(self, v: dict[str, Any]) -> dict[str, int]:
         return {b.name: self._bytes(b, v) for b in self.task.buffers}
 
     def _candidate(self) -> CandidateProcess:
@@ -407,7 +414,7 @@ class WorkerRun:
             self.own_memory += max(0, free_before - self.gpu.free_memory())
         return self.cand
 
-    def _prepare(self, slots: list[Slot], v: dict) -> list[str]:
+    def _prepare(self, slots: list[Slot], v: dict[str, Any]) -> list[str]:
         """Capture each kernel's call on each slot and build its replay (the baseline's in
         the judge's context, the candidate's in its own); the lines of the rules the
         candidate's plans break (none when every replay is ready)."""
@@ -509,7 +516,7 @@ class WorkerRun:
         self.cctx.sync_all()
         return time.perf_counter() - t0
 
-    def _judge_state(self, slots: list[Slot], ref: ReferenceCheck, v: dict,
+    def _judge_state(self, slots: list[Slot], ref: ReferenceCheck, v: dict[str, Any],
                      more: Sequence[Any] = ()) -> list[tuple[str, Any, int]]:
         """What the judge holds while the candidate runs: the inputs and the baseline's outputs
         of `slots`, the reference's outputs and the units it checks, and `more` (statistics
@@ -533,7 +540,7 @@ class WorkerRun:
     def _spec(self, name: str) -> BufferSpec:
         return next(b for b in self.task.buffers if b.name == name)
 
-    def _fill_inputs(self, inputs: dict, v: dict, dist: Distribution) -> None:
+    def _fill_inputs(self, inputs: dict[str, Buffer], v: dict[str, Any], dist: Distribution) -> None:
         """Fresh random inputs of one of the task's distributions."""
         for b in self.task.inputs:
             seed = int(self.rng.integers(1, 2**63 - 1))
@@ -544,7 +551,7 @@ class WorkerRun:
                 self.gpu.transform(inputs[b.name], b.dtype, count, t.scale, int(evaluate(t.period, v)), t.count,
                                    t.factor, int(evaluate(t.row_length, v)), t.spread, seed ^ 0x5DEECE66D)
 
-    def _copy_inputs(self, slots: list[Slot], v: dict) -> None:
+    def _copy_inputs(self, slots: list[Slot], v: dict[str, Any]) -> None:
         """The judge's inputs into the candidate's context, both contexts idle before and after:
         a copy still running in the candidate's context when the baseline's sample starts is
         time-sliced into it (on an H100, microsecond RMSNorm read 1.16x baseline-first against
@@ -556,13 +563,13 @@ class WorkerRun:
                     self.cctx.copy_in(slot.cand_in[name], int(buf.handle), self._bytes(self._spec(name), v))
             self.cctx.sync()
 
-    def _read_back(self, slots: list[Slot], v: dict) -> None:
+    def _read_back(self, slots: list[Slot], v: dict[str, Any]) -> None:
         """Enqueue, on the candidate's stream, the copy of its outputs into the judge's views."""
         for slot in slots:
             for b in self.task.outputs:
                 self.cctx.copy_out(int(slot.view[b.name].handle), slot.cand_out[b.name], self._bytes(b, v))
 
-    def _stats_now(self, slot: Slot, ref: ReferenceCheck, v: dict) -> dict:
+    def _stats_now(self, slot: Slot, ref: ReferenceCheck, v: dict[str, Any]) -> dict[str, np.void]:
         """The candidate's outputs against the baseline's and the reference, read as soon as
         its stream is done."""
         with self.cctx.current():
@@ -574,7 +581,8 @@ class WorkerRun:
                              ref.outputs[b.name], self._count(b, v), stats[b.name])
         return {n: self.gpu.read_stats(st) for n, st in stats.items()}   # syncs the stream
 
-    def _call_again(self, s: int, slot: Slot, ref: ReferenceCheck, v: dict, first: dict) -> None:
+    def _call_again(self, s: int, slot: Slot, ref: ReferenceCheck, v: dict[str, Any],
+                    first: dict[str, np.void]) -> None:
         """The candidate's correctness call on slot `s` once more, its first statistics anew."""
         self._call("cand", [s], salt=s + 7)
         first.update(self._stats_now(slot, ref, v))
@@ -851,7 +859,7 @@ class WorkerRun:
                         f"for {QUIET_WAIT_S:g} s): the candidate's process left work running on the GPU"]
             time.sleep(0.02)
 
-    def _copies(self, slot: Slot, v: dict) -> int:
+    def _copies(self, slot: Slot, v: dict[str, Any]) -> int:
         """How many back-to-back calls make one timed sample: enough for SAMPLE_MS, read
         from the baseline's single replay (median of three, cold L2)."""
         times = []
@@ -866,7 +874,7 @@ class WorkerRun:
         one = max(float(np.median(times)), 1e-4)
         return int(min(MAX_COPIES, max(1, math.ceil(SAMPLE_MS / one)))) if one < SAMPLE_MS else 1
 
-    def _event(self, i: int):
+    def _event(self, i: int) -> Event:
         while len(self.events) <= i:
             self.events.append(self.gpu.event())
         return self.events[i]
