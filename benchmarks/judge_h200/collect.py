@@ -82,17 +82,44 @@ def hostile_record(ev: dict, card: str) -> dict | None:
             "first_failure": next((f for r in rows(doc) for f in r["failures"]), None)}
 
 
+def _from_tests(test: str) -> str:
+    """'../work/main/tests/x.py::t[a]' -> 'tests/x.py::t[a]': the id as either side spells it."""
+    return test[test.find("tests/"):].split(" ")[0]
+
+
+def outcomes(log: Path) -> dict[str, str]:
+    """test id -> PASSED / FAILED, from a `pytest -rA` log."""
+    found: dict[str, str] = {}
+    for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+        m = re.match(r"(PASSED|FAILED|ERROR) \S*?(tests/\S+)", line)
+        if m:
+            found[m.group(2)] = m.group(1)
+    return found
+
+
 def main(dirs: list[Path]) -> None:
     hostile: dict[str, dict] = {}
     control: list[dict] = []
     side: dict[str, dict] = {}
     for d in dirs:
         card = (d / "card.txt").read_text().strip().splitlines()[0] if (d / "card.txt").exists() else "unknown"
+        tests = outcomes(d / "gpu_tests.log")
+        seen = set()
         for path in sorted((d / "evidence").glob("*.json")):
             ev = load(path)
             rec = ev and hostile_record(ev, card)
             if rec:
+                seen.add(ev["test"])
+                rec["test_outcome"] = tests.get(_from_tests(ev["test"]))
                 hostile[rec["name"]] = rec   # a later call's run of the same candidate replaces it
+        for test, outcome in tests.items():   # a test whose evaluation did not come back: its outcome
+            named = hostile_name(test)
+            if named and test not in {_from_tests(t) for t in seen} and named[1] not in hostile:
+                hostile[named[1]] = {"name": named[1], "class": named[0], "card": card, "test": test,
+                                     "test_outcome": outcome, "exit_code": None, "seconds": None,
+                                     "geomean_speedup": None, "n_correct": None, "n": None,
+                                     "first_failure": None, "note": "its evaluation's JSON did not come back "
+                                     "from the device (the call returned 8 files); the test's outcome is its record"}
         for path in sorted((d / "evals").glob("*.json")):
             doc = load(path)
             if doc is None:
@@ -115,9 +142,10 @@ def main(dirs: list[Path]) -> None:
         print(f"control {task}: {len({c['run'] for c in got})} runs, {sum(c['correct'] for c in got)}/{len(got)} "
               f"correct (hidden included), speedups {min(sps):.4f}-{max(sps):.4f}")
     for h in sorted(hostile.values(), key=lambda h: h["name"]):
-        gm = h["geomean_speedup"]
-        print(f"{h['name']:<34} exit {h['exit_code']} {h['n_correct']:>2}/{h['n']:<2} "
-              f"gm {'-' if gm is None else f'{gm:.3f}'} {h['seconds']:6.1f}s | {(h['first_failure'] or '')[:90]}")
+        gm, secs = h["geomean_speedup"], h["seconds"]
+        print(f"{h['name']:<30} {h.get('test_outcome') or '?':<6} exit {h['exit_code']} {h['n_correct']}/{h['n']} "
+              f"gm {'-' if gm is None else f'{gm:.3f}'} {'-' if secs is None else f'{secs:.1f}s'} "
+              f"| {(h['first_failure'] or '')[:80]}")
     for k, v in sorted(side.items()):
         vs = v.get("geomean_vs") or {}
         print(f"{k}: {v['n_correct']}/{v['n']} gm {v['geomean_speedup']:.4f} fa3 {vs.get('fa3')} ({v['card']})")

@@ -9,7 +9,7 @@
 [ -x /tmp/venv/bin/socratic ] || { OLD=1 source benchmarks/judge_h200/venv.sh || exit 1; }
 export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/card.txt
-mkdir -p /tmp/evidence /tmp/evals  # tarred into $OUT at the end: a call brings back only a few files
+rm -rf /tmp/evidence /tmp/evals; mkdir -p /tmp/evidence /tmp/evals  # tarred into $OUT at the end: a call brings back only a few files
 trap 'tar czf $OUT/evidence.tgz -C /tmp evidence evals' EXIT
 ev() {  # ev LABEL PYTHON TASK SET [FLAGS...]: the task's baseline unless --candidate is in FLAGS
   label=$1 py=$2 task=$3 set_=$4; shift 4
