@@ -51,6 +51,7 @@ from socratic.evaluator.plan import check as check_plan
 from socratic.evaluator.plan import parse as parse_plan
 from socratic.evaluator.protocol import Fatal, Isolation, Job, Message, Ready, Restart, Row, Start, WorkerJob
 from socratic.evaluator.sandbox import WRITABLE, hide_memory, protect_files
+from socratic.evaluator.timing import CHUNK, OWN_MEMORY_LIMIT, WARMUP_PAIRS, pairs_needed, settled, speed_verdict
 from socratic.taskfile import BufferSpec, Distribution, Scenario, Task, load_task
 
 if TYPE_CHECKING:   # cuda.core ships no stubs: to mypy these are Any, named for the reader
@@ -61,10 +62,8 @@ if TYPE_CHECKING:   # cuda.core ships no stubs: to mypy these are Any, named for
 CTYPES = {"ptr": ctypes.c_void_p, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
           "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f32": ctypes.c_float}
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
-OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
 FOREIGN_WORK_S = 0.002        # device still busy this long after our stream is done: side work
 AUDITED_PAIRS = 2             # timed pairs per scenario re-checked against the fp32 reference
-ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario
 SAMPLE_MS = 0.2               # a timed sample runs the plan back to back until it lasts this long
 MAX_COPIES = 64               # ... but at most this many times
 CAPTURE_TIMEOUT_S = 30.0      # one call of the candidate's entry, in its own process
@@ -213,6 +212,21 @@ class ReferenceCheck:
         rc = fn(ctypes.byref(slot.ref_params), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
         if rc != 0:
             raise GpuError(f"the fp32 reference returned {rc}")
+
+
+@dataclass
+class _Sample:
+    """One scenario's timed sample and what its pairs accumulate: `slots` are its copies
+    (each its own inputs, outputs, workspace), the stats buffers are the judge's."""
+    slots: list[Slot]
+    v: dict[str, Any]
+    ref: ReferenceCheck
+    spot: dict[str, Buffer]        # every copy against the baseline's same copy
+    complete: dict[str, Buffer]    # every copy written when its stream reached the end event
+    audit: dict[str, Buffer]       # the audited copies against the fp32 reference
+    audit_pairs: dict[int, int] = field(default_factory=dict)   # pair -> the copy audited
+    audited: int = 0
+    written: list[str] = field(default_factory=list)   # the judge's buffers a candidate's sample wrote
 
 
 class WorkerRun:
@@ -698,53 +712,19 @@ class WorkerRun:
         baseline's error on the same inputs."""
         gpu, task, v, opts = self.gpu, self.task, sc.values, self.job.timing
         errors = by_dist[self.set_dists[0].name]   # timed runs use that distribution's inputs
-        spot = {b.name: gpu.new_stats() for b in task.outputs}
-        complete = {b.name: gpu.new_stats() for b in task.outputs}
-        audit = {b.name: gpu.new_stats() for b in task.outputs}
-        audit_pairs: dict[int, int] = {}   # pair -> the copy audited
-        audited = 0
         timed = [slots[i] for i in timing_slots([d.name for d in self.set_dists], MAX_COPIES)]
         copies = self._copies(timed[0], v)
         row.copies = copies
-        ref_out = ref.outputs
-        sample = timed[:copies] + [self._slot(v, self.set_dists[0], ref_out) for _ in range(copies - len(timed))]
-        failures = self._prepare(sample[len(timed):], v)   # the new slots' captures
+        st = _Sample(
+            slots=timed[:copies] + [self._slot(v, self.set_dists[0], ref.outputs) for _ in range(copies - len(timed))],
+            v=v, ref=ref, spot={b.name: gpu.new_stats() for b in task.outputs},
+            complete={b.name: gpu.new_stats() for b in task.outputs},
+            audit={b.name: gpu.new_stats() for b in task.outputs})
+        failures = self._prepare(st.slots[len(timed):], v)   # the new slots' captures
         if failures:
             return failures
-        ids = list(range(copies))
-        written: list[str] = []   # the judge's buffers a candidate's sample wrote
-
-        def pair(i: int, timed_: bool) -> None:
-            for slot in sample:
-                self._fill_inputs(slot.inputs, v, slot.dist)
-            self._copy_inputs(sample, v)
-            for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
-                k = 4 * i + (0 if role == "base" else 2)
-                if role == "cand":   # what the judge holds, fingerprinted before the candidate runs
-                    judged = self._judge_state(sample, ref, v, [*spot.values(), *complete.values(),
-                                                                 *audit.values()])
-                    held = gpu.hashes([(buf, n) for _, buf, n in judged])
-                self._enqueue(role, sample, ids, i, (k, k + 1) if timed_ else None)
-                if role == "cand":   # what its outputs hold when its stream reaches the end event
-                    with self.cctx.current():
-                        self._read_back(sample, v)
-                        self.cctx.sync()
-                    written.extend(self._untouched(judged, held))
-                else:
-                    gpu.sync()   # the two contexts never run at once
-            for slot in sample:
-                for b in task.outputs:
-                    n = self._count(b, v)
-                    gpu.compare(b.dtype, slot.view[b.name], None, None, n, complete[b.name])
-                    gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, spot[b.name])
-            if i in audit_pairs:
-                nonlocal audited
-                slot = sample[audit_pairs[i]]
-                ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
-                for b in task.outputs:
-                    gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], ref_out[b.name],
-                                self._count(b, v), audit[b.name])
-                audited += 1
+        pair = partial(self._pair, st)
+        written = st.written
 
         def sample_ms(i: int, role: str) -> float:
             k = 4 * i + (0 if role == "base" else 2)
@@ -755,33 +735,32 @@ class WorkerRun:
         t_start = time.monotonic()
         last_pair: float | None = None
         per_pair = 0.0
-        for w in range(30):
+        for w in range(WARMUP_PAIRS):
             pair(w, True)
             gpu.sync()
             per_pair = (sample_ms(w, "base") + sample_ms(w, "cand")) * copies
-            if last_pair is not None and w >= 2 and abs(per_pair - last_pair) <= 0.02 * last_pair:
+            if settled(w, per_pair, last_pair):
                 break
             last_pair = per_pair
         if written:
             return sorted(set(written))
-        n = int(min(opts.max_pairs, max(opts.min_pairs, math.ceil(opts.target_ms / max(per_pair, 1e-4)))))
+        n = pairs_needed(per_pair, opts)
         deadline = t_start + opts.max_seconds
-        for buf in [*spot.values(), *complete.values()]:   # warm-up outputs were judged already
+        for buf in [*st.spot.values(), *st.complete.values()]:   # warm-up outputs were judged already
             buf.fill(0, stream=gpu.stream)
         for p in self.rng.choice(n, size=min(n, AUDITED_PAIRS), replace=False):
-            audit_pairs[int(p)] = int(self.rng.integers(copies))
+            st.audit_pairs[int(p)] = int(self.rng.integers(copies))
         gpu.sync()
         free_before = gpu.free_memory()
         base_ms, cand_ms = [], []
-        chunk = 16
 
         def run_pairs(start: int, stop: int) -> None:   # a chunk run again replaces its samples
             for i in range(start, stop):
                 pair(i, True)
             gpu.sync()
 
-        for start in range(0, n, chunk):
-            stop = min(n, start + chunk)
+        for start in range(0, n, CHUNK):
+            stop = min(n, start + CHUNK)
             run_pairs(start, stop)
             lag = lasting_lag(self._device_lag, partial(run_pairs, start, stop))
             if lag > FOREIGN_WORK_S:
@@ -791,48 +770,69 @@ class WorkerRun:
             for i in range(start, stop):
                 base_ms.append(sample_ms(i, "base"))
                 cand_ms.append(sample_ms(i, "cand"))
-            if time.monotonic() > deadline and len(base_ms) >= opts.min_pairs and max(audit_pairs) < stop:
+            if time.monotonic() > deadline and len(base_ms) >= opts.min_pairs and max(st.audit_pairs) < stop:
                 break
-        took = free_before - gpu.free_memory()
-        ratios = np.array(base_ms) / np.array(cand_ms)
-        q1, q3 = np.percentile(ratios, [25, 75])
-        # the baseline runs first in even pairs, the candidate in odd ones: report the lower
-        # of the two medians, and fail when they disagree (a candidate that profits from
-        # what ran just before it, or whose hidden work lands in the baseline's time)
-        med_base_first, med_cand_first = float(np.median(ratios[0::2])), float(np.median(ratios[1::2]))
-        med = min(med_base_first, med_cand_first)
-        b_ms, c_ms = float(np.median(base_ms)), float(np.median(cand_ms))
         flops, nbytes = task.metric("flops", sc), task.metric("bytes", sc)
-        bound = bound_ms(gpu.info.name, flops, nbytes)
-        # back-to-back copies may find their inputs in L2: the DRAM limit holds for one copy only
-        physical = bound["physical"] if copies == 1 else None
-        row.baseline_ms, row.candidate_ms, row.speedup = b_ms, c_ms, float(med)
-        row.spread, row.pairs = float((q3 - q1) / 2), len(ratios)
-        row.tflops = flops / (c_ms * 1e9) if flops else None
-        row.tbps = nbytes / (c_ms * 1e9) if nbytes else None
-        row.bound_ms = bound["measured"]
-        row.bound_fraction = bound["measured"] / c_ms if bound["measured"] else None
-        row.below_bound = bool(physical and c_ms < physical)
-        row.order_ratio = max(med_base_first, med_cand_first) / med
-        failures = []
-        if row.order_ratio > ORDER_LIMIT:
-            failures.append(f"speedup depends on launch order ({med_base_first:.3f} when the baseline runs first, "
-                            f"{med_cand_first:.3f} when the candidate does)")
-        if took > OWN_MEMORY_LIMIT:
-            failures.append(f"candidate took {took / 2**20:.0f} MiB of device memory during timed runs")
-        if row.below_bound:
-            failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {physical:.4g} ms")
-        for b in task.outputs:
-            st = gpu.read_stats(spot[b.name])
+        verdict = speed_verdict(base_ms, cand_ms, copies=copies, took_bytes=free_before - gpu.free_memory(),
+                                flops=flops, nbytes=nbytes, bound=bound_ms(gpu.info.name, flops, nbytes))
+        row.baseline_ms, row.candidate_ms, row.speedup = verdict.baseline_ms, verdict.candidate_ms, verdict.speedup
+        row.spread, row.pairs, row.order_ratio = verdict.spread, verdict.pairs, verdict.order_ratio
+        row.tflops, row.tbps = verdict.tflops, verdict.tbps
+        row.bound_ms, row.bound_fraction, row.below_bound = verdict.bound_ms, verdict.bound_fraction, verdict.below_bound
+        return verdict.failures + self._timed_output_failures(errors, st)
+
+    def _pair(self, st: _Sample, i: int, timed: bool) -> None:
+        """Timed pair `i`: fresh inputs for every copy, then the baseline's sample and the
+        candidate's (the baseline first in even pairs), the judge's memory fingerprinted
+        around the candidate's; every copy's outputs checked against the baseline's same
+        copy, and one copy audited against the reference in the pairs chosen for it."""
+        gpu, task, v, ids = self.gpu, self.task, st.v, list(range(len(st.slots)))
+        for slot in st.slots:
+            self._fill_inputs(slot.inputs, v, slot.dist)
+        self._copy_inputs(st.slots, v)
+        for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
+            k = 4 * i + (0 if role == "base" else 2)
+            if role == "cand":   # what the judge holds, fingerprinted before the candidate runs
+                judged = self._judge_state(st.slots, st.ref, v, [*st.spot.values(), *st.complete.values(),
+                                                                 *st.audit.values()])
+                held = gpu.hashes([(buf, n) for _, buf, n in judged])
+            self._enqueue(role, st.slots, ids, i, (k, k + 1) if timed else None)
+            if role == "cand":   # what its outputs hold when its stream reaches the end event
+                with self.cctx.current():
+                    self._read_back(st.slots, v)
+                    self.cctx.sync()
+                st.written.extend(self._untouched(judged, held))
+            else:
+                gpu.sync()   # the two contexts never run at once
+        for slot in st.slots:
+            for b in task.outputs:
+                n = self._count(b, v)
+                gpu.compare(b.dtype, slot.view[b.name], None, None, n, st.complete[b.name])
+                gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, st.spot[b.name])
+        if i in st.audit_pairs:
+            slot = st.slots[st.audit_pairs[i]]
+            st.ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
+            for b in task.outputs:
+                gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], st.ref.outputs[b.name],
+                            self._count(b, v), st.audit[b.name])
+            st.audited += 1
+
+    def _timed_output_failures(self, errors: dict[str, ErrorStats], st: _Sample) -> list[str]:
+        """The timed runs' outputs: written, close to the baseline's same copy, and the audited
+        copies within the pass rule against the fp32 reference."""
+        gpu = self.gpu
+        failures: list[str] = []
+        for b in self.task.outputs:
+            spot = gpu.read_stats(st.spot[b.name])
             e = errors[b.name]
-            if int(st["c_bad"]):
-                failures.append(f"{b.name}: {int(st['c_bad'])} NaN/unwritten elements in timed runs")
-            if float(st["cb_max"]) > 2 * (max(2 * e.b_max, b.floor) + e.b_max):
-                failures.append(f"{b.name}: timed runs differ from the baseline by {float(st['cb_max']):.3g}")
-            if int(gpu.read_stats(complete[b.name])["c_bad"]):
+            if int(spot["c_bad"]):
+                failures.append(f"{b.name}: {int(spot['c_bad'])} NaN/unwritten elements in timed runs")
+            if float(spot["cb_max"]) > 2 * (max(2 * e.b_max, b.floor) + e.b_max):
+                failures.append(f"{b.name}: timed runs differ from the baseline by {float(spot['cb_max']):.3g}")
+            if int(gpu.read_stats(st.complete[b.name])["c_bad"]):
                 failures.append(f"{b.name}: timed output incomplete when the candidate's stream reached its end event")
             audit_errors = ErrorStats()
-            audit_errors.add(gpu.read_stats(audit[b.name]), audited * ref.n_selected * ref.per_unit[b.name])
+            audit_errors.add(gpu.read_stats(st.audit[b.name]), st.audited * st.ref.n_selected * st.ref.per_unit[b.name])
             failures += [f"audited timed run: {f}" for f in
                          self._check_output(b, audit_errors, _baseline_bound(audit_errors, e))]
         return failures

@@ -1,0 +1,81 @@
+"""The timed comparison's schedule and verdict, pure: no GPU, no clock. The worker's sampler
+(WorkerRun._time) runs the interleaved pairs and hands the sample times here.
+
+Schedule: warm-up pairs until two consecutive pair times agree within 2% (clocks settled),
+then enough pairs for `target_ms` of timed work, within [min_pairs, max_pairs].
+Verdict: the speedup is the lower of the two per-order medians (the baseline runs first in
+even pairs, the candidate in odd ones); medians further apart than ORDER_LIMIT fail the
+scenario: a candidate that profits from what ran just before it, or whose hidden work lands
+in the baseline's time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from socratic.evaluator.protocol import Timing
+
+WARMUP_PAIRS = 30             # at most this many warm-up pairs
+SETTLED = 0.02                # two consecutive warm-up pair times this close: the clocks settled
+ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario
+OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
+CHUNK = 16                    # timed pairs between two checks for work left running
+
+
+def settled(w: int, per_pair_ms: float, last_pair_ms: float | None) -> bool:
+    """Warm-up pair `w` (from 0) took `per_pair_ms`, the one before `last_pair_ms`."""
+    return last_pair_ms is not None and w >= 2 and abs(per_pair_ms - last_pair_ms) <= SETTLED * last_pair_ms
+
+
+def pairs_needed(per_pair_ms: float, opts: Timing) -> int:
+    """Timed pairs for `opts.target_ms` of work, within the options' bounds."""
+    return int(min(opts.max_pairs, max(opts.min_pairs, math.ceil(opts.target_ms / max(per_pair_ms, 1e-4)))))
+
+
+@dataclass
+class SpeedVerdict:
+    """What the timed pairs say of the candidate's speed; `failures` one line each."""
+    baseline_ms: float
+    candidate_ms: float
+    speedup: float
+    spread: float
+    pairs: int
+    order_ratio: float
+    tflops: float | None
+    tbps: float | None
+    bound_ms: float | None
+    bound_fraction: float | None
+    below_bound: bool
+    failures: list[str] = field(default_factory=list)
+
+
+def speed_verdict(base_ms: Sequence[float], cand_ms: Sequence[float], *, copies: int, took_bytes: int,
+                  flops: float | None, nbytes: float | None, bound: dict[str, float | None]) -> SpeedVerdict:
+    """From per-call sample times (pair i's baseline and candidate; the baseline first in
+    even pairs), the memory the candidate took meanwhile and the datasheet bounds
+    (`limits.bound_ms`): the row's speed figures and the speed rules' failures."""
+    ratios = np.array(base_ms) / np.array(cand_ms)
+    q1, q3 = np.percentile(ratios, [25, 75])
+    med_base_first, med_cand_first = float(np.median(ratios[0::2])), float(np.median(ratios[1::2]))
+    med = min(med_base_first, med_cand_first)
+    b_ms, c_ms = float(np.median(base_ms)), float(np.median(cand_ms))
+    # back-to-back copies may find their inputs in L2: the DRAM limit holds for one copy only
+    physical = bound["physical"] if copies == 1 else None
+    measured = bound["measured"]
+    v = SpeedVerdict(
+        baseline_ms=b_ms, candidate_ms=c_ms, speedup=float(med), spread=float((q3 - q1) / 2), pairs=len(ratios),
+        order_ratio=max(med_base_first, med_cand_first) / med,
+        tflops=flops / (c_ms * 1e9) if flops else None, tbps=nbytes / (c_ms * 1e9) if nbytes else None,
+        bound_ms=measured, bound_fraction=measured / c_ms if measured else None,
+        below_bound=bool(physical and c_ms < physical))
+    if v.order_ratio > ORDER_LIMIT:
+        v.failures.append(f"speedup depends on launch order ({med_base_first:.3f} when the baseline runs first, "
+                          f"{med_cand_first:.3f} when the candidate does)")
+    if took_bytes > OWN_MEMORY_LIMIT:
+        v.failures.append(f"candidate took {took_bytes / 2**20:.0f} MiB of device memory during timed runs")
+    if v.below_bound and physical is not None:
+        v.failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {physical:.4g} ms")
+    return v
