@@ -122,6 +122,7 @@ class Launch:
     server: Server
     tmp: Path
     cleanups: list[Callable[[], None]] = field(default_factory=list)
+    log: Any = None      # the launcher's SessionLog: the hooks are checked again at the end
 
     @property
     def preexec(self) -> Callable[[], None] | None:
@@ -133,15 +134,13 @@ class Launch:
     def close(self) -> None:
         self.server.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.log is not None:   # an edit the agent made during its run is on the record
+            _check_and_say(self.session_dir, self.spec, self.log, "after the run")
         for undo in self.cleanups:
             undo()
 
 
-def check_hooks(session_dir: Path, spec: agentspec.AgentSpec, log: Any) -> list[Callable[[], None]]:
-    """Before a launch (harness/hookcheck.py): the hooks this session will load checked
-    against their pins, a workspace hook file the agent loads put back, any difference
-    logged; a workspace file the agent would read besides its flags emptied for the launch
-    (put back by the returned cleanups)."""
+def _check_and_say(session_dir: Path, spec: agentspec.AgentSpec, log: Any, when: str) -> None:
     from socratic.harness.attached_campaign import trusted_events
 
     events, _ = trusted_events(session_dir)
@@ -150,8 +149,16 @@ def check_hooks(session_dir: Path, spec: agentspec.AgentSpec, log: Any) -> list[
     if found:
         if hookcheck.loads_workspace(spec, True):
             hookcheck.put_back(session_dir, spec)
-            found.append("the workspace's hook files were put back before the launch")
+            found.append(f"the workspace's hook files were put back {when}")
         log.append("problem", where=hookcheck.WHERE, error=hookcheck.line(found))
+
+
+def check_hooks(session_dir: Path, spec: agentspec.AgentSpec, log: Any) -> list[Callable[[], None]]:
+    """Before a launch (harness/hookcheck.py): the hooks this session will load checked
+    against their pins, a workspace hook file the agent loads put back, any difference
+    logged; a workspace file the agent would read besides its flags emptied for the launch
+    (put back by the returned cleanups)."""
+    _check_and_say(session_dir, spec, log, "before the launch")
     if not spec.confine.strips_workspace or not hookcheck.pristine(session_dir, spec).is_file():
         return []
     ws_file = session_dir / "workspace" / spec.config_file
@@ -199,7 +206,7 @@ def prepare(session_dir: Path, argv: list[str], mode: str,
         for undo in cleanups:
             undo()
         raise
-    return Launch(session_dir, spec, argv, env, workspace, conf, server, tmp, cleanups)
+    return Launch(session_dir, spec, argv, env, workspace, conf, server, tmp, cleanups, log)
 
 
 def popen(launch: Launch, **kwargs) -> subprocess.Popen[bytes]:
