@@ -350,3 +350,43 @@ def test_an_honest_log_with_a_lagging_head_is_not_truncated(tmp_path):
     chain.write_head(sid, chain.Head(1, first.last))
     stop(sess, ws)
     assert chain.verify(sess, (sess / "events.jsonl").read_bytes()).status == "verified"
+
+
+def test_a_slowed_baseline_in_the_build_cache_is_refused(tmp_path):
+    """campaign.start pins the task's built libraries (the evaluator's build.libraries);
+    a cache that later holds another baseline under the baseline's key (which makes an
+    unchanged kernel look faster: the fake evaluator's 1.35x stands for it) yields no
+    evaluation: refused, logged (`where: build`), a contradiction in the report."""
+    import os
+
+    sess, ws = make(tmp_path)
+    start = events(sess)[0]
+    assert set(start["libraries"]) == {"baseline", "reference"}
+    cache = Path(os.environ["SOCRATIC_CACHE"]) / "fake-builds"
+    base = sha_of(sess / "task" / "baseline.cu")[:24]
+    (cache / base / "baseline.so").write_bytes(b"a slowed baseline")
+    try:
+        (ws / "candidate.cu").write_text(candidate_source(1.35))
+        out = stop(sess, ws)
+        assert_not_met(sess, out)
+        said = [p["error"] for p in of(sess, "problem") if p["where"] == "build"]
+        assert said and "baseline" in said[0] and "pinned" in said[0]
+        assert any("built libraries differ" in c for c in report(sess).contradictions)
+    finally:
+        (cache / base / "baseline.so").unlink()
+
+
+def test_the_evaluator_reports_its_built_libraries(tmp_path):
+    """The real evaluator's JSON carries the sha256 of the baseline and reference it built
+    (what campaign.start pins); --check-only too, no GPU needed."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists():
+        pytest.skip("needs nvcc")
+    r = subprocess.run([sys.executable, "-m", "socratic", "eval", "rmsnorm", "--check-only",
+                        "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    libs = json.loads(r.stdout)["build"]["libraries"]
+    assert set(libs) == {"baseline", "reference"} and all(len(v) == 64 for v in libs.values())

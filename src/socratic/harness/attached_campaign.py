@@ -239,6 +239,7 @@ class AttachedCampaign:
         self._hook_state_written: dict[str, Any] | None = None
         self.hook_facts = hookcheck.Facts(None, launched=False)   # the log's, at load
         self.hooks_said: set[str] = set()
+        self.pinned_libraries: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -294,6 +295,7 @@ class AttachedCampaign:
             task_hashes=self.task_hashes, task_source=self.task_source, resumed=rs,
             marks=loaded, minutes=lambda: (time.time() - self.settings.start_epoch) / 60,
             sync=self.log.sync)
+        self.engine.evals.libraries = self.pinned_libraries
         if self.record.status == chain.BROKEN:
             self.engine.record_note = self.record.describe()
         for ev in self.evals.history.evals:   # results rewritten since they were logged
@@ -313,6 +315,7 @@ class AttachedCampaign:
         if self.record.status == chain.BROKEN:
             said.append(("events.jsonl", record_problem(self.record)))
         p = pins_of(events)
+        self.pinned_libraries = p.libraries if p is not None else None
         if p is not None:
             diffs = enforce(self.config, p, self.task.default_set)
             self.task_hashes, more = pinned_hashes(self.task_hashes, p)
