@@ -116,3 +116,17 @@ def test_a_launch_puts_back_geminis_hooks_and_says_so(tmp_path):
     assert f.read_text() == pristine
     said = hook_problems(sess)
     assert len(said) == 1 and "put back before the launch" in said[0]
+
+
+def test_a_handler_of_the_agents_own_beside_the_stop_hook_is_named(tmp_path):
+    """A second AfterAgent handler that lets the agent stop (Gemini runs every matching
+    hook) is no longer socratic's stop hook alone."""
+    sess, ws = make(tmp_path, "gemini")
+    f = ws / ".gemini" / "settings.json"
+    d = json.loads(f.read_text())
+    d["hooks"]["AfterAgent"].append({"hooks": [{"type": "command", "timeout": 5000,
+                                                "command": "echo '{\"decision\": \"allow\"}'"}]})
+    f.write_text(json.dumps(d))
+    session_start(sess, ws)
+    said = hook_problems(sess)
+    assert len(said) == 1 and "AfterAgent has handlers socratic did not write" in said[0]

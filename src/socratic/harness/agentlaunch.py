@@ -188,6 +188,9 @@ def prepare(session_dir: Path, argv: list[str], mode: str,
         env.update(spec.root_env)
     tmp = Path(tempfile.mkdtemp(prefix="socratic-agent-"))
     env["TMPDIR"] = str(tmp)
+    # the hooks find their session by this, not by the workspace's marker file (the agent
+    # can rewrite that one to send its stop to no session, or to one of its own making)
+    env["SOCRATIC_SESSION"] = str(session_dir)
     workspace = camp.session.workspace.resolve()
     cleanups: list[Callable[[], None]] = []
     try:

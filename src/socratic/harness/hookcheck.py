@@ -120,6 +120,8 @@ def workspace_problems(session_dir: Path, spec: agentspec.AgentSpec) -> list[str
             out.append(f"{rel}: socratic's {name} hook is missing")
         elif not all(g in mine for g in groups):
             out.append(f"{rel}: socratic's {name} hook was changed")
+        elif len(mine) > len(groups):   # a handler of the agent's own can answer first
+            out.append(f"{rel}: {name} has handlers socratic did not write")
     for key, value in _flat(spec.extra_settings):
         if _get(got, key) != value:
             out.append(f"{rel}: {key} is {_get(got, key)!r} (socratic wrote {value!r})")
