@@ -248,9 +248,16 @@ def read_head(sid: str | None) -> Head | None:
 
 def write_head(sid: str, head: Head) -> None:
     """Best effort: a writer that cannot write the key folder (it could not seal either)."""
-    try:
-        _write_private(head_path(sid), json.dumps(
-            {"lines": head.lines, "last": head.last, "cut": head.cut}).encode())
+    path = head_path(sid)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:  # no fsync (a hook's latency): a head lost in a crash lags, which is no cut
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, json.dumps({"lines": head.lines, "last": head.last,
+                                     "cut": head.cut}).encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
     except OSError:
         pass
 
