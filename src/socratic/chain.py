@@ -246,18 +246,19 @@ def read_head(sid: str | None) -> Head | None:
         return None
 
 
+HEAD_BYTES = 1024   # the head is rewritten in place, padded: one write, no rename (a hook's latency)
+
+
 def write_head(sid: str, head: Head) -> None:
-    """Best effort: a writer that cannot write the key folder (it could not seal either)."""
-    path = head_path(sid)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:  # no fsync (a hook's latency): a head lost in a crash lags, which is no cut
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Best effort: a writer that cannot write the key folder (it could not seal either).
+    No fsync: a head lost in a crash lags the log, which is no cut."""
+    data = json.dumps({"lines": head.lines, "last": head.last, "cut": head.cut[:800]}).encode()
+    try:
+        fd = os.open(head_path(sid), os.O_WRONLY | os.O_CREAT, 0o600)
         try:
-            os.write(fd, json.dumps({"lines": head.lines, "last": head.last,
-                                     "cut": head.cut}).encode())
+            os.pwrite(fd, data.ljust(HEAD_BYTES), 0)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
     except OSError:
         pass
 
