@@ -8,7 +8,7 @@ The same attacks with the real agents: tests/test_attach_confined.py."""
 from __future__ import annotations
 
 import json
-import tomllib
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,11 @@ from socratic.harness.hooks import run_hook
 from socratic.harness.sessionlog import SessionLog
 from socratic.report import build_report
 from socratic_doubles.testing import candidate_source, fake_config, make_task
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 
 def make(tmp_path: Path, agent: str):
