@@ -303,3 +303,90 @@ def test_a_pack_carries_the_chains_verdict(tmp_path):
     assert check.status == "unverified" and "it read verified" in check.why
     r = build_report([pack]).sessions[0]
     assert r.record["status"] == "unverified"
+
+
+def test_lines_cut_off_the_end_of_the_log_are_named(tmp_path):
+    """The chain vouches for each line's predecessors, not for how many follow: the head
+    kept beside the key (out of the agent's reach) says how far the log reached; a log cut
+    short is TRUNCATED in the stop, the report and replay, and stays so after new lines."""
+    from socratic import chain
+    from socratic.sessionfiles import open_session
+    from socratic.tui.events_file import read_session_events
+
+    sess, ws = make(tmp_path)
+    run_evaluate(sess, None)
+    stop(sess, ws)                                    # refused: 1.0x < 1.3x
+    data = (sess / "events.jsonl").read_bytes()
+    assert chain.verify(sess, data).status == "verified"
+    lines = data.splitlines(keepends=True)
+    keep = len(lines) - 3                             # the refused stop cut away
+    (sess / "events.jsonl").write_bytes(b"".join(lines[:keep]))
+    check = chain.verify(sess, (sess / "events.jsonl").read_bytes())
+    assert check.status == "broken" and check.first_bad == keep + 1
+    assert "TRUNCATED" in check.describe() and f"line {len(lines)}" in check.describe()
+    r = report(sess)
+    assert r.record["status"] == "broken" and "TRUNCATED" in r.record["text"]
+    assert any("TRUNCATED" in c for c in r.contradictions)
+    chunk = read_session_events(open_session(sess))
+    assert chunk.record is not None and "TRUNCATED" in chunk.record.describe()
+    # the next hook appends after the cut: the cut is carried forward, and the stop names it
+    out = stop(sess, ws)
+    assert_not_met(sess, out)
+    assert "TRUNCATED" in of(sess, "stophook")[-1]["record"]
+    assert "TRUNCATED" in chain.verify(sess, (sess / "events.jsonl").read_bytes()).describe()
+
+
+def test_an_honest_log_with_a_lagging_head_is_not_truncated(tmp_path):
+    """A writer killed between its line and its head leaves the head one line behind: not
+    a cut."""
+    from socratic import chain
+
+    sess, ws = make(tmp_path)
+    run_evaluate(sess, None)
+    sid = chain.indexed_id(sess)
+    head = chain.read_head(sid)
+    assert head is not None
+    first = chain.verify(sess, (sess / "events.jsonl").read_bytes().split(b"\n", 1)[0] + b"\n")
+    chain.write_head(sid, chain.Head(1, first.last))
+    stop(sess, ws)
+    assert chain.verify(sess, (sess / "events.jsonl").read_bytes()).status == "verified"
+
+
+def test_a_slowed_baseline_in_the_build_cache_is_refused(tmp_path):
+    """campaign.start pins the task's built libraries (the evaluator's build.libraries);
+    a cache that later holds another baseline under the baseline's key (which makes an
+    unchanged kernel look faster: the fake evaluator's 1.35x stands for it) yields no
+    evaluation: refused, logged (`where: build`), a contradiction in the report."""
+    import os
+
+    sess, ws = make(tmp_path)
+    start = events(sess)[0]
+    assert set(start["libraries"]) == {"baseline", "reference"}
+    cache = Path(os.environ["SOCRATIC_CACHE"]) / "fake-builds"
+    base = sha_of(sess / "task" / "baseline.cu")[:24]
+    (cache / base / "baseline.so").write_bytes(b"a slowed baseline")
+    try:
+        (ws / "candidate.cu").write_text(candidate_source(1.35))
+        out = stop(sess, ws)
+        assert_not_met(sess, out)
+        said = [p["error"] for p in of(sess, "problem") if p["where"] == "build"]
+        assert said and "baseline" in said[0] and "pinned" in said[0]
+        assert any("built libraries differ" in c for c in report(sess).contradictions)
+    finally:
+        (cache / base / "baseline.so").unlink()
+
+
+def test_the_evaluator_reports_its_built_libraries(tmp_path):
+    """The real evaluator's JSON carries the sha256 of the baseline and reference it built
+    (what campaign.start pins); --check-only too, no GPU needed."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists():
+        pytest.skip("needs nvcc")
+    r = subprocess.run([sys.executable, "-m", "socratic", "eval", "rmsnorm", "--check-only",
+                        "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    libs = json.loads(r.stdout)["build"]["libraries"]
+    assert set(libs) == {"baseline", "reference"} and all(len(v) == 64 for v in libs.values())

@@ -12,6 +12,12 @@ is out of its reach) cannot write a line that verifies, nor rewrite one.
   the harness's own later lines still verify, and readers drop exactly the foreign ones.
 - A session with no key on this machine (an old session, a pack opened elsewhere, the
   bundled demo) is `unverified`, never an error.
+- The head: `keys/<session-id>.head` (beside the key, as far out of the agent's reach)
+  holds the log's last chain value and line count, rewritten after every keyed append. The
+  chain vouches for each line's predecessors, not for how many follow: a log whose last
+  valid value is not the head's had lines cut off its end (`TRUNCATED`). A writer that
+  finds the head ahead of the log carries the cut forward (`cut`), so appending after a
+  truncation does not hide it.
 """
 
 from __future__ import annotations
@@ -147,6 +153,7 @@ class ChainCheck:
     bad: list[int] = field(default_factory=list)
     last: str = ""               # the last valid chain value (a writer continues from it)
     session_id: str | None = None
+    seen: set[str] = field(default_factory=set, repr=False)   # every valid chain value
 
     def describe(self) -> str:
         if self.status == VERIFIED:
@@ -175,6 +182,7 @@ def walk(key: bytes, data: bytes, prev: str = "", start_line: int = 1) -> ChainC
         out.lines += 1
         if value is not None and hmac.compare_digest(value, link(key, out.last, body)):
             out.last = value
+            out.seen.add(value)
             continue
         n = start_line + i
         out.bad.append(n)
@@ -200,8 +208,11 @@ def verify(session_dir: Path | None, data: bytes) -> ChainCheck:
     sid, key = session_key(session_dir, first)
     if key is None:
         return ChainCheck(UNVERIFIED, why=NO_KEY)
+    head = read_head(sid)   # before any re-read of the log: the head never runs ahead of it
     check = walk(key, data)
     check.session_id = sid
+    if sid is not None:
+        _check_head(check, head, session_dir)
     named = logged_id(first)
     if named != sid and check.status == VERIFIED and check.lines:
         # every line verified under this path's key, yet the start names another id
@@ -209,6 +220,83 @@ def verify(session_dir: Path | None, data: bytes) -> ChainCheck:
         check.bad = [1]
         check.why = "line 1 (campaign.start) names another session id than its key's"
     return check
+
+
+@dataclass(frozen=True)
+class Head:
+    """What the last keyed writer left beside the key: the log's line count, its last chain
+    value, and a cut found earlier ("" when none)."""
+
+    lines: int
+    last: str
+    cut: str = ""
+
+
+def head_path(sid: str) -> Path:
+    return key_dir() / f"{sid}.head"
+
+
+def read_head(sid: str | None) -> Head | None:
+    if not sid or not _ID.match(sid):
+        return None
+    try:
+        d = json.loads(head_path(sid).read_text())
+        return Head(int(d["lines"]), str(d["last"]), str(d.get("cut") or ""))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+HEAD_BYTES = 1024   # the head is rewritten in place, padded: one write, no rename (a hook's latency)
+
+
+def write_head(sid: str, head: Head) -> None:
+    """Best effort: a writer that cannot write the key folder (it could not seal either).
+    No fsync: a head lost in a crash lags the log, which is no cut."""
+    data = json.dumps({"lines": head.lines, "last": head.last, "cut": head.cut[:800]}).encode()
+    try:
+        fd = os.open(head_path(sid), os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.pwrite(fd, data.ljust(HEAD_BYTES), 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def cut_message(head: Head, lines: int) -> str:
+    return (f"TRUNCATED: the log ends at line {lines}, the session's head (kept beside its "
+            f"key) says it reached line {head.lines} (chain {head.last[:12]}): lines were "
+            f"cut off its end")
+
+
+def _check_head(check: ChainCheck, head: Head | None, session_dir: Path) -> None:
+    """A log whose valid values do not reach the head's is cut (or the cut is on record)."""
+    if head is None or not head.last:
+        return
+    why = head.cut
+    if not why and head.last not in check.seen:
+        try:  # `data` may be older than the head: what the file holds now decides
+            now = walk(check_key(session_dir, check.session_id),
+                       (Path(session_dir) / "events.jsonl").read_bytes())
+            if head.last in now.seen:
+                return
+        except (OSError, ValueError):
+            pass
+        why = cut_message(head, check.lines)
+    if not why:
+        return
+    check.status = BROKEN
+    if check.first_bad is None:
+        check.first_bad, check.why = check.lines + 1, why
+    else:
+        check.why = f"{check.why}; {why}"
+
+
+def check_key(session_dir: Path, sid: str | None) -> bytes:
+    key = load_key(sid)
+    if key is None:
+        raise ValueError(NO_KEY)
+    return key
 
 
 def without_lines(data: bytes, bad: list[int]) -> bytes:

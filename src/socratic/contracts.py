@@ -241,6 +241,9 @@ class Build(Record):
     log: str
     resources: list[KernelResources]
     error: str | None = None                # built, but not usable (e.g. no entry point)
+    # sha256 of the task's built libraries this evaluation ran ({"baseline", "reference"}):
+    # pinned in campaign.start, so a build cache that holds others is noticed
+    libraries: dict[str, str] | None = None
 
 
 @dataclass(kw_only=True)
@@ -530,6 +533,8 @@ class CampaignStart(Event):
     session_id: str | None = None           # names the session's chain key (socratic.chain)
     evaluator: list[str] | None = None      # the evaluator's argv prefix
     baseline_sha256: str | None = None      # the task's baseline source
+    hooks: dict[str, str] | None = None     # sha256 of SESSION/agent/'s files (harness/hookcheck.py)
+    libraries: dict[str, str] | None = None  # the built baseline/reference (build.libraries)
 
 
 @dataclass(kw_only=True)

@@ -170,6 +170,7 @@ class EventLog:
     _chain: str = field(default="", repr=False)       # the last valid chain value
     _chained_to: int = field(default=0, repr=False)   # bytes of the file walked for it
     _chained_lines: int = field(default=0, repr=False)
+    sid: str | None = field(default=None, repr=False)   # the key's session id (its head)
 
     @classmethod
     def open(cls, session_dir: Path, fsync_every_s: float = 0.0) -> EventLog:
@@ -178,7 +179,7 @@ class EventLog:
         seq, t, _ = log_tail(path)  # continue seq and clock; damaged fields do not stop it
         log.seq = seq
         log.t0 = time.monotonic() - t
-        log.key = chain.session_key(Path(session_dir), _first_line(path))[1]
+        log.sid, log.key = chain.session_key(Path(session_dir), _first_line(path))
         return log
 
     def _catch_up_chain(self, fh: BinaryIO, size: int) -> None:
@@ -218,6 +219,7 @@ class EventLog:
             ).to_dict()
             self.seq += 1
             line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            prev = self._chain
             if self.key is not None:
                 line, self._chain = chain.sealed(self.key, self._chain, line)
                 event[chain.CHAIN_FIELD] = self._chain
@@ -235,7 +237,22 @@ class EventLog:
             if self.key is not None:
                 self._chained_to = self._size
                 self._chained_lines += data.count(b"\n")
+                self._move_head(prev)
         return event
+
+    def _move_head(self, prev: str) -> None:
+        """The head beside the key follows the line just written (socratic.chain); a head
+        that was not at `prev` (the value this line chains from) and is no value of the log
+        means lines were cut off its end: the cut is carried forward."""
+        if self.sid is None:
+            return
+        old = chain.read_head(self.sid)
+        cut = old.cut if old is not None else ""
+        if old is not None and not cut and old.last and old.last != prev:
+            seen = chain.walk(self.key or b"", self.path.read_bytes()).seen
+            if old.last not in seen:
+                cut = chain.cut_message(old, self._chained_lines - 1)
+        chain.write_head(self.sid, chain.Head(self._chained_lines, self._chain, cut))
 
     def sync_if_behind(self) -> None:
         """fsync the log if an event appended since the last fsync is not on disk yet (a

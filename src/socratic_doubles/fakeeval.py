@@ -29,11 +29,13 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import re
 import secrets
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from socratic.contracts import (
     SCHEMA,
@@ -93,6 +95,22 @@ def _say_wait(gpu: str, holder) -> None:
           file=sys.stderr, flush=True)
 
 
+def fake_libraries(task: Any) -> dict[str, str]:
+    """The task's "built" baseline and reference: files in the build cache (SOCRATIC_CACHE)
+    under the sources' hash, made when missing, as the real evaluator's cache holds them
+    (a test poisons one to stand for a slowed baseline under the baseline's key)."""
+    cache = Path(os.environ.get("SOCRATIC_CACHE") or Path.home() / ".cache" / "socratic")
+    out = {}
+    for what, src in (("baseline", task.baseline), ("reference", task.reference.source)):
+        key = hashlib.sha256(Path(src).read_bytes()).hexdigest()[:24]
+        lib = cache / "fake-builds" / key / f"{what}.so"
+        if not lib.is_file():
+            lib.parent.mkdir(parents=True, exist_ok=True)
+            lib.write_bytes(b"fake library of " + key.encode())
+        out[what] = hashlib.sha256(lib.read_bytes()).hexdigest()
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="fakeeval")
     ap.add_argument("task_dir")
@@ -104,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--hidden", type=int)
     ap.add_argument("--space", type=int)
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--check-only", action="store_true")
     return ap
 
 
@@ -142,7 +161,7 @@ def _result(task: Task, label: str, cand: Path, sha: str, build_ok: bool, ban: r
                     log="" if build_ok else "candidate.cu(3): error: expected a ';'",
                     resources=[KernelResources(kernel=task.entry, registers=32, spill_stores=0,
                                                spill_loads=0, shared_bytes=0, stack_bytes=0)]
-                    if build_ok else []),
+                    if build_ok else [], libraries=fake_libraries(task)),
         bans=Bans(ok=ban is None, hits=[BanHit(library=ban.group(1), layer="source",
                                                where="candidate.cu:1", detail="fake")] if ban else []),
         scenarios=rows,
@@ -201,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         (task.hidden.count if task.hidden and space is None else 0)
     hidden = task.draw_hidden(n_hidden, secrets.randbits(62))
     hidden_bad = "// incorrect-hidden" in text
-    if build_ok and ban is None:
+    if build_ok and ban is None and not args.check_only:
         with gpu_turn(visible_gpu_key(), f"fakeeval {task.name}", _say_wait) as turn:
             for i, sc in enumerate(scenarios + hidden):
                 if delay:
@@ -214,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     hidden_rows = [r for r in rows if r.id in hidden_ids]
     rows = [r for r in rows if r.id not in hidden_ids]
     result = _result(task, label, cand, sha, build_ok, ban, rows, hidden, hidden_rows)
-    if build_ok and ban is None:
+    if args.check_only:
+        result.exit_code = 0 if build_ok and ban is None else 1
+    if build_ok and ban is None and not args.check_only:
         result.gpu_lock, result.gpu_wait_s = turn.key, round(turn.wait_s, 3)
     if space is not None and space.seed is not None and rows:
         result.coverage = build_coverage(task, rows, space.seed)

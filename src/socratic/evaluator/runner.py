@@ -123,6 +123,8 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
         bans=Bans(ok=not hits, hits=hits),
         scenarios=[], summary=summarize([], 0), exit_code=1,
     )
+    result.build.libraries = {"baseline": _sha256(base_build.library),
+                              "reference": _sha256(ref_build.library)}
     # a library that cannot be called is no build at all, with or without a GPU
     error = missing_entry(cand_build.library, task.entry) if cand_build.ok else None
     if error:
@@ -181,6 +183,10 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     hidden_ok = result.hidden_summary is None or result.hidden_summary.n_correct == result.hidden_summary.n
     result.exit_code = 0 if result.summary.all_correct and hidden_ok and result.bans.ok else 1
     return result.check()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _build_record(b: BuildResult) -> Build:

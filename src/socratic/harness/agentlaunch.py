@@ -10,6 +10,7 @@ when this launcher does. The launch is logged (`agent.launch`: confined or not, 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,11 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from socratic.errors import InputError
 from socratic.pyproc import clean_env, isolated_python
 
-from socratic.harness import agentspec, confine
+from socratic.harness import agentspec, confine, hookcheck
 from socratic.harness.hookclient import connect, socket_path
 
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
@@ -120,6 +122,7 @@ class Launch:
     server: Server
     tmp: Path
     cleanups: list[Callable[[], None]] = field(default_factory=list)
+    log: Any = None      # the launcher's SessionLog: the hooks are checked again at the end
 
     @property
     def preexec(self) -> Callable[[], None] | None:
@@ -131,6 +134,37 @@ class Launch:
     def close(self) -> None:
         self.server.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.log is not None:   # an edit the agent made during its run is on the record
+            _check_and_say(self.session_dir, self.spec, self.log, "after the run")
+        for undo in self.cleanups:
+            undo()
+
+
+def _check_and_say(session_dir: Path, spec: agentspec.AgentSpec, log: Any, when: str) -> None:
+    from socratic.harness.attached_campaign import trusted_events
+
+    events, _ = trusted_events(session_dir)
+    facts = hookcheck.facts(events)
+    found = hookcheck.problems(session_dir, spec, hookcheck.Facts(facts.pinned, launched=True))
+    if found:
+        if hookcheck.loads_workspace(spec, True):
+            hookcheck.put_back(session_dir, spec)
+            found.append(f"the workspace's hook files were put back {when}")
+        log.append("problem", where=hookcheck.WHERE, error=hookcheck.line(found))
+
+
+def check_hooks(session_dir: Path, spec: agentspec.AgentSpec, log: Any) -> list[Callable[[], None]]:
+    """Before a launch (harness/hookcheck.py): the hooks this session will load checked
+    against their pins, a workspace hook file the agent loads put back, any difference
+    logged; a workspace file the agent would read besides its flags emptied for the launch
+    (put back by the returned cleanups)."""
+    _check_and_say(session_dir, spec, log, "before the launch")
+    if not spec.confine.strips_workspace or not hookcheck.pristine(session_dir, spec).is_file():
+        return []
+    ws_file = session_dir / "workspace" / spec.config_file
+    ws_file.parent.mkdir(parents=True, exist_ok=True)
+    ws_file.write_text(json.dumps({"hooks": {}}) + "\n", encoding="utf-8")
+    return [lambda: hookcheck.put_back(session_dir, spec)]
 
 
 def prepare(session_dir: Path, argv: list[str], mode: str,
@@ -154,20 +188,28 @@ def prepare(session_dir: Path, argv: list[str], mode: str,
         env.update(spec.root_env)
     tmp = Path(tempfile.mkdtemp(prefix="socratic-agent-"))
     env["TMPDIR"] = str(tmp)
+    # the hooks find their session by this, not by the workspace's marker file (the agent
+    # can rewrite that one to send its stop to no session, or to one of its own making)
+    env["SOCRATIC_SESSION"] = str(session_dir)
     workspace = camp.session.workspace.resolve()
+    cleanups: list[Callable[[], None]] = []
     try:
         policy = confine.agent_policy(
             workspace=workspace, session_dir=session_dir,
             state=confine.state_paths(spec.confine.state, env), tmp=tmp, program=argv[0],
             env=env)
         conf = confine.decide(policy)
-        SessionLog(session_dir, camp.settings.start_epoch, role="attach").append(
-            "agent.launch", agent=spec.name, confined=conf.confined, how=conf.how, mode=mode)
+        log = SessionLog(session_dir, camp.settings.start_epoch, role="attach")
+        cleanups = check_hooks(session_dir, spec, log)
+        log.append("agent.launch", agent=spec.name, confined=conf.confined, how=conf.how,
+                   mode=mode)
         server = start_server(session_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        for undo in cleanups:
+            undo()
         raise
-    return Launch(session_dir, spec, argv, env, workspace, conf, server, tmp)
+    return Launch(session_dir, spec, argv, env, workspace, conf, server, tmp, cleanups, log)
 
 
 def popen(launch: Launch, **kwargs) -> subprocess.Popen[bytes]:

@@ -68,10 +68,22 @@ class Confine:
     settings_extra: dict[str, Any] = field(default_factory=dict)   # merged into that file
     args: tuple[str, ...] = ()       # inserted after the program: {settings}
     env: dict[str, str] = field(default_factory=dict)              # {settings}
+    # an agent that takes no settings file but config overrides (Codex's `-c key=TOML`):
+    # each event of the settings file passed as `<inline_flag> hooks.<Event>=<TOML>`
+    inline_flag: str = ""
 
     def argv(self, argv: list[str], settings_file: Path | None) -> list[str]:
         sub = str(settings_file or "")
-        return [argv[0], *(a.replace("{settings}", sub) for a in self.args), *argv[1:]]
+        args = [a.replace("{settings}", sub) for a in self.args]
+        if self.inline_flag and settings_file is not None:
+            args += inline_hooks(self.inline_flag, settings_file)
+        return [argv[0], *args, *argv[1:]]
+
+    @property
+    def strips_workspace(self) -> bool:
+        """Whether a confined launch empties the workspace's hook file: the agent would
+        also read it, and run each hook twice (Codex runs the hooks of every layer)."""
+        return bool(self.inline_flag)
 
     def environ(self, settings_file: Path | None) -> dict[str, str]:
         sub = str(settings_file or "")
@@ -145,6 +157,32 @@ class AgentSpec:
         return f"cd {shlex.quote(str(workspace))} && " + (f"{env} " if env else "") + argv
 
 
+def toml_value(v: Any) -> str:
+    """A JSON-like value as an inline TOML value (strings as JSON strings: valid TOML)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ",".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{json.dumps(str(k))}={toml_value(x)}" for k, x in v.items()) + "}"
+    raise ValueError(f"no TOML for {v!r}")
+
+
+def inline_hooks(flag: str, settings_file: Path) -> list[str]:
+    """`flag hooks.<Event>=<TOML>` for each event of a hook settings file (read by the
+    launcher, outside the agent's reach: the agent's argv is out of its reach too)."""
+    try:
+        hooks = json.loads(settings_file.read_text(encoding="utf-8"))["hooks"]
+        return [a for name, groups in hooks.items()
+                for a in (flag, f"hooks.{name}={toml_value(groups)}")]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{settings_file}: not a hook settings file ({exc})") from None
+
+
 def _agents_dir() -> Path:
     return Path(str(resources.files("socratic.harness"))) / "agents"
 
@@ -204,13 +242,16 @@ def _parse(d: dict[str, Any]) -> AgentSpec:
 
 
 def _confine(c: dict[str, Any]) -> Confine:
-    if c.get("args") and not c.get("settings") or c.get("env") and not c.get("settings"):
+    if (c.get("args") or c.get("env")) and not c.get("settings") and not c.get("inline_flag"):
         raise ValueError("confine.args and confine.env name {settings}: give confine.settings")
+    if c.get("inline_flag") and not c.get("settings"):
+        raise ValueError("confine.inline_flag passes confine.settings' hooks: give it")
     return Confine(state=tuple(str(a) for a in c.get("state") or ()),
                    settings=str(c.get("settings") or ""),
                    settings_extra=dict(c.get("settings_extra") or {}),
                    args=tuple(str(a) for a in c.get("args") or ()),
-                   env={str(k): str(v) for k, v in (c.get("env") or {}).items()})
+                   env={str(k): str(v) for k, v in (c.get("env") or {}).items()},
+                   inline_flag=str(c.get("inline_flag") or ""))
 
 
 def _headless(h: dict[str, Any]) -> Headless:

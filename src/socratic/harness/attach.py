@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from socratic.errors import InputError
-from socratic.harness import agentspec
+from socratic.harness import agentspec, hookcheck
 from socratic.harness.attached_campaign import AttachSettings, env_secrets, start_fields
 from socratic.harness.config import Config
 from socratic.harness.hooks import MARKER
@@ -116,7 +116,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
            wait_for_human: bool = True) -> Attachment:
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
-    from socratic.harness.evaluator_process import list_sets
+    from socratic.harness.evaluator_process import built_libraries, list_sets
     from socratic.gpuinfo import gpu_info
     from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
 
@@ -155,6 +155,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     saved.attach = asdict(settings)
     session.save_config(saved)
     write_workspace(session, spec, task, goal, goal_set, ids, settings, eval_task_arg(src))
+    # the task's built libraries, pinned: a build cache that later holds others is noticed
+    libraries = built_libraries(config.evaluator, session.task_dir.resolve(), env=env)
     # Session.create claimed the session; from here on it is written as the hooks write it,
     # one claim per process (so that --launch's agent can take turns with this one)
     session.release()
@@ -163,7 +165,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
             settings, task.name, goal, goal_set, config, agent_label=_model_label(spec, model),
             session_dir=session.dir, task_source=src.dir.resolve(), task_hashes=hashes,
             versions=versions(), gpu=gpu, baseline=task.baseline,
-            session_id=session.session_id))
+            session_id=session.session_id), hooks=hookcheck.pins(session.dir) or None,
+        libraries=libraries)
     if not spec.has_hooks:
         from socratic.harness import manual
 
@@ -304,10 +307,11 @@ def write_workspace(session: Session, spec: agentspec.AgentSpec, task: CampaignT
                                          "agent": spec.name}) + "\n", encoding="utf-8")
     if not spec.has_hooks:
         return  # driven by hand: no agent configuration
-    settings_file = ws / spec.config_file
-    settings_file.parent.mkdir(parents=True, exist_ok=True)
-    settings_file.write_text(agentspec.render_settings(spec, hook_command, settings.timeouts_s),
-                             encoding="utf-8")
+    rendered = agentspec.render_settings(spec, hook_command, settings.timeouts_s)
+    for settings_file in (ws / spec.config_file, hookcheck.pristine(session.dir, spec)):
+        # the workspace's copy, and a pristine one it is checked against (harness/hookcheck.py)
+        settings_file.parent.mkdir(parents=True, exist_ok=True)
+        settings_file.write_text(rendered, encoding="utf-8")
     flag = hook_settings_file(session.dir, spec)
     if flag is not None:  # what socratic loads when it starts the agent (harness/agentlaunch.py)
         flag.parent.mkdir(parents=True, exist_ok=True)

@@ -24,9 +24,10 @@ from typing import Any
 from collections.abc import Callable, Iterator
 
 from socratic import chain
-from socratic.contracts import AgentText, CampaignStart, Event, Usage, read_events
+from socratic.contracts import AgentText, CampaignStart, Event, Problem, Usage, read_events
 from socratic.errors import InputError
 
+from socratic.harness import agentspec, hookcheck
 from socratic.harness.config import Config, cost_usd
 from socratic.harness.engine import MARK_FIELDS, Engine, Marks
 from socratic.harness.history import Evaluation
@@ -236,6 +237,9 @@ class AttachedCampaign:
         # whether whoever runs this hook still waits for its answer (the agent that ran it)
         self.caller_alive: Callable[[], bool] = lambda: os.getppid() == parent
         self._hook_state_written: dict[str, Any] | None = None
+        self.hook_facts = hookcheck.Facts(None, launched=False)   # the log's, at load
+        self.hooks_said: set[str] = set()
+        self.pinned_libraries: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -256,6 +260,9 @@ class AttachedCampaign:
         if not any(isinstance(e, CampaignStart) for e in events[:1]):
             events = self.recover_start(events)
         self.apply_pins(events)
+        self.hook_facts = hookcheck.facts(events)
+        self.hooks_said = {e.error for e in events if isinstance(e, Problem)
+                           and e.where == hookcheck.WHERE}
         loaded = HookState.load(self.session.dir / HOOK_STATE)
         if loaded is None:
             loaded = HookState.rebuilt(events)
@@ -288,6 +295,7 @@ class AttachedCampaign:
             task_hashes=self.task_hashes, task_source=self.task_source, resumed=rs,
             marks=loaded, minutes=lambda: (time.time() - self.settings.start_epoch) / 60,
             sync=self.log.sync)
+        self.engine.evals.libraries = self.pinned_libraries
         if self.record.status == chain.BROKEN:
             self.engine.record_note = self.record.describe()
         for ev in self.evals.history.evals:   # results rewritten since they were logged
@@ -307,6 +315,7 @@ class AttachedCampaign:
         if self.record.status == chain.BROKEN:
             said.append(("events.jsonl", record_problem(self.record)))
         p = pins_of(events)
+        self.pinned_libraries = p.libraries if p is not None else None
         if p is not None:
             diffs = enforce(self.config, p, self.task.default_set)
             self.task_hashes, more = pinned_hashes(self.task_hashes, p)
@@ -323,6 +332,17 @@ class AttachedCampaign:
         for where, error in said:
             if not already_said(events, where, error):
                 self.emit("problem", where=where, error=error)
+
+    def check_hooks(self, spec: agentspec.AgentSpec) -> list[str]:
+        """The hooks this agent session runs against what attach wrote (harness/hookcheck.py);
+        a difference is logged once. Returns what differs."""
+        found = hookcheck.problems(self.session.dir, spec, self.hook_facts)
+        if found:
+            error = hookcheck.line(found)
+            if error not in self.hooks_said:
+                self.hooks_said.add(error)
+                self.emit("problem", where=hookcheck.WHERE, error=error)
+        return found
 
     # the engine's pieces, by their names
     @property

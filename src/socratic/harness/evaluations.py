@@ -28,6 +28,7 @@ from socratic.contracts import (
 )
 from socratic.harness.history import Evaluation, History, compact_table
 from socratic.harness.evaluator_process import run_evaluator
+from socratic.harness.pins import library_problem
 from socratic.harness.record import Emit, redacted
 from socratic.harness.session import Session, write_json_atomic
 from socratic.contracts import Goal
@@ -86,6 +87,7 @@ class Evaluations:
         self.task_source = task_source
         self.triggers = triggers
         self.history = History()
+        self.libraries: dict[str, str] | None = None   # pinned by campaign.start (pins.py)
         self.seq = 0  # the highest number given, a run cut short by a kill included
         # a session server lets go of the campaign while the evaluator runs (other hooks
         # are answered meanwhile) and takes it back for each row it logs (hookserver.py)
@@ -164,6 +166,11 @@ class Evaluations:
             error = (f"the evaluator reports candidate sha256 {result.candidate.sha256[:16]}..., "
                      f"not the {sha[:16]}... it was given: no result")
             result, code = None, 2
+        odd = library_problem(self.libraries, result.build.libraries) if result is not None \
+            else None
+        if odd is not None:   # timed against another baseline: no result (and said so)
+            self.emit("problem", where="build", error=odd)
+            error, result, code = odd, None, 2
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
         ev = self._end(n, sha, set_name, source, doc, result, code, error,

@@ -132,3 +132,21 @@ def list_sets(argv_prefix: list[str], task_dir: Path, *, env: dict[str, str],
     if not isinstance(sets, dict):
         return None
     return {str(k): [str(i) for i in v] for k, v in sets.items() if isinstance(v, list)}
+
+
+def built_libraries(argv_prefix: list[str], task_dir: Path, *, env: dict[str, str],
+                    timeout_s: float = 600.0) -> dict[str, str] | None:
+    """`<prefix> TASK_DIR --check-only --json` (the baseline built and checked, no GPU) ->
+    the sha256 of the task's built libraries (`build.libraries`), or None where the
+    evaluator says none (an older one) or fails: then nothing is pinned."""
+    try:
+        r = subprocess.run([*argv_prefix, str(task_dir), "--check-only", "--json"], env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s,
+                           check=False)
+        doc = json.loads(r.stdout)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError):
+        return None
+    libs = (doc.get("build") or {}).get("libraries") if isinstance(doc, dict) else None
+    if not isinstance(libs, dict) or not all(isinstance(v, str) for v in libs.values()):
+        return None
+    return {str(k): v for k, v in libs.items()}

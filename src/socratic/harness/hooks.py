@@ -129,8 +129,13 @@ def log_tool(camp: AttachedCampaign, spec: agentspec.AgentSpec, payload: dict[st
 
 def on_session_start(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str, Any]:
     camp.resume("the agent started a session")
+    found = camp.check_hooks(spec)     # its Stop hook (and the others) as attach wrote them
     camp.engine.fire_start()
-    return context(spec, "session-start", camp.engine.take(), payload)
+    texts = camp.engine.take()
+    if found:
+        texts.insert(0, "socratic: this session's hooks are not the ones socratic wrote ("
+                     + "; ".join(found) + "). This is on the campaign's record.")
+    return context(spec, "session-start", texts, payload)
 
 
 def on_prompt(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str, Any]:
@@ -163,6 +168,7 @@ def on_stop(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[str,
     if camp.ended is not None:
         return {}
     camp.last_message(spec.value(payload, "last_message"))
+    camp.check_hooks(spec)
     out = camp.engine.stop_attempt(deadline, block_cap=spec.block_cap)
     if out.ended:
         return let_stop(camp)

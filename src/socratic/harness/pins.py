@@ -31,6 +31,7 @@ class Pins:
     agent: str | None = None
     task_hashes: dict[str, str] | None = None
     task_source: str | None = None
+    libraries: dict[str, str] | None = None   # the built baseline/reference (sha256)
 
 
 def pins_of(events: list[Event]) -> Pins | None:
@@ -42,7 +43,8 @@ def pins_of(events: list[Event]) -> Pins | None:
     pins = Pins(goal=start.goal, goal_set=start.scenarios.set, limits=dict(start.limits or {}),
                 evaluator=list(start.evaluator) if start.evaluator else None, agent=start.agent,
                 task_hashes=dict(start.task_hashes) if start.task_hashes is not None else None,
-                task_source=start.task_source)
+                task_source=start.task_source,
+                libraries=dict(start.libraries) if start.libraries else None)
     for e in events:
         if isinstance(e, CampaignResume):
             if e.goal is not None:
@@ -137,3 +139,16 @@ def resume_changes(config: Config, pins: Pins) -> dict[str, Any]:
     if limits:
         out["limits"] = limits
     return out
+
+
+def library_problem(pinned: dict[str, str] | None, built: dict[str, str] | None) -> str | None:
+    """The `problem` line (`where: build`) for an evaluation whose built baseline or
+    reference is not the one campaign.start pinned (a build cache holding others), or None."""
+    if not pinned or built is None:
+        return None
+    odd = [f"{k} {built.get(k, 'none')[:12]} (pinned {v[:12]})" for k, v in sorted(pinned.items())
+           if built.get(k) != v]
+    if not odd:
+        return None
+    return ("the task's built libraries differ from those campaign.start pinned: "
+            + ", ".join(odd) + ": the evaluation counts as none")

@@ -136,7 +136,8 @@ def broken_record(check: ChainCheck, verdict: Verdict) -> None:
 
 
 # what the harness logs when it finds the record or its settings tampered with
-TAMPER_WHERE = ("config.json", "attach.json", "events.jsonl", "hook evaluate --import")
+TAMPER_WHERE = ("config.json", "attach.json", "events.jsonl", "hook evaluate --import", "hooks",
+                "build")
 
 
 def logged_tampering(events: list[Event], verdict: Verdict) -> None:
