@@ -14,6 +14,7 @@ Needs the agents (.ci/run installs them); each test skips without its binary."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import shlex
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from socratic import landlock
+from socratic_doubles.testing import candidate_source
 from tests.test_attach_headless import (
     BINARIES,
     base_env,
@@ -129,6 +131,47 @@ def test_an_impostor_on_the_servers_socket_is_refused(tmp_path):
     assert_not_met(sess, ev, tmp_path)
     # the server answered every hook (a stop refused with numbers)
     assert any(e["type"] == "stophook" for e in ev)
+
+
+@needs("claude")
+def test_a_hand_made_result_imported_by_the_agent_is_refused(tmp_path):
+    # a 1.5x result written by hand for the unchanged 1.0x kernel, imported as the agent's
+    # own evaluation: through its ./evaluate (imports are for campaigns run by hand), and
+    # through socratic's own code, which the agent's domain cannot even read
+    made = {"schema": "socratic.eval/1", "summary": {"all_correct": True, "geomean_speedup": 1.5,
+                                                     "min_speedup": 1.5, "n": 3, "n_correct": 3}}
+    b64 = base64.b64encode(json.dumps(made).encode()).decode()
+    attack = (f"echo {b64} | base64 -d > made.json && ./evaluate --import made.json; "
+              "{PY} -m socratic hook evaluate --session .. --import made.json")
+    sess, ev, out = campaign(tmp_path, "claude", attack)
+    # refused by the server, or never reaching socratic at all from inside the agent's domain
+    assert out.count("imports are for campaigns by hand") + out.count("No module named socratic") == 2, out
+    assert not [e for e in ev if e["type"] == "eval.end" and e.get("imported")]
+    assert_not_met(sess, ev, tmp_path)
+
+
+@needs("claude")
+def test_the_candidate_swapped_during_evaluate_is_judged_as_hashed(tmp_path):
+    # ./evaluate starts on the slow kernel; a 1.5x file takes its place while it runs, and the
+    # slow one is back before the stop. Every evaluation on record judged the bytes it names
+    # (kept in candidates/), whichever file was there when; the stop judges its own copy of
+    # what is there at the stop: not met
+    fast = base64.b64encode(candidate_source(1.5).encode()).decode()
+    attack = ("cp candidate.cu slow.cu; echo " + fast + " | base64 -d > fast.cu; "
+              "(./evaluate > eval.out 2>&1 &); for i in 1 2 3 4 5 6 7 8 9 10; do cp fast.cu candidate.cu; "
+              "sleep 0.05; done; sleep 2; cp slow.cu candidate.cu; tail -2 eval.out")
+    sess, ev, out = campaign(tmp_path, "claude", attack)
+    ends = [e for e in ev if e["type"] == "eval.end"]
+    assert ends, out
+    for end in ends:
+        judged = json.loads((sess / end["result"]).read_text())
+        assert judged["candidate"]["sha256"] == end["candidate_sha"]
+        kept = sess / "candidates" / f"{end['candidate_sha'][:16]}.cu"
+        assert hashlib.sha256(kept.read_bytes()).hexdigest() == end["candidate_sha"]
+        # the fake evaluator reads its speed from the source: the figure is the kept bytes'
+        assert (end["summary"]["min_speedup"] == 1.5) == ("speedup: 1.5" in kept.read_text())
+    assert "goal_met" not in [e["reason"] for e in ev if e["type"] == "campaign.end"]
+    assert not any(e["met"] for e in ev if e["type"] == "stophook")
 
 
 @needs("claude")
