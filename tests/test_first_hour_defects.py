@@ -1,0 +1,42 @@
+"""The defects a new user met in their first hour (issue 43), each as the user met it."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_manual import attach_rmsnorm, cli
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _texts(sess: Path) -> list[str]:
+    return [json.loads(line).get("text") for line in (sess / "events.jsonl").read_text().splitlines()
+            if json.loads(line).get("type") == "agent.text"]
+
+
+def test_hook_say_on_a_full_disk_records_nothing_and_the_retry_logs_it_once(tmp_path, monkeypatch):
+    from socratic.harness import attached_campaign
+
+    sess, _ = attach_rmsnorm(tmp_path)
+    before = (sess / "events.jsonl").read_bytes()
+    real = attached_campaign.write_json_atomic
+
+    def full(path, data, fsync=True):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(attached_campaign, "write_json_atomic", full)
+    (sess / "attach.json").unlink(missing_ok=True)   # the state must be written this time
+    for _ in range(2):
+        code, out, err = cli("hook", "say", "--session", str(sess), "the loads are uncoalesced")
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert "No space left on device" in err and "attach.json" in err
+        assert "nothing was recorded" in err
+        assert (sess / "events.jsonl").read_bytes() == before   # the failure is true
+    monkeypatch.setattr(attached_campaign, "write_json_atomic", real)
+    code, out, err = cli("hook", "say", "--session", str(sess), "the loads are uncoalesced")
+    assert code == 0, err
+    assert _texts(sess).count("the loads are uncoalesced") == 1   # the retry logs it once
