@@ -40,3 +40,19 @@ def test_hook_say_on_a_full_disk_records_nothing_and_the_retry_logs_it_once(tmp_
     code, out, err = cli("hook", "say", "--session", str(sess), "the loads are uncoalesced")
     assert code == 0, err
     assert _texts(sess).count("the loads are uncoalesced") == 1   # the retry logs it once
+
+
+def test_the_md_and_html_reports_keep_vs_fa3_and_the_campaign_time(tmp_path, capsys):
+    from socratic.cli import main
+
+    assert main(["report", "fa3-h200", "--md"]) == 0
+    md = capsys.readouterr().out
+    assert "| best geomean (bench vs fa3) | 0.976x (#259) |" in md
+    assert "| best min (bench vs fa3) | 0.948x (#226) |" in md
+    assert "| duration | 8 sessions: 1 h 22 min of campaign time over 69 h 15 min |" in md
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "r.html"
+    assert main(["report", "fa3-h200", "--html", str(page)]) == 0
+    text = page.read_text()
+    assert "best geomean (bench vs fa3)" in text and "0.976x (#259)" in text
+    assert "1 h 22 min of campaign time over 69 h 15 min" in text
