@@ -56,3 +56,29 @@ def test_the_md_and_html_reports_keep_vs_fa3_and_the_campaign_time(tmp_path, cap
     text = page.read_text()
     assert "best geomean (bench vs fa3)" in text and "0.976x (#259)" in text
     assert "1 h 22 min of campaign time over 69 h 15 min" in text
+
+
+@pytest.mark.parametrize("steps", [0, 1, 9])   # at the start, one column along, at the end
+async def test_at_80x24_no_table_column_is_cut_mid_number(steps):
+    from socratic.resources import resolve_session_dir
+    from socratic.tui.app import SocraticApp
+    from socratic.tui.widgets.scenario_table import ScenarioTable
+
+    app = SocraticApp(resolve_session_dir(Path("fa3-h200")), "replay", autoplay=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        for _ in range(steps):
+            await pilot.press("greater_than_sign")
+        await pilot.pause()
+        await pilot.pause()
+        table = app.screen.query_one(ScenarioTable)
+        shown = 0
+        for y in range(1, min(table.size.height, table.row_count + 1)):
+            line = "".join(seg.text for seg in table.render_line(y)).rstrip()
+            row = table.get_row_at(y - 1 + round(table.scroll_y))
+            whole = {c.plain.strip() for c in row}
+            # every word past the scenario is a whole cell (not `5` of `5.9e-04`)
+            for word in line.split()[3:]:
+                assert word in whole, (word, line)
+            shown += 1
+        assert shown
