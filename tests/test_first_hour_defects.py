@@ -82,3 +82,32 @@ async def test_at_80x24_no_table_column_is_cut_mid_number(steps):
                 assert word in whole, (word, line)
             shown += 1
         assert shown
+
+
+RETRY_CAUSES = [
+    ("APIConnectionError: Connection error.", "Connection error"),
+    ("APITimeoutError: Request timed out.", "Request timed out"),
+    ("InternalServerError: Error code: 502 - <html><head><title>502 Bad Gateway</title></head>"
+     "<body></body></html>", "502 Bad Gateway"),
+    ("OverloadedError: Error code: 529 - {'type': 'error', 'error': {'type': "
+     "'overloaded_error', 'message': 'Overloaded'}}", "529 overloaded_error"),
+]
+
+
+@pytest.mark.parametrize("error,cause", RETRY_CAUSES)
+async def test_the_retrying_status_line_at_80_columns_says_the_whole_cause(tmp_path, error, cause):
+    from tests.test_tui_app import TS, Clock, watch_app
+    from tests.test_tui_support import tiny_events, write_events
+
+    write_events(tmp_path / "events.jsonl", tiny_events()[:8] + [
+        {"seq": 9, "t": 95.0, "ts": TS, "type": "api.retry", "attempt": 4, "error": error,
+         "wait_s": 16.0}])
+    clock = Clock()
+    app = watch_app(tmp_path, clock=clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        clock.t += 100
+        app.main._refresh_status()
+        await pilot.pause()
+        status = app.query_one("#status")
+        shown = "".join(seg.text for seg in status.render_line(0))[:80]
+        assert "RETRYING" in shown and f"#4 {cause} " in shown, shown
