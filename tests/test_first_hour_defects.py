@@ -111,3 +111,28 @@ async def test_the_retrying_status_line_at_80_columns_says_the_whole_cause(tmp_p
         status = app.query_one("#status")
         shown = "".join(seg.text for seg in status.render_line(0))[:80]
         assert "RETRYING" in shown and f"#4 {cause} " in shown, shown
+
+
+@pytest.mark.parametrize("old,new,line,words", [
+    ("{ rows = [1, 3, 1000]", "{ rows = [1, -3, 1000]", "{ rows = [1, -3, 1000]",
+     ["set 'full', scenario r-3-c1 (rows = -3)", "not a size", "`buffers[0].shape` at line"]),
+    ("{ rows = [1, 3, 1000]", '{ rows = [1, "abc", 1000]', '{ rows = [1, "abc", 1000]',
+     ["set 'full' (rows = \"abc\", cols = 1): id template"]),
+    ("  { rows = 64, cols = 4096 },", "  { rows = -64, cols = 4096 },", "{ rows = -64, cols = 4096 }",
+     ["set 'smoke', scenario r-64-c4k (rows = -64)"]),
+])
+def test_a_bad_set_value_is_reported_at_its_own_line(tmp_path, capsys, old, new, line, words):
+    from socratic.cli import main
+
+    folder = tmp_path / "t"
+    assert main(["task", "new", str(folder)]) == 0
+    toml = folder / "task.toml"
+    assert old in toml.read_text()
+    toml.write_text(toml.read_text().replace(old, new))
+    capsys.readouterr()
+    assert main(["eval", str(folder), "--list"]) == 2
+    err = capsys.readouterr().err
+    want = next(i for i, text in enumerate(toml.read_text().splitlines(), 1) if line in text)
+    assert err.count("\n") == 1 and f"task.toml:{want}: " in err, err
+    for w in words:
+        assert w in err, err
