@@ -136,3 +136,14 @@ def test_a_bad_set_value_is_reported_at_its_own_line(tmp_path, capsys, old, new,
     assert err.count("\n") == 1 and f"task.toml:{want}: " in err, err
     for w in words:
         assert w in err, err
+
+
+def test_eval_of_another_file_of_a_task_says_it_is_a_file(tmp_path, capsys):
+    from socratic.cli import main
+
+    assert main(["task", "new", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "t" / "task.toml"), "--list"]) == 0
+    assert main(["eval", str(tmp_path / "t" / "baseline.cu"), "--list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "baseline.cu: a file, not a task directory" in err, err

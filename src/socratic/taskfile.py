@@ -541,6 +541,9 @@ class _Loader:
 
 def load_task(task_dir: Path | str) -> Task:
     task_dir = Path(task_dir)
+    if task_dir.is_file():
+        raise TaskError(f"{task_dir}: a file, not a task directory (give the folder that "
+                        f"holds {TASK_FILE}, or its {TASK_FILE})")
     if not task_dir.is_dir():
         raise TaskError(f"{task_dir}: no such task directory")
     path = task_dir / TASK_FILE
