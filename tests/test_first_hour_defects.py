@@ -147,3 +147,26 @@ def test_eval_of_another_file_of_a_task_says_it_is_a_file(tmp_path, capsys):
     assert main(["eval", str(tmp_path / "t" / "baseline.cu"), "--list"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "baseline.cu: a file, not a task directory" in err, err
+
+
+def test_the_report_says_a_damaged_config_or_evaluation_file(tmp_path, capsys):
+    import shutil
+
+    from socratic.cli import main
+    from socratic.resources import resolve_session_dir
+
+    sess = tmp_path / "s"
+    shutil.copytree(resolve_session_dir(Path("demo")), sess)
+    assert main(["report", str(sess), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"][0]["damaged"] == []
+    (sess / "config.json").write_text('{"broken')
+    (sess / "evals" / "0003.json").write_text("garbage{")
+    whole = (sess / "evals" / "0005.json").read_bytes()
+    (sess / "evals" / "0005.json").write_bytes(whole[:len(whole) // 2])   # a disk that filled
+    assert main(["report", str(sess)]) == 0
+    out = capsys.readouterr().out
+    for name in ("config.json: not readable JSON", "evals/0003.json: not readable JSON",
+                 "evals/0005.json: not readable JSON"):
+        assert f"! damaged: {sess}/{name}" in out, out
+    assert main(["report", str(sess), "--md"]) == 0
+    assert "| damaged files | " in capsys.readouterr().out

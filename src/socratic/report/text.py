@@ -127,6 +127,7 @@ def summary_lines(r: SessionReport) -> list[str]:
         f"  {goal_text(r)}",
         f"  record: {record_text(r)}",
         *[f"  ! contradiction: {c}" for c in r.contradictions],
+        *[f"  ! damaged: {d}" for d in r.damaged],
         f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "
         f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, cache write "
         f"{r.tokens['cache_write']:,}), cost {cost(r)}",
@@ -285,6 +286,7 @@ def figure_rows(r: SessionReport) -> list[list[str]]:
         ["goal", goal_text(r, word="")],
         ["record", record_text(r)],
         ["contradictions", "; ".join(r.contradictions) or "none"],
+        *([["damaged files", "; ".join(r.damaged)]] if r.damaged else []),
         ["tokens", f"{r.tokens['total']:,} (input {r.tokens['input']:,}, output "
                    f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, "
                    f"cache write {r.tokens['cache_write']:,})"],
