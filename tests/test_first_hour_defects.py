@@ -170,3 +170,23 @@ def test_the_report_says_a_damaged_config_or_evaluation_file(tmp_path, capsys):
         assert f"! damaged: {sess}/{name}" in out, out
     assert main(["report", str(sess), "--md"]) == 0
     assert "| damaged files | " in capsys.readouterr().out
+
+
+def test_the_demo_opens_on_no_failed_tool_call(tmp_path):
+    import subprocess
+
+    from socratic.resources import resolve_session_dir
+    from socratic_doubles.demo import CHECK_BANDWIDTH, CHECK_TIMING
+
+    events = [json.loads(line) for line in
+              (resolve_session_dir(Path("demo")) / "events.jsonl").read_text().splitlines()]
+    first_eval = next(i for i, e in enumerate(events) if e["type"] == "eval.start")
+    failed = [e["seq"] for e in events[:first_eval] if e["type"] == "tool.result" and not e["ok"]]
+    assert failed == []                  # what the replay's first screen shows
+    # the scripted agent's checks before any evaluation: no evaluation yet is no failure
+    (tmp_path / "ws" / "task").mkdir(parents=True)
+    (tmp_path / "ws" / "task" / "task.toml").write_text("seeds = 3\n")
+    for check in (CHECK_TIMING, CHECK_BANDWIDTH):
+        r = subprocess.run(["bash", "-c", check], cwd=tmp_path / "ws", capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0 and "no saved evaluation yet" in r.stdout, r
