@@ -190,3 +190,17 @@ def test_the_demo_opens_on_no_failed_tool_call(tmp_path):
         r = subprocess.run(["bash", "-c", check], cwd=tmp_path / "ws", capture_output=True,
                            text=True, timeout=60)
         assert r.returncode == 0 and "no saved evaluation yet" in r.stdout, r
+
+
+def test_a_build_command_not_found_names_the_task_file_and_line(tmp_path, capsys):
+    from socratic.cli import main
+
+    folder = tmp_path / "t"
+    assert main(["task", "new", str(folder)]) == 0
+    toml = folder / "task.toml"
+    toml.write_text(toml.read_text().replace('command = "nvcc ', 'command = "no-such-nvcc '))
+    line = next(i for i, t in enumerate(toml.read_text().splitlines(), 1) if "no-such-nvcc" in t)
+    capsys.readouterr()
+    assert main(["eval", str(folder), "--check-only"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{toml}:{line}: build command not found: no-such-nvcc" in err, err
