@@ -183,3 +183,12 @@ def test_the_agent_can_evaluate_the_space_and_sees_its_coverage(tmp_path):
     assert "coverage: 6 scenarios drawn from the task's space (seed 3)" in seen
     assert "0.900x  space-3-1-" in seen
     assert not any(e["type"] == "stophook" and e.get("n") == end["n"] for e in events)
+
+
+def test_the_evaluation_text_marks_hidden_draws_below_the_goal(tmp_path):
+    # issue 41: what the agent reads (and the TUI's transcript shows) marks the slow draws
+    task = make_task(tmp_path, goal=1.2, hidden=True, goal_hidden=True)
+    _, events, _ = _campaign(tmp_path, task, candidate_source(1.5, "// speedup-hidden: 0.9"))
+    out = next(e["output"] for e in events if e["type"] == "tool.result" and e["name"] == "evaluate")
+    hidden = [line for line in out.splitlines() if line.startswith("  hidden-")]
+    assert hidden and all("0.900x vs baseline ▼ below the goal (1.2x)" in line for line in hidden), out

@@ -660,7 +660,7 @@ async def test_api_retries_show_in_the_status_line_and_the_clock_runs_on(tmp_pat
         app.main._refresh_status()
         await pilot.pause()
         line = status_text(app)
-        assert "RETRYING" in line and "attempt 3: Error code: 529" in line and "529" in line
+        assert "RETRYING" in line and "attempt 3: 529 overloaded_error" in line
         assert "next try in 5.0 s" in line
         assert "campaign 01:38" in line  # 95 s logged + 3 s since: never back to 00:00
         write_events(tmp_path / "events.jsonl", [

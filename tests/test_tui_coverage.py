@@ -66,8 +66,8 @@ async def test_v_shows_the_coverage_worst_cells_first(tmp_path):
             "field", "value", "draws", "ok", "geo baseline", "min baseline"]
         rows = [[str(v) for v in table.get_row_at(i)] for i in range(table.row_count)]
         assert rows[0][:2] == ["head_dim", "96"]                      # 0.5 x 0.9 x 1.1 = 0.495
-        assert rows[0][7] == "0.495"                                   # its min vs fa3
-        mins = [float(r[7]) for r in rows]
+        assert rows[0][7] == "▼0.495"                     # its min vs fa3, below the goal
+        mins = [float(r[7].lstrip("▼")) for r in rows]
         assert mins == sorted(mins)                                    # worst first
         assert {r[0] for r in rows} == {"head_dim", "heads_kv", "group", "causal", "batch",
                                         "seqlen_q", "seqlen_k"}
@@ -88,3 +88,21 @@ async def test_v_without_a_space_evaluation_says_how_to_make_one(tmp_path):
         await pilot.press("v")
         await pilot.pause()
         assert not isinstance(app.screen, CoverageScreen)
+
+
+async def test_hidden_draws_slower_than_the_goal_are_marked(tmp_path):
+    # issue 41: the goal holds on hidden draws (hidden = true, >= 1.0x vs fa3): the draws
+    # and cells below it say so, in words, not only by their number
+    app = SocraticApp(space_session(tmp_path), "replay", autoplay=False)
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _open(app, pilot)
+        worst = str(screen.query_one("#coverage-worst").render()).splitlines()
+        assert "draws below the goal (>= 1x vs fa3)" in worst[0]
+        slow = [line for line in worst[1:] if "▼ slow" in line]
+        assert slow and all(float(line.split()[2].rstrip("x")) < 1.0 for line in slow)
+        fast = [line for line in worst[1:] if "▼ slow" not in line]
+        assert all(float(line.split()[0].rstrip("x")) >= 1.0 for line in fast)
+        table = screen.query_one("#coverage-table")
+        for i in range(table.row_count):
+            cell = str(table.get_row_at(i)[7])
+            assert cell.startswith("▼") == (float(cell.lstrip("▼")) < 1.0)

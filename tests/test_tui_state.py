@@ -241,8 +241,10 @@ def test_api_errors_are_shortened_to_their_gist():
     raw = ("Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', "
            "'message': 'Overloaded'}}")
     assert short_error(raw) == "529 overloaded_error"
-    assert short_error("APIConnectionError: Connection refused") == \
-        "APIConnectionError: Connection refused"
+    # the cause, not the exception's class (which cut it off at 80 columns, issue 43)
+    assert short_error("APIConnectionError: Connection refused") == "Connection refused"
+    assert short_error("Error code: 529 overloaded_error") == "529 overloaded_error"
+    assert short_error("something else") == "something else"
 
 
 def test_a_problem_shows_in_the_transcript():

@@ -440,6 +440,33 @@ class KeyLines:
         return None
 
 
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def _writes(line: str, key: str, value: Any) -> bool:
+    """Whether `line` writes `key = value`, or `value` in the list `key = [...]`."""
+    v = re.escape(_toml_value(value))
+    return re.search(rf"(?<![\w.]){re.escape(key)}\s*=\s*(\[[^\]]*?(?<![\w.\-+]))?{v}(?![\w.])",
+                     line) is not None
+
+
+def _named(expr: Any) -> set[str]:
+    """The names an expression (or an id template) reads."""
+    return set(re.findall(r"[A-Za-z_]\w*", expr)) if isinstance(expr, str) else set()
+
+
+def _written(raw: dict, names: set[str]) -> str:
+    """`rows = -3, cols = 1`: the values of a scenario that an error concerns."""
+    shown = {k_: v for k_, v in raw.items() if k_ in names and k_ != "id"} or \
+        {k_: v for k_, v in raw.items() if k_ != "id"}
+    return ", ".join(f"{k_} = {_toml_value(v)}" for k_, v in shown.items())
+
+
 class _Loader:
     def __init__(self, path: Path):
         self.path = path
@@ -454,6 +481,27 @@ class _Loader:
             where = f"{path}:{m.group(1)}" if m else str(path)
             raise TaskError(f"{where}: malformed TOML: {str(exc).split(' (at line')[0]}") from None
         self.keys = KeyLines(self.text)
+        # where each scenario came from: its set and the values written for it
+        self.origins: dict[str, tuple[str, dict]] = {}
+
+    def value_line(self, set_name: str, raw: dict, names: Any = ()) -> int | None:
+        """The line of set `set_name` that writes the values `raw` (a scenario of its
+        list, or a grid's lists holding them): those of `names` that `raw` has, else all."""
+        start = self.keys.line(f"sets.{set_name}")
+        if start is None:
+            return None
+        keys = [k_ for k_ in raw if k_ in set(names) and k_ != "id"] or \
+            [k_ for k_ in raw if k_ != "id"]
+        lines = self.text.splitlines()
+        for i in range(start - 1, len(lines)):
+            if i > start - 1 and _HEADER.match(lines[i].strip()):
+                break
+            if keys and all(_writes(lines[i], k_, raw[k_]) for k_ in keys):
+                return i + 1
+        return start
+
+    def fail_at(self, message: str, line: int | None) -> TaskError:
+        return TaskError(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
 
     def fail(self, message: str, key: str | None = None, near: str | None = None) -> TaskError:
         """A TaskError at the line of `key` (a dotted path), or of the first line from there
@@ -497,6 +545,9 @@ class _Loader:
 
 def load_task(task_dir: Path | str) -> Task:
     task_dir = Path(task_dir)
+    if task_dir.is_file():
+        raise TaskError(f"{task_dir}: a file, not a task directory (give the folder that "
+                        f"holds {TASK_FILE}, or its {TASK_FILE})")
     if not task_dir.is_dir():
         raise TaskError(f"{task_dir}: no such task directory")
     path = task_dir / TASK_FILE
@@ -792,8 +843,12 @@ def _scenario(ld: _Loader, set_name: str, raw: TomlTable, defaults: TomlTable, d
         try:
             values[key] = evaluate(expr, values)
         except (ExprError, TypeError, ValueError) as exc:
-            raise ld.fail(f"set {set_name!r}: derived {key!r}: {exc} (scenario {raw})",
-                          f"derived.{key}") from None
+            names = _named(expr)
+            if not names & (set(raw) - {"id"}):   # wrong whatever the scenario writes
+                raise ld.fail(f"set {set_name!r}: derived {key!r}: {exc} (scenario {raw})",
+                              f"derived.{key}") from None
+            raise ld.fail_at(f"set {set_name!r} ({_written(raw, names)}): derived {key!r}: "
+                             f"{exc}", ld.value_line(set_name, raw, names)) from None
     sid = raw.get("id")
     if sid is None:
         if not id_template:
@@ -802,10 +857,16 @@ def _scenario(ld: _Loader, set_name: str, raw: TomlTable, defaults: TomlTable, d
         try:
             sid = _IdFormatter().format(id_template, **values)
         except (KeyError, ValueError, IndexError) as exc:
-            raise ld.fail(f"id template {id_template!r}: {exc}", "id") from None
+            names = _named(id_template)
+            if isinstance(exc, KeyError) or not names & (set(raw) - {"id"}):
+                raise ld.fail(f"id template {id_template!r}: {exc}", "id") from None
+            raise ld.fail_at(f"set {set_name!r} ({_written(raw, names)}): id template "
+                             f"{id_template!r}: {exc}", ld.value_line(set_name, raw, names)) \
+                from None
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*", str(sid)):
         raise ld.fail(f"set {set_name!r}: scenario id {sid!r} is not a plain word",
                       f"sets.{set_name}", str(sid))
+    ld.origins.setdefault(str(sid), (set_name, raw))
     return Scenario(id=str(sid), values=values)
 
 
@@ -834,6 +895,22 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: TomlTable, deri
     return out
 
 
+def _scenario_fail(ld: _Loader, sid: str, message: str, key: str, expr: Any) -> TaskError:
+    """An expression that fails on a value a scenario writes: at the line that writes it
+    (the value is what is wrong, not the expression), the expression's line named too."""
+    origin = ld.origins.get(sid)
+    at = ld.keys.line(key)
+    names = _named(expr)
+    if origin is None or not names & (set(origin[1]) - {"id"}):
+        # a value of [defaults], or an expression that is wrong for every scenario
+        return ld.fail(f"{message} (scenario {sid})", key,
+                       str(expr) if isinstance(expr, str) else None)
+    set_name, raw = origin
+    return ld.fail_at(f"set {set_name!r}, scenario {sid} ({_written(raw, names)}): {message}"
+                      + (f" (`{key}` at line {at})" if at else ""),
+                      ld.value_line(set_name, raw, names))
+
+
 def _check_expressions(ld: _Loader, task: Task) -> None:
     """Evaluate every expression of every scenario once, so errors surface at load."""
     for sc in task.all_scenarios().values():
@@ -853,10 +930,9 @@ def _check_expressions(ld: _Loader, task: Task) -> None:
             try:
                 value = evaluate(expr, sc.values)
             except (ExprError, TypeError, ValueError) as exc:
-                raise ld.fail(f"{label}: {exc} (scenario {sc.id})", key,
-                              str(expr) if isinstance(expr, str) else None) from None
+                raise _scenario_fail(ld, sc.id, f"{label}: {exc}", key, expr) from None
             # a size below zero would reach the GPU worker as an allocation error
             if " shape" in label or " bytes" in label:
                 if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-                    raise ld.fail(f"{label}: {expr!r} is {value!r}, not a size (scenario "
-                                  f"{sc.id})", key, str(expr) if isinstance(expr, str) else None)
+                    raise _scenario_fail(ld, sc.id, f"{label}: {expr!r} is {value!r}, not a "
+                                         f"size", key, expr)

@@ -171,8 +171,12 @@ def _run_build(command: str, work: Path) -> tuple[str, bool]:
         return f"build timed out after {BUILD_TIMEOUT_S} s", False
     except FileNotFoundError as exc:
         # the task file names the command: say which one, and where it is looked up
-        raise InputError(f"build command not found: {exc.filename} (the task's `build.command`; "
-                         f"is it on PATH?)") from None
+        raise CommandNotFound(f"build command not found: {exc.filename} (the task's "
+                              f"`build.command`; is it on PATH?)") from None
+
+
+class CommandNotFound(InputError):
+    """The task's build command is not a program here (the caller names the task file)."""
 
 
 def build_task_sources(task: Task, command: str) -> tuple[BuildResult, BuildResult]:

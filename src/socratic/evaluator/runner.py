@@ -38,7 +38,7 @@ from socratic.contracts import (
 )
 from socratic.errors import InputError
 from socratic.evaluator import bans
-from socratic.evaluator.build import BuildResult, build, build_task_sources
+from socratic.evaluator.build import BuildResult, CommandNotFound, build, build_task_sources
 from socratic.evaluator.entry import missing_entry
 from socratic.evaluator.protocol import (
     WORKER_MESSAGES,
@@ -55,7 +55,7 @@ from socratic.evaluator.protocol import (
     WorkerJob,
     parse_message,
 )
-from socratic.taskfile import Scenario, load_task
+from socratic.taskfile import Scenario, Task, load_task
 from socratic.gpulock import Holder, gpu_turn
 from socratic.gpuinfo import gpu_present
 from socratic.pyproc import clean_env, isolated_python, private_cwd
@@ -99,6 +99,15 @@ def gpu_key() -> str:
     return visible_gpu_key()
 
 
+def _command_line(task: Task) -> int | None:
+    from socratic.taskfile import KeyLines
+
+    try:
+        return KeyLines(task.path.read_text(encoding="utf-8")).line("build.command")
+    except OSError:
+        return None
+
+
 def evaluate(opts: EvalOptions, progress: Progress | None = None,
              waiting: Waiting | None = None) -> EvalResult:
     """One evaluation, built through the `socratic.eval/1` types (socratic.contracts)."""
@@ -111,7 +120,10 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     label, scenarios = task.select(opts.scenarios)
     command = task.command_for(task.select_arch(opts.arch))   # a GPU the task cannot use: one line
     # the task's own sources first, --check-only too: a broken reference is the task's fault
-    base_build, ref_build = build_task_sources(task, command)
+    try:
+        base_build, ref_build = build_task_sources(task, command)
+    except CommandNotFound as exc:   # the file (and line) that names the command
+        raise InputError(f"{task.path}:{_command_line(task)}: {exc}") from None
 
     cand_build = build(candidate, command)
     hits = bans.static_checks(cand_build, candidate.name) if cand_build.ok else \

@@ -197,6 +197,57 @@ def trusted_events(session_dir: Path) -> tuple[list[Event], chain.ChainCheck]:
     return parsed.events, check
 
 
+@dataclass
+class Undo:
+    """The session's log length and state files as a call found them, to put back when
+    the call fails part way: the log cut back to its length, a state file written back
+    (or, where the disk takes nothing, removed: both are rebuilt from the log)."""
+    log: Path
+    size: int
+    files: dict[Path, bytes | None]
+
+    @classmethod
+    def taken(cls, session: Session) -> Undo:
+        files: dict[Path, bytes | None] = {}
+        for path in (session.dir / HOOK_STATE, session.state_file):
+            try:
+                files[path] = path.read_bytes()
+            except FileNotFoundError:
+                files[path] = None
+        size = session.events.stat().st_size if session.events.exists() else 0
+        return cls(session.events, size, files)
+
+    def restore(self) -> None:
+        try:
+            if self.log.exists() and self.log.stat().st_size > self.size:
+                os.truncate(self.log, self.size)
+        except OSError:
+            pass  # the error being raised says what failed
+        for path, data in self.files.items():
+            try:
+                now: bytes | None = path.read_bytes()
+            except OSError:
+                now = None
+            if now == data:
+                continue
+            try:
+                if data is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    _write_bytes_atomic(path, data)
+            except OSError:
+                path.unlink(missing_ok=True)   # rebuilt from the log on the next call
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.undo.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 class AttachedCampaign:
     """An attached session's campaign: the engine over its files, as one hook call (or a
     session server between calls) holds it."""
@@ -244,16 +295,25 @@ class AttachedCampaign:
     # ------------------------------------------------------------------ opening
     @classmethod
     @contextmanager
-    def open(cls, session_dir: Path, secrets: list[str] | None = None) -> Iterator[AttachedCampaign]:
+    def open(cls, session_dir: Path, secrets: list[str] | None = None,
+             all_or_nothing: bool = False) -> Iterator[AttachedCampaign]:
         """The session's campaign rebuilt, under the writer lock; its state is saved back
-        on the way out (also when the body raised: what it logged stays consistent)."""
+        on the way out (also when the body raised: what it logged stays consistent).
+        `all_or_nothing`: a write that fails (a full disk) takes back what this call logged
+        and saved, so that the command's error is true and its retry logs it once."""
         camp = cls(session_dir, secrets)
         with camp.log.locked():
-            camp.load()
+            undo = Undo.taken(camp.session) if all_or_nothing else None
             try:
-                yield camp
-            finally:
-                camp.save()
+                camp.load()
+                try:
+                    yield camp
+                finally:
+                    camp.save()
+            except OSError:
+                if undo is not None:
+                    undo.restore()
+                raise
 
     def load(self) -> None:
         events, self.record = trusted_events(self.session.dir)

@@ -251,7 +251,10 @@ def compact_table(ev: Evaluation, goal: Goal, max_rows: int = 60) -> str:
             sp = row.speedup_against(goal.against) if goal.hidden and row.correct else None
             lines.append(f"  {row.id}: {'correct' if row.correct else 'INCORRECT'}"
                          + ("" if row.correct else f": {(row.failures or ['failed'])[0][:200]}")
-                         + (f", {sp:.3f}x vs {goal.against}" if sp is not None else ""))
+                         + (f", {sp:.3f}x vs {goal.against}" if sp is not None else "")
+                         + (f" ▼ below the goal ({goal.min_speedup:g}x)"
+                            if sp is not None and goal.min_speedup is not None
+                            and sp < goal.min_speedup else ""))
     if r.coverage is not None:   # a space evaluation: the kernel over the task's space
         from socratic.coverage import lines as coverage_lines
 

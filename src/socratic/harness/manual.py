@@ -89,8 +89,24 @@ class Step:
 
 
 @contextmanager
-def step(session_dir: Path) -> Iterator[Step]:
-    with AttachedCampaign.open(session_dir) as camp:
+def step(session_dir: Path, all_or_nothing: bool = True) -> Iterator[Step]:
+    """One command by hand over the campaign. A write that fails part way (a full disk)
+    takes back all it logged (`all_or_nothing`; off where an evaluation's files were
+    written), so that the error it reports is true and a retry logs it once."""
+    try:
+        with _step(session_dir, all_or_nothing) as s:
+            yield s
+    except OSError as exc:
+        if not all_or_nothing:
+            raise
+        where = f": {exc.filename}" if exc.filename else ""
+        raise InputError(f"{exc.strerror or exc}{where}: nothing was recorded (run the "
+                         f"command again once the file can be written)") from None
+
+
+@contextmanager
+def _step(session_dir: Path, all_or_nothing: bool) -> Iterator[Step]:
+    with AttachedCampaign.open(session_dir, all_or_nothing=all_or_nothing) as camp:
         by_hand = not agentspec.load(camp.settings.agent).has_hooks
         s = Step(camp, by_hand)
         camp.emit.on_event = s.seen.append
@@ -127,7 +143,7 @@ def evaluate_here(session_dir: Path, set_name: str | None) -> tuple[int, str]:
     """`socratic hook evaluate` by hand: the workspace's ./evaluate, plus what surfaced."""
     check_set(session_dir, set_name)
     _gpu_here(session_dir)
-    with step(session_dir) as s:
+    with step(session_dir, all_or_nothing=False) as s:
         s.camp.resume("an evaluation was run by hand")
         ev = s.camp.evaluate(set_name, source="agent")
         text = s.camp.evals.table(ev)
@@ -229,7 +245,7 @@ def import_evaluation(session_dir: Path, path: Path,
     """`socratic hook evaluate --import RESULT.json [--candidate FILE]`: the evaluation
     recorded as a local one is, marked imported; returns it and the text to print."""
     result, file_sha = read_result(path)
-    with step(session_dir) as s:
+    with step(session_dir, all_or_nothing=False) as s:
         camp = s.camp
         if not s.by_hand:
             # an agent with a shell could import a result it wrote itself: its evaluations

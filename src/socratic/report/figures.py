@@ -216,6 +216,7 @@ class SessionReport:
     # never found running outside it); None where no outside agent ran (run, by hand)
     confined: bool | None = None
     confined_detail: str = ""        # why not, in words
+    damaged: list[str] = field(default_factory=list)   # session files there but unreadable
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -516,6 +517,8 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
         question_gains=gains, triggers=triggers, churn=c, correctness_failures=failures,
         series=series, skipped_lines=files.skipped, window=window, events=len(events),
         coverage=last_coverage(files, series),
+        damaged=files.damaged + [why for n in sorted(results)
+                                 if (why := files.result_problem(results[n])) is not None],
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.chain import UNVERIFIED, ChainCheck
-from socratic.contracts import CampaignStart, ContractError, EvalResult, Event, parse_eval
+from socratic.contracts import SCHEMA, CampaignStart, ContractError, EvalResult, Event, parse_eval
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
 from socratic.resources import PACK_SUFFIX
@@ -53,6 +53,7 @@ class SessionFiles:
     fleet: dict[str, Any] = field(default_factory=dict)  # its campaign in the fleet's manifest
     reader: SessionReader | None = None   # None: the folder `dir`
     record: ChainCheck = field(default_factory=lambda: ChainCheck(UNVERIFIED))
+    damaged: list[str] = field(default_factory=list)   # files that are there but unreadable
 
     @property
     def files(self) -> SessionReader:
@@ -74,6 +75,37 @@ class SessionFiles:
     def eval_result(self, rel: str) -> EvalResult | None:
         return read_result(self.files, rel) if rel else None
 
+    def result_problem(self, rel: str) -> str | None:
+        """What is wrong with a saved result the log names (evals/NNNN.json): None when it
+        reads, or is absent (the log holds the figures). A file that looks whole (a JSON
+        object of the result's schema) is read in full only where the report reads it."""
+        if not rel:
+            return None
+        where = self.files.where(rel)
+        try:
+            data = self.files.read_bytes(rel)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{where}: cannot read ({_why(exc)})"
+        head, tail = data[:400].lstrip(), data[-64:].rstrip()
+        if head.startswith(b"{") and tail.endswith(b"}") and SCHEMA.encode() in head:
+            return None
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            return f"{where}: not readable JSON ({_why(exc)})"
+        try:
+            parse_eval(doc, where)
+        except (ValueError, ContractError) as exc:
+            return f"{where}: not an evaluator result ({_why(exc).removeprefix(where + ': ')})"
+        return None
+
+
+def _why(exc: BaseException) -> str:
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
 
 def load_session(path: Path) -> SessionFiles:
     """A session's events (and config.json when present), from its folder or its pack;
@@ -90,14 +122,22 @@ def load_session(path: Path) -> SessionFiles:
         raise InputError(f"{session.where(EVENTS_FILE)}: no readable campaign.start event: not a "
                          "campaign log")
     config: dict[str, Any] = {}
+    damaged: list[str] = []
+    # optional: only the questions mode of an attached campaign comes from it; damaged,
+    # the report says so (and reads the mode from the log)
+    where = session.where("config.json")
     try:
         doc = session.read_json("config.json")
         if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
             config = doc["config"]
-    except (OSError, ValueError):
-        pass  # optional: only the questions mode of an attached campaign comes from it
+        else:
+            damaged.append(f"{where}: no `config` table (the log's settings are used)")
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        damaged.append(f"{where}: not readable JSON ({_why(exc)}; the log's settings are used)")
     return SessionFiles(path, events, skipped, config, fleet_record(path, session.name), session,
-                        record)
+                        record, damaged)
 
 
 def fleet_record(session: Path, name: str) -> dict[str, Any]:

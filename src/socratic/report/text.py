@@ -127,6 +127,7 @@ def summary_lines(r: SessionReport) -> list[str]:
         f"  {goal_text(r)}",
         f"  record: {record_text(r)}",
         *[f"  ! contradiction: {c}" for c in r.contradictions],
+        *[f"  ! damaged: {d}" for d in r.damaged],
         f"  tokens {r.tokens['total']:,} (input {r.tokens['input']:,}, output "
         f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, cache write "
         f"{r.tokens['cache_write']:,}), cost {cost(r)}",
@@ -274,15 +275,18 @@ def figure_rows(r: SessionReport) -> list[list[str]]:
         ["task", r.task or "?"], ["agent", f"{r.agent}" + (f" ({r.model})" if r.model else "")],
         ["questions mode", r.questions_mode],
         ["end", (r.end_reason or "not ended") + (f" ({r.end_detail})" if r.end_detail else "")],
-        ["started", r.started or "-"], ["duration", duration(r.duration_s)],
+        ["started", r.started or "-"], ["duration", _sessions(r)],
         ["turns", str(r.turns)], ["tool calls", str(r.tool_calls)],
         ["evaluations", f"{r.evaluations} ({r.evaluations_correct} correct, "
                         f"{r.evaluations_incorrect} incorrect{imported_text(r)})"],
-        [f"best geomean ({r.goal_set or 'goal set'})", x(r.best_geomean)],
-        [f"best min ({r.goal_set or 'goal set'})", x(r.best_min)],
+        [f"best geomean ({r.goal_set or 'goal set'}{vs_goal(r)})",
+         x(r.best_geomean) + _from(r.best_geomean_evaluation)],
+        [f"best min ({r.goal_set or 'goal set'}{vs_goal(r)})",
+         x(r.best_min) + _from(r.best_min_evaluation)],
         ["goal", goal_text(r, word="")],
         ["record", record_text(r)],
         ["contradictions", "; ".join(r.contradictions) or "none"],
+        *([["damaged files", "; ".join(r.damaged)]] if r.damaged else []),
         ["tokens", f"{r.tokens['total']:,} (input {r.tokens['input']:,}, output "
                    f"{r.tokens['output']:,}, cache read {r.tokens['cache_read']:,}, "
                    f"cache write {r.tokens['cache_write']:,})"],

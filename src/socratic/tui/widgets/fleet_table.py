@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.strip import Strip
 from textual.widgets import DataTable
 
-from socratic.tui.widgets.column_scroll import scroll_columns
+from socratic.tui.widgets.column_scroll import scroll_columns, whole_columns
 
 # what a glance needs first (at 80 columns the rest is a `>` away); the name stays put;
 # what kind of campaign it is (questions mode, agent) next, as a fleet compares by them
@@ -86,6 +87,9 @@ class FleetTable(DataTable):
 
     def scroll_columns(self, delta: int) -> None:
         scroll_columns(self, FIXED, delta)
+
+    def render_line(self, y: int) -> Strip:
+        return whole_columns(self, super().render_line(y), FIXED)   # no column cut at an edge
 
     @property
     def current(self) -> str | None:

@@ -19,11 +19,12 @@ import math
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 from socratic.tui import format as fmt
 from socratic.tui.state import CampaignState, ScenarioRow
-from socratic.tui.widgets.column_scroll import scroll_columns
+from socratic.tui.widgets.column_scroll import scroll_columns, whole_columns
 
 # (key, header, width incl. the gap, right-aligned); speedup sits next to the id so that it
 # stays visible at 80 columns; the id column sizes itself to the ids
@@ -121,6 +122,11 @@ class ScenarioTable(DataTable):
                 + self.styles.gutter.width + 1)
 
     # ------------------------------------------------------------------ render
+    def render_line(self, y: int) -> Strip:
+        # a column that does not fit whole at the right edge is left blank, not cut
+        # mid-number (the sideways scroll, `<` `>`, brings it whole)
+        return whole_columns(self, super().render_line(y), FIXED)
+
 
     def _cells_for(self, row: ScenarioRow, goal: float | None, stale: bool,
                    against: str = "baseline") -> tuple[Text, ...]:

@@ -21,14 +21,29 @@ STATE_MARK = {
 
 
 def short_error(error: str) -> str:
-    """The gist of an API error: `529 overloaded_error` out of `Error code: 529 - {'type':
-    'error', 'error': {'type': 'overloaded_error', ...}}`; other text as it is."""
-    code = re.search(r"\b([45]\d\d)\b", error)
-    kind = re.findall(r"""['"]type['"]\s*:\s*['"](\w+)['"]""", error)
-    kind = [k for k in kind if k != "error"]
+    """The cause of an API error in a few words: `529 overloaded_error` out of
+    `OverloadedError: Error code: 529 - {'type': 'error', 'error': {'type':
+    'overloaded_error', ...}}`, `502 Bad Gateway` out of an HTML page, `Connection error`
+    out of `APIConnectionError: Connection error.`; other text as it is."""
+    text = error.strip()
+    named = re.match(r"^([A-Za-z_]\w*(?:Error|Exception|Timeout)):\s*(.*)$", text, re.S)
+    if named:   # the exception's class: its message says the cause
+        text = named.group(2).strip() or named.group(1)
+    coded = re.match(r"^Error code:\s*([45]\d\d)\s*-?\s*(.*)$", text, re.S)
+    code = re.search(r"\b([45]\d\d)\b", text)
+    kind = [k for k in re.findall(r"""['"]type['"]\s*:\s*['"](\w+)['"]""", text) if k != "error"]
     if code and kind:
         return f"{code.group(1)} {kind[-1]}"
-    return error
+    if coded:
+        rest = coded.group(2)
+        title = re.search(r"<title>\s*([^<]*?)\s*</title>", rest, re.I)
+        if title:
+            rest = title.group(1)
+        elif rest.lstrip().startswith("<"):
+            rest = ""                     # a page without a title: the code says it
+        rest = rest.removeprefix(coded.group(1)).strip()
+        return f"{coded.group(1)} {rest}".strip()
+    return text.rstrip(".") if named else text
 
 
 def retry_text(state: CampaignState, now: float, compact: bool) -> str:
@@ -36,7 +51,8 @@ def retry_text(state: CampaignState, now: float, compact: bool) -> str:
     r = state.retry
     if r is None:
         return ""
-    error = fmt.one_line(short_error(r.error), 24 if compact else 40) or "error"
+    # the cause before anything else on the line (what follows it is cut first)
+    error = fmt.one_line(short_error(r.error), 48) or "error"
     if r.wait_s is None:
         when = ""
     else:
