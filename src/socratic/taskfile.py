@@ -460,7 +460,7 @@ def _named(expr: Any) -> set[str]:
     return set(re.findall(r"[A-Za-z_]\w*", expr)) if isinstance(expr, str) else set()
 
 
-def _written(raw: dict, names: set[str]) -> str:
+def _written(raw: TomlTable, names: set[str]) -> str:
     """`rows = -3, cols = 1`: the values of a scenario that an error concerns."""
     shown = {k_: v for k_, v in raw.items() if k_ in names and k_ != "id"} or \
         {k_: v for k_, v in raw.items() if k_ != "id"}
@@ -482,9 +482,9 @@ class _Loader:
             raise TaskError(f"{where}: malformed TOML: {str(exc).split(' (at line')[0]}") from None
         self.keys = KeyLines(self.text)
         # where each scenario came from: its set and the values written for it
-        self.origins: dict[str, tuple[str, dict]] = {}
+        self.origins: dict[str, tuple[str, TomlTable]] = {}
 
-    def value_line(self, set_name: str, raw: dict, names: Any = ()) -> int | None:
+    def value_line(self, set_name: str, raw: TomlTable, names: Any = ()) -> int | None:
         """The line of set `set_name` that writes the values `raw` (a scenario of its
         list, or a grid's lists holding them): those of `names` that `raw` has, else all."""
         start = self.keys.line(f"sets.{set_name}")
