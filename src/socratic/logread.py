@@ -11,15 +11,17 @@ kept running.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart, Control,
-                                Event, EvalEnd, EvalRetract, EvalScenario, EvalStart, EvalWait,
-                                Parsed, Question, Retractions, StopHook, ToolCall, Trigger,
-                                Usage, read_events)
+from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart,
+                                ContractError, Control, Event, EvalEnd, EvalRetract, EvalScenario,
+                                EvalStart, EvalWait, Question, Retractions, StopHook, ToolCall,
+                                Trigger, Usage, parse_event)
+from socratic.eventlog import read_jsonl_counted
 
 Status = Literal["starting", "running", "paused", "waiting", "stopping", "ended"]
 Terms = str  # "baseline" or a comparison's name (fa3, cudnn, ...): what a speedup is against
@@ -141,10 +143,13 @@ class LogState:
     """A campaign log, read so far. `apply` folds one typed event in (in place)."""
 
     start: CampaignStart | None = None
-    end: CampaignEnd | None = None
+    end: CampaignEnd | None = None  # the end in force (None again after a resume)
+    end_reasons: list[str] = field(default_factory=list)  # every campaign.end's, in order
     status: Status = "starting"
     seq: int = 0
     events: int = 0
+    malformed: int = 0              # events that do not match their declaration
+    started_malformed: bool = False  # a campaign.start was logged, if not as declared
     clock: Clock = field(default_factory=Clock)
     tool_calls: int = 0
     turns: int = 0                  # model turns (usage events)
@@ -168,6 +173,12 @@ class LogState:
     _said: list[str] = field(default_factory=list)
 
     # ----------------------------------------------------------------- what it says
+
+    @property
+    def started(self) -> bool:
+        """A campaign.start is in the log (one another version wrote counts too: a fleet
+        must not start that campaign again)."""
+        return self.start is not None or self.started_malformed
 
     @property
     def goal_set(self) -> str | None:
@@ -232,6 +243,29 @@ class LogState:
             handler(self, ev, t)
         return self
 
+    def apply_malformed(self, raw: Any) -> None:
+        """An event that is not an object or does not match its declaration: not applied,
+        counted; but the campaign's clock runs on, a start still starts it, an end still
+        ends it and an eval.end still ends the running evaluation (no verdict, so no
+        evaluation)."""
+        self.malformed += 1
+        if not isinstance(raw, dict):
+            return
+        t = finite(raw.get("t"))
+        if t is not None:
+            self.clock.last = max(self.clock.last, t)
+        kind = raw.get("type")
+        if kind == CampaignStart.TYPE:
+            self.started_malformed = True
+        elif kind == EvalEnd.TYPE:
+            self.running, self.gpu_waiting = None, False
+        elif kind == CampaignEnd.TYPE:
+            seq, reason = raw.get("seq"), raw.get("reason")
+            self._end(CampaignEnd(seq=seq if isinstance(seq, int) else self.seq, t=self.clock.last,
+                                  ts=str(raw.get("ts") or ""),
+                                  reason=reason if isinstance(reason, str) and reason else "ended"),
+                      self.clock.last)
+
     def apply_all(self, events: Iterable[Event]) -> LogState:
         for ev in events:
             self.apply(ev)
@@ -240,6 +274,7 @@ class LogState:
     def copy(self) -> LogState:
         """A checkpoint: containers copied, records shared (they are never mutated)."""
         return replace(self, clock=replace(self.clock), evaluations=list(self.evaluations),
+                       end_reasons=list(self.end_reasons),
                        retractions=self.retractions.copy(), questions=list(self.questions),
                        triggers=dict(self.triggers), met_stops=list(self.met_stops),
                        explanations=dict(self.explanations),
@@ -278,6 +313,7 @@ class LogState:
     def _end(self, ev: CampaignEnd, t: float) -> None:
         self.clock.close(t)
         self.end, self.status = ev, "ended"
+        self.end_reasons.append(ev.reason)
         self.running, self.gpu_waiting = None, False
 
     def _tool_call(self, ev: ToolCall, t: float) -> None:
@@ -350,26 +386,41 @@ _HANDLERS: dict[type[Event], Any] = {
 @dataclass
 class LogReader:
     """A session's log read incrementally: each `poll` folds in what was appended since
-    the last (a line still being written waits for its newline)."""
+    the last (a line still being written waits for its newline). A log replaced or cut
+    short (a session folder rewritten) is read again from its start."""
 
     path: Path
     state: LogState = field(default_factory=LogState)
     offset: int = 0
     skipped: int = 0                # lines that did not parse
     ignored: int = 0                # events of types this version does not know
+    _inode: int | None = None
 
     def poll(self) -> list[Event]:
+        """The events appended since the last poll, folded into `state`."""
         try:
-            parsed, self.offset = read_events(self.path, self.offset)
+            st = os.stat(self.path)
+            if self._inode is not None and (st.st_ino != self._inode or st.st_size < self.offset):
+                self.state, self.offset, self.skipped, self.ignored = LogState(), 0, 0, 0
+            self._inode = st.st_ino
+            records, self.offset, not_json = read_jsonl_counted(self.path, self.offset)
         except OSError:
             return []
-        self._count(parsed)
-        self.state.apply_all(parsed.events)
-        return parsed.events
-
-    def _count(self, parsed: Parsed) -> None:
-        self.skipped += parsed.skipped
-        self.ignored += parsed.ignored
+        self.skipped += not_json
+        out = []
+        for rec in records:
+            try:
+                ev = parse_event(rec)
+            except ContractError:
+                self.skipped += 1
+                self.state.apply_malformed(rec)
+                continue
+            if ev is None:
+                self.ignored += 1
+            else:
+                self.state.apply(ev)
+                out.append(ev)
+        return out
 
 
 def read_log(events: Iterable[Event]) -> LogState:
