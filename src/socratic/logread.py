@@ -137,6 +137,12 @@ class Clock:
         """Campaign time up to the latest event."""
         return self.active_at(self.last)
 
+    def campaign_time(self, t: float) -> float:
+        """What every view shows as the campaign's time at the log's time `t`: the log's
+        clock itself for one session (the report's duration, the transcript's stamps),
+        the sessions' own time when it was ended and resumed (the gaps left out)."""
+        return t if self.sessions <= 1 else self.active_at(t)
+
 
 @dataclass
 class LogState:
@@ -158,7 +164,7 @@ class LogState:
     priced: bool = False            # some usage event carried a cost
     evaluations: list[Evaluation] = field(default_factory=list)
     running: int | None = None      # the evaluation in progress (eval.start, no eval.end yet)
-    gpu_waiting: bool = False       # the running evaluation waits for its GPU turn
+    gpu_wait: str | None = None     # who has the GPU while the running evaluation waits
     gpu_wait_s: float = 0.0         # the recorded evaluations' waits for the GPU
     retractions: Retractions = field(default_factory=Retractions)
     questions: list[Asked] = field(default_factory=list)
@@ -215,6 +221,13 @@ class LogState:
             return None, None
         return e.figures(terms)
 
+    def best_geomean(self, terms: Terms | None = None) -> float | None:
+        """The highest geomean against `terms` over correct goal-set evaluations whose
+        figures stand (it may come from another evaluation than `best`)."""
+        vals = [g for e in self.evaluations if e.correct and e.goal_set
+                for g in (self.figures(e, terms)[0],) if g is not None]
+        return max(vals) if vals else None
+
     def best(self, terms: Terms | None = None) -> Evaluation | None:
         """The best correct goal-set evaluation against `terms` (the goal's by default), by
         min and then geomean (the first of equals), retractions applied."""
@@ -258,13 +271,19 @@ class LogState:
         if kind == CampaignStart.TYPE:
             self.started_malformed = True
         elif kind == EvalEnd.TYPE:
-            self.running, self.gpu_waiting = None, False
+            self.running, self.gpu_wait = None, None
         elif kind == CampaignEnd.TYPE:
             seq, reason = raw.get("seq"), raw.get("reason")
             self._end(CampaignEnd(seq=seq if isinstance(seq, int) else self.seq, t=self.clock.last,
                                   ts=str(raw.get("ts") or ""),
                                   reason=reason if isinstance(reason, str) and reason else "ended"),
                       self.clock.last)
+
+    def apply_unknown(self, raw: dict[str, Any]) -> None:
+        """An event of a type this version does not know: ignored, but its time counts."""
+        t = finite(raw.get("t"))
+        if t is not None:
+            self.clock.last = max(self.clock.last, t)
 
     def apply_all(self, events: Iterable[Event]) -> LogState:
         for ev in events:
@@ -314,7 +333,7 @@ class LogState:
         self.clock.close(t)
         self.end, self.status = ev, "ended"
         self.end_reasons.append(ev.reason)
-        self.running, self.gpu_waiting = None, False
+        self.running, self.gpu_wait = None, None
 
     def _tool_call(self, ev: ToolCall, t: float) -> None:
         self.tool_calls += 1
@@ -329,13 +348,14 @@ class LogState:
     def _eval_start(self, ev: EvalStart, t: float) -> None:
         self._rows[ev.n] = []  # an evaluation cut by a kill runs again under its n
         self._shas[ev.n] = ev.candidate_sha
-        self.running, self.gpu_waiting = ev.n, False
+        self.running, self.gpu_wait = ev.n, None
 
     def _eval_scenario(self, ev: EvalScenario, t: float) -> None:
         self._rows.setdefault(ev.n, []).append(ev)
+        self.gpu_wait = None  # its turn came
 
     def _eval_wait(self, ev: EvalWait, t: float) -> None:
-        self.gpu_waiting = True
+        self.gpu_wait = ev.holder or "another evaluation"
 
     def _eval_end(self, ev: EvalEnd, t: float) -> None:
         goal_set = self.goal_set
@@ -343,7 +363,7 @@ class LogState:
             ev, t, goal_set is None or ev.set is None or ev.set == goal_set, self.tool_calls,
             len(self.evaluations), ev.candidate_sha or self._shas.get(ev.n, ""),
             tuple(self._rows.get(ev.n, []))))
-        self.running, self.gpu_waiting = None, False
+        self.running, self.gpu_wait = None, None
         self.gpu_wait_s += finite(ev.gpu_wait_s) or 0.0
         if not ev.summary.all_correct:
             self._explaining, self._said = len(self.evaluations) - 1, []
@@ -417,6 +437,7 @@ class LogReader:
                 continue
             if ev is None:
                 self.ignored += 1
+                self.state.apply_unknown(rec)
             else:
                 self.state.apply(ev)
                 out.append(ev)

@@ -179,7 +179,7 @@ class FleetStatus:
             return row
         # a stop asked for runs on until the campaign ends it: the fleet shows it running
         row.state = "running" if s.status in ("stopping", "starting") else s.status
-        row.gpu_waiting = s.gpu_waiting
+        row.gpu_waiting = s.gpu_wait is not None
         return row
 
 
