@@ -172,6 +172,7 @@ class LogState:
     last_trigger: Trigger | None = None
     met_stops: list[MetStop] = field(default_factory=list)
     auto: bool | None = None        # auto-questions, as started or last switched
+    auto_switches: int = 0          # control auto_on / auto_off events seen
     explanations: dict[int, str] = field(default_factory=dict)  # by evaluation index
     _rows: dict[int, list[EvalScenario]] = field(default_factory=dict)
     _shas: dict[int, str] = field(default_factory=dict)
@@ -391,6 +392,7 @@ class LogState:
             self.status = after[action]
         elif action in ("auto_on", "auto_off"):
             self.auto = action == "auto_on"
+            self.auto_switches += 1
 
 
 _HANDLERS: dict[type[Event], Any] = {
