@@ -164,6 +164,7 @@ class LogState:
     priced: bool = False            # some usage event carried a cost
     evaluations: list[Evaluation] = field(default_factory=list)
     running: int | None = None      # the evaluation in progress (eval.start, no eval.end yet)
+    highest_n: int = 0              # the highest evaluation number started (the next is +1)
     gpu_wait: str | None = None     # who has the GPU while the running evaluation waits
     gpu_wait_s: float = 0.0         # the recorded evaluations' waits for the GPU
     retractions: Retractions = field(default_factory=Retractions)
@@ -350,6 +351,7 @@ class LogState:
         self._rows[ev.n] = []  # an evaluation cut by a kill runs again under its n
         self._shas[ev.n] = ev.candidate_sha
         self.running, self.gpu_wait = ev.n, None
+        self.highest_n = max(self.highest_n, ev.n)
 
     def _eval_scenario(self, ev: EvalScenario, t: float) -> None:
         self._rows.setdefault(ev.n, []).append(ev)
