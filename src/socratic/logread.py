@@ -244,13 +244,19 @@ class LogState:
     # ----------------------------------------------------------------- the fold
 
     def apply(self, ev: Event) -> LogState:
-        t = finite(ev.t)
-        if t is None:
-            t = self.clock.last
-        self.clock.last = max(self.clock.last, t)
+        # hot path (a resume, and a hook without its session server, fold the whole log)
+        t = ev.t
+        if not (type(t) is float and -math.inf < t < math.inf):  # noqa: E721 - bools are no times
+            t = finite(t)
+            if t is None:
+                t = self.clock.last
+        if t > self.clock.last:
+            self.clock.last = t
         self.events += 1
-        self.seq = max(self.seq, ev.seq)
-        self._explain(ev)
+        if ev.seq > self.seq:
+            self.seq = ev.seq
+        if self._explaining is not None:
+            self._explain(ev)
         if self.status == "waiting" and isinstance(ev, _ACTIVITY):
             self.status = "running"
         handler = _HANDLERS.get(type(ev))
