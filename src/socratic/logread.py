@@ -247,9 +247,8 @@ class LogState:
         # hot path (a resume, and a hook without its session server, fold the whole log)
         t = ev.t
         if not (type(t) is float and -math.inf < t < math.inf):  # noqa: E721 - bools are no times
-            t = finite(t)
-            if t is None:
-                t = self.clock.last
+            ft = finite(t)
+            t = ft if ft is not None else self.clock.last
         if t > self.clock.last:
             self.clock.last = t
         self.events += 1
