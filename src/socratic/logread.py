@@ -246,7 +246,7 @@ class LogState:
     def apply(self, ev: Event) -> LogState:
         # hot path (a resume, and a hook without its session server, fold the whole log)
         t = ev.t
-        if not (type(t) is float and -math.inf < t < math.inf):  # noqa: E721 - bools are no times
+        if not (type(t) is float and -math.inf < t < math.inf):  # bools are no times
             ft = finite(t)
             t = ft if ft is not None else self.clock.last
         if t > self.clock.last:
