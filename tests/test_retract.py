@@ -346,14 +346,19 @@ async def test_tui_table_does_not_judge_on_retracted_figures(tmp_path, capsys):
 
 
 def test_fleet_rows_drop_a_retracted_best(tmp_path, capsys):
-    from socratic.fleet.status import _Summary
+    """The fleet's row reads the one reading (socratic.logread): its best is on the goal's
+    terms (against FA3 here, as the TUI and the report rank it), retractions applied."""
+    from socratic.fleet.status import CampaignRow, _fill
+    from socratic.logread import LogReader
 
     s = written(tmp_path / "s", fa3_log())
-    assert code_of(retract(capsys, s, 3, "--why", "x")) == 0
-    summary = _Summary()
-    for line in (s / "events.jsonl").read_text().splitlines():
-        summary.feed(json.loads(line))
-    assert summary.best == (1.10, 1.20) and summary.evaluations == 3
+    assert code_of(retract(capsys, s, 2, "--why", "x")) == 0
+    reader = LogReader(s / "events.jsonl")
+    reader.poll()
+    row = CampaignRow("s", str(s), "t", "a", "auto")
+    _fill(row, reader.state)
+    assert (row.best_min, row.best_geomean) == (0.60, 0.60) and row.evaluations == 3
+    assert row.against == "fa3"
 
 
 def test_a_retraction_names_the_bank_entries_it_undoes(tmp_path, capsys):

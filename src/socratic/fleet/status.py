@@ -15,14 +15,15 @@ import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import retracted_on
+from socratic.contracts import AskCommand, parse_command
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE
 from socratic.fleet.folder import Fleet, runner_alive
+from socratic.logread import LogReader, LogState
 
 SQUEUE_EVERY_S = 10.0
 
@@ -96,94 +97,9 @@ class _Tail:
 
 
 @dataclass
-class _Summary:
-    """What a row needs from a session's events."""
-
-    started: bool = False
-    ended: str | None = None
-    end_fields: dict[str, Any] = field(default_factory=dict)   # the campaign.end's
-    status: str = "starting"
-    evaluations: int = 0
-    best: tuple[float, float] | None = None    # (min, geomean) of the best correct evaluation
-    goal: float | None = None
-    against: str = "baseline"
-    goal_set: str | None = None
-    met: bool = False
-    trigger: str | None = None
-    questions_logged: int = 0
-    cost: float = 0.0
-    gpu_waiting: bool = False
-    gpu_wait_s: float = 0.0
-    correct: dict[int, tuple[float, float]] = field(default_factory=dict)  # n -> (min, geomean)
-
-    def feed(self, e: dict[str, Any]) -> None:
-        kind = e.get("type")
-        if kind == "campaign.start":
-            self.started, self.status = True, "running"
-            g = e.get("goal")
-            goal: dict[str, Any] = g if isinstance(g, dict) else {}
-            self.goal = _num(goal.get("min_speedup"))
-            self.against = str(goal.get("against") or "baseline")
-            scen = e.get("scenarios")
-            sc: dict[str, Any] = scen if isinstance(scen, dict) else {}
-            self.goal_set = sc.get("set")
-        elif kind == "campaign.resume":
-            self.ended, self.status = None, "running"
-        elif kind == "campaign.end":
-            self.ended, self.status = str(e.get("reason") or "ended"), "ended"
-            self.end_fields = e
-            self.met = self.met or self.ended == "goal_met"
-            self.gpu_waiting = False
-        elif kind == "eval.start":
-            self.gpu_waiting = False
-        elif kind == "eval.wait":
-            self.gpu_waiting = True
-        elif kind == "eval.end":
-            self.evaluations += 1
-            self.gpu_waiting = False
-            self.gpu_wait_s += _num(e.get("gpu_wait_s")) or 0.0
-            summ = e.get("summary")
-            s: dict[str, Any] = summ if isinstance(summ, dict) else {}
-            gm, mn = _num(s.get("geomean_speedup")), _num(s.get("min_speedup"))
-            same_set = self.goal_set is None or e.get("set") in (None, self.goal_set)
-            if s.get("all_correct") is True and same_set and gm is not None and mn is not None:
-                n = e.get("n")
-                if isinstance(n, int):
-                    self.correct[n] = (mn, gm)
-                if self.best is None or (mn, gm) > self.best:
-                    self.best = (mn, gm)
-        elif kind == "eval.retract" and retracted_on(e.get("part"), "baseline"):
-            evals = e.get("evals")
-            for n in evals if isinstance(evals, list) else []:   # taken back: no best
-                self.correct.pop(n, None)
-            self.best = max(self.correct.values(), default=None)
-        elif kind == "stophook":
-            self.met = self.met or e.get("met") is True
-        elif kind == "trigger":
-            self.trigger = str(e.get("kind") or "") or None
-        elif kind == "question":
-            self.questions_logged += e.get("source") != "auto"
-            if self.status == "waiting":
-                self.status = "running"
-        elif kind == "usage":
-            self.cost += _num(e.get("cost_usd")) or 0.0
-        elif kind == "control" and self.status != "ended":
-            action = e.get("action")
-            if action == "pause":
-                self.status = "paused"
-            elif action == "resume":
-                self.status = "running"
-            elif action == "wait":
-                self.status = "waiting"
-        elif kind in ("tool.call", "agent.text") and self.status == "waiting":
-            self.status = "running"
-
-
-@dataclass
 class _Watch:
-    events: _Tail
+    events: LogReader
     inbox: _Tail
-    summary: _Summary = field(default_factory=_Summary)
     inbox_questions: int = 0
 
 
@@ -208,7 +124,7 @@ class FleetStatus:
 
     def __init__(self, path: Path):
         self.fleet = Fleet.load(path)
-        self.watches = {c.name: _Watch(_Tail(self.fleet.session(c.name) / EVENTS_FILE),
+        self.watches = {c.name: _Watch(LogReader(self.fleet.session(c.name) / EVENTS_FILE),
                                        _Tail(self.fleet.session(c.name) / INBOX_FILE))
                         for c in self.fleet.campaigns}
         self._squeue: tuple[float, set[str]] | None = None
@@ -237,19 +153,15 @@ class FleetStatus:
 
     def _row(self, c, runner: bool, slurm_active: set[str] | None) -> CampaignRow:
         w = self.watches[c.name]
-        for e in w.events.read():
-            w.summary.feed(e)
-        w.inbox_questions += sum(1 for cmd in w.inbox.read() if cmd.get("type") == "question")
-        s, run = w.summary, self.fleet.runs.get(c.name, {})
+        w.events.poll()
+        w.inbox_questions += sum(1 for cmd in w.inbox.read()
+                                 if isinstance(parse_command(cmd), AskCommand))
+        s, run = w.events.state, self.fleet.runs.get(c.name, {})
         row = CampaignRow(c.name, str(self.fleet.session(c.name)), c.task_name, c.agent,
                           c.questions, gpu=run.get("gpu"), job=run.get("job"))
-        row.started = s.started
-        row.evaluations, row.goal, row.against, row.met = s.evaluations, s.goal, s.against, s.met
-        if s.best:
-            row.best_min, row.best_geomean = s.best
-        row.last_trigger, row.cost_usd = s.trigger, round(s.cost, 4)
-        row.pending = max(0, w.inbox_questions - s.questions_logged)
-        row.gpu_wait_s = round(s.gpu_wait_s, 1)
+        _fill(row, s)
+        row.pending = max(0, w.inbox_questions - sum(1 for q in s.questions
+                                                     if q.event.source != "auto"))
         if not s.started:
             if slurm_active is not None:
                 active = bool(run.get("job")) and str(run.get("job")) in slurm_active
@@ -257,16 +169,33 @@ class FleetStatus:
                 active = runner
             row.state = "queued" if active else "not started"
             return row
-        if s.ended is not None:
-            row.state, row.reason = "ended", s.ended
-            row.detail = end_detail(s.ended, s.end_fields)
-            row.met = row.met and counts_as_met(s.ended)   # its goal checks do not stand
+        if s.end is not None:
+            row.state, row.reason = "ended", s.end.reason or "ended"
+            row.detail = end_detail(row.reason, {**s.end.extra, **vars(s.end)})
+            row.met = row.met and counts_as_met(row.reason)   # its goal checks do not stand
             return row
         if not _alive(self.fleet.session(c.name), run, slurm_active):
             row.state, row.reason = "stopped", "no process (killed?); `socratic fleet run` resumes it"
             return row
-        row.state, row.gpu_waiting = s.status, s.gpu_waiting
+        # a stop asked for runs on until the campaign ends it: the fleet shows it running
+        row.state = "running" if s.status in ("stopping", "starting") else s.status
+        row.gpu_waiting = s.gpu_wait is not None
         return row
+
+
+def _fill(row: CampaignRow, s: LogState) -> None:
+    """A row's figures: the one reading of its log (socratic.logread)."""
+    row.started = s.started
+    row.evaluations = len(s.evaluations)
+    if s.start is not None:
+        row.goal, row.against = _num(s.start.goal.min_speedup), s.terms
+    row.met = bool(s.met_stops) or any(e == "goal_met" for e in s.end_reasons)
+    best = s.best()
+    if best is not None:
+        row.best_geomean, row.best_min = s.figures(best)
+    row.last_trigger = (s.last_trigger.kind or None) if s.last_trigger else None
+    row.cost_usd = round(s.cost_usd, 4)
+    row.gpu_wait_s = round(s.gpu_wait_s, 1)
 
 
 def fleet_rows(path: Path) -> list[CampaignRow]:
@@ -275,10 +204,10 @@ def fleet_rows(path: Path) -> list[CampaignRow]:
 
 def session_progress(session: Path) -> tuple[bool, str | None]:
     """(started, end reason or None) of a session, from its events."""
-    s = _Summary()
-    for e in _Tail(Path(session) / EVENTS_FILE).read():
-        s.feed(e)
-    return s.started, s.ended
+    reader = LogReader(Path(session) / EVENTS_FILE)
+    reader.poll()
+    s = reader.state
+    return s.started, (s.end.reason or "ended") if s.end is not None else None
 
 
 def finished(session: Path) -> bool:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import ContractError, EvalEnd, EvalResult, parse_eval, read_events
+from socratic.contracts import (CampaignEnd, CampaignResume, ContractError, EvalEnd, EvalResult,
+                                Question, Trigger, parse_eval, parse_event, read_events)
 from socratic.errors import InputError
 
 from socratic.harness import agentspec
@@ -58,23 +59,23 @@ class Step:
         else:
             notes = []
         lines: list[str] = []
-        for e in self.seen:
-            kind = e.get("type")
-            if kind == "trigger":
-                lines.append(f"socratic: trigger {e['kind']}: {e['reason']}")
-                if e.get("suggestions"):
-                    lines.append("  the bank suggests: " + ", ".join(e["suggestions"])
+        for raw in self.seen:
+            e = parse_event(raw)   # as this process wrote it: it parses
+            if isinstance(e, Trigger):
+                lines.append(f"socratic: trigger {e.kind}: {e.reason}")
+                if e.suggestions:
+                    lines.append("  the bank suggests: " + ", ".join(e.suggestions)
                                  + f"  (`socratic bank show ID`; pose one with `socratic "
                                  f"inject {shlex.quote(str(self.camp.session.dir))} --bank ID`)")
-            elif kind == "question":
-                where = f"{e['source']}" + (f" @ {e['trigger']}" if e.get("trigger") else "")
-                bank = f" {e['bank_id']}" if e.get("bank_id") else ""
-                lines.append(f"socratic: question [{where}]{bank}:\n  {e['text']}\n"
+            elif isinstance(e, Question):
+                where = e.source + (f" @ {e.trigger}" if e.trigger else "")
+                bank = f" {e.bank_id}" if e.bank_id else ""
+                lines.append(f"socratic: question [{where}]{bank}:\n  {e.text}\n"
                              f"  (answer it after checking: `socratic hook say \"...\"`)")
-            elif kind == "campaign.end":
-                lines.append(f"socratic: campaign ended: {e['reason']}")
-            elif kind == "campaign.resume":
-                lines.append(f"socratic: campaign resumed (it had ended: {e.get('ended')})")
+            elif isinstance(e, CampaignEnd):
+                lines.append(f"socratic: campaign ended: {e.reason}")
+            elif isinstance(e, CampaignResume):
+                lines.append(f"socratic: campaign resumed (it had ended: {e.ended})")
         if not self.by_hand:
             agent = self.camp.settings.agent
             lines += [f"socratic: question due at {agent}'s next hook: {q['text']}"

@@ -10,6 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from socratic.contracts import ApiRetry, ContractError, parse_event
+
 
 def _same_file(stream: TextIO, path: Path) -> bool:
     try:
@@ -42,7 +44,11 @@ class Notices:
 
     def on_event(self, e: dict[str, Any]) -> None:
         """Campaign.on_event: one line per API retry (attempt, error, next try)."""
-        if e.get("type") == "api.retry":
-            error = (str(e.get("error") or "").strip().splitlines() or ["?"])[0][:200]
-            self(f"socratic: API retry {e.get('attempt')}: {error}; next try in "
-                 f"{float(e.get('wait_s') or 0):.1f} s")
+        try:
+            ev = parse_event(e)
+        except ContractError:
+            return
+        if isinstance(ev, ApiRetry):
+            error = (ev.error.strip().splitlines() or ["?"])[0][:200]
+            self(f"socratic: API retry {ev.attempt}: {error}; next try in "
+                 f"{float(ev.wait_s or 0):.1f} s")

@@ -15,19 +15,16 @@ from typing import Any
 
 from socratic.contracts import (
     AskCommand,
+    Control,
     ControlCommand,
     EvalEnd,
-    EvalRetract,
-    EvalStart,
     Event,
     Question,
     Retractions,
-    Control,
-    ToolCall,
     ToolResult,
-    Usage,
 )
 from socratic.harness.inbox import CONTROL_ACTIONS, Saved, read_commands
+from socratic.logread import read_log
 
 RESTARTED = ("(The campaign process was restarted; the workspace and your notes are as you "
              "left them. Continue.)")
@@ -65,25 +62,13 @@ def resume_state(events: Iterable[Event], state: Any, inbox: Path | None = None)
     saved = Saved.parse(state)
     if saved is None:
         saved = rebuild_saved(events, inbox) if inbox is not None else Saved.from_dict(state)
-    r = ResumeState(saved=saved)
-    for e in events:
-        if isinstance(e, ToolCall):
-            r.counters.tool_calls += 1
-        elif isinstance(e, Usage):
-            r.counters.turns += 1
-            r.counters.cost_usd += e.cost_usd
-        elif isinstance(e, ToolResult):
-            r.results[e.id] = e
-        elif isinstance(e, Question):
-            if e.bank_id:
-                r.asked_ids.append(e.bank_id)
-            r.asked_texts.append(e.text)
-        elif isinstance(e, EvalStart):
-            r.eval_seq = max(r.eval_seq, e.n)
-        elif isinstance(e, EvalEnd):
-            r.eval_ends.append(e)
-        elif isinstance(e, EvalRetract):
-            r.retractions.add(e)
+    log = read_log(events)   # the one reading (socratic.logread)
+    r = ResumeState(saved=saved, eval_seq=log.highest_n,
+                    eval_ends=[e.end for e in log.evaluations], retractions=log.retractions,
+                    counters=Counters(log.tool_calls, log.turns, log.cost_usd),
+                    asked_ids=[q.event.bank_id for q in log.questions if q.event.bank_id],
+                    asked_texts=[q.event.text for q in log.questions])
+    r.results = {e.id: e for e in events if isinstance(e, ToolResult)}   # for the conversation
     return r
 
 

@@ -23,9 +23,9 @@ from socratic.contracts import (
     ToolCall,
     ToolResult,
     Trigger,
-    read_events,
 )
 from socratic.eventlog import EVENTS_FILE
+from socratic.logread import LogReader
 
 
 def _fmt(v: Any, spec: str) -> str:
@@ -71,25 +71,23 @@ def progress_line(e: Event) -> str | None:
 
 
 def tail_progress(session_dir: Path, proc=None, poll_s: float = 0.3) -> int:
-    path = Path(session_dir) / EVENTS_FILE
-    offset = 0
+    """Print the campaign's progress until it ends (0: goal met) or its process exits."""
+    reader = LogReader(Path(session_dir) / EVENTS_FILE)   # the one reading (socratic.logread)
+
+    def show() -> CampaignEnd | None:
+        for e in reader.poll():
+            line = progress_line(e)
+            if line:
+                print(line, flush=True)
+        return reader.state.end
+
     try:
         while True:
-            if path.exists():
-                parsed, offset = read_events(path, offset)
-                for e in parsed.events:
-                    line = progress_line(e)
-                    if line:
-                        print(line, flush=True)
-                    if isinstance(e, CampaignEnd):
-                        return 0 if e.reason == "goal_met" else 1
+            end = show()
+            if end is not None:
+                return 0 if end.reason == "goal_met" else 1
             if proc is not None and proc.poll() is not None:
-                if path.exists():
-                    parsed, offset = read_events(path, offset)
-                    for e in parsed.events:
-                        line = progress_line(e)
-                        if line:
-                            print(line, flush=True)
+                show()
                 log = Path(session_dir) / "campaign.log"
                 tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
                 print(f"socratic: the campaign process exited ({proc.returncode})\n{tail}",

@@ -20,13 +20,12 @@ What counts (the same rules as the harness):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from socratic.contracts import (AgentLaunch, AgentText, CampaignEnd, CampaignResume, CampaignStart, EvalEnd,
-                                EvalResult, EvalScenario, EvalStart, EvalSummary, Goal, Question, Retractions,
-                                StopHook, ToolCall, Trigger, Usage)
+from socratic.contracts import AgentLaunch, CampaignStart, EvalEnd, EvalResult, EvalSummary, Goal
+from socratic.logread import Asked, LogState, read_log
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.report.churn import Churn, churn
 from socratic.report.coverage import last_coverage
@@ -38,7 +37,6 @@ from socratic.report.source import SessionFiles
 
 DEFAULT_AGENT = "socratic"  # its own Messages API loop (`socratic run`), as fleets name it
 DEFAULT_WINDOW = 5  # the harness's plateau window: did the question end a plateau?
-EXPLANATION_ENDS = (ToolCall, EvalStart, EvalEnd, Question, StopHook, CampaignEnd)
 
 
 def _num(v: Any) -> float | None:
@@ -51,25 +49,6 @@ def _rel(new: float | None, old: float | None) -> float | None:
     if new is None or old is None or old <= 0:
         return None
     return new / old - 1.0
-
-
-def sessions_time(events: list[Any]) -> tuple[int, float]:
-    """(how many sessions, their time): each from a campaign.start or campaign.resume to
-    the next campaign.end (or the last event); the gaps between sessions left out."""
-    n, active, t0 = 0, 0.0, None
-    last = 0.0
-    for e in events:
-        t = _num(getattr(e, "t", None))
-        if t is None:
-            continue
-        last = max(last, t)
-        if isinstance(e, (CampaignStart, CampaignResume)) and t0 is None:
-            n, t0 = n + 1, t
-        elif isinstance(e, CampaignEnd) and t0 is not None:
-            active, t0 = active + max(0.0, t - t0), None
-    if t0 is not None:
-        active += max(0.0, last - t0)
-    return n, active
 
 
 def _max(a: float | None, b: float | None) -> float | None:
@@ -277,155 +256,105 @@ def _failure_what(summary: EvalSummary, failing: list[str]) -> str:
     return "not correct"
 
 
-@dataclass
-class _Asked:
-    """A question and where the campaign stood when it was asked."""
+class _Judge:
+    """The record checked against itself: whether an evaluation's figures stand, and whether
+    what a stop or the end cites meets the goal in force."""
 
-    event: Question
-    evals: int
-    calls: int
-    best: tuple[float | None, float | None]
+    def __init__(self, files: SessionFiles, log: LogState) -> None:
+        self.log, self.verdict = log, Verdict()
+        broken_record(files.record, self.verdict)
+        check_results(files.files.read_bytes, files.events, self.verdict)
+        logged_tampering(files.events, self.verdict)
+        self.goals = goals_in_force(files.events)
+        self.points: dict[int, Point] = {}
 
-
-def derive(files: SessionFiles, group_of: Callable[[str], str | None],
-           window: int = DEFAULT_WINDOW) -> SessionReport:
-    """Everything the report says about one session. `group_of` maps a bank id to its group
-    (None: not in the bank)."""
-    events = files.events
-    start = next(e for e in events if isinstance(e, CampaignStart))
-    goal_min = _num(start.goal.min_speedup)
-    against = start.goal.against
-    goal = {"min_speedup": goal_min, "against": against}
-    against_baseline = against == "baseline"
-    goal_set = start.scenarios.set
-    retracted = Retractions.of(events)
-    verdict = Verdict()
-    broken_record(files.record, verdict)
-    check_results(files.files.read_bytes, events, verdict)
-    logged_tampering(events, verdict)
-    goals = goals_in_force(events)
-
-    def stands(n: int | None) -> bool:
+    def stands(self, n: int | None) -> bool:
         """Evaluation n's figures on the goal's terms are not retracted, and its saved
         result is the one its eval.end recorded."""
-        return n is None or (not retracted.hides(n, against) and n not in verdict.rewritten)
+        return n is None or (not self.log.retractions.hides(n, self.log.terms)
+                             and n not in self.verdict.rewritten)
 
-    tool_calls = turns = 0
-    cost = 0.0
-    priced = False
-    tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
-    shas: dict[int, str] = {}
-    rows: dict[int, list[dict[str, Any]]] = {}
-    series: list[EvalPoint] = []
-    results: dict[int, str] = {}
-    scenario_vs: dict[int, dict[str, dict[str, float]]] = {}   # eval.end's, by evaluation
-    questions: list[_Asked] = []
-    triggers: dict[str, int] = {}
-    failures: list[Failure] = []
-    explaining: Failure | None = None
-    said: list[str] = []
-    best_geo = best_min = None
-    best_geo_n: int | None = None
-    best_min_n: int | None = None
-    goal_at: tuple[float, int, int] | None = None   # t, tool calls, evaluations
-    end: CampaignEnd | None = None
-    met_stops: list[tuple[StopHook, float, int, int]] = []   # with t, tool calls, evaluations
-    last_t = 0.0
-
-    for e in events:
-        t = _num(e.t)
-        if t is None:
-            t = last_t
-        last_t = max(last_t, t)
-        if explaining is not None:
-            if isinstance(e, AgentText):
-                said.append(e.text)
-            elif isinstance(e, EXPLANATION_ENDS) and "".join(said).strip():
-                explaining.explanation = "".join(said).strip()
-                explaining, said = None, []
-            elif isinstance(e, EvalEnd):
-                explaining, said = None, []  # no words before the next evaluation
-        if isinstance(e, ToolCall):
-            tool_calls += 1
-        elif isinstance(e, Usage):
-            turns += 1
-            cost += _num(e.cost_usd) or 0.0
-            priced = priced or _num(e.cost_usd) is not None
-            tokens["input"] += e.input_tokens
-            tokens["output"] += e.output_tokens
-            tokens["cache_read"] += e.cache_read
-            tokens["cache_write"] += e.cache_write
-        elif isinstance(e, EvalStart):
-            rows[e.n] = []  # an evaluation cut by a kill runs again under its n
-            shas[e.n] = e.candidate_sha
-        elif isinstance(e, EvalScenario):
-            rows.setdefault(e.n, []).append(
-                {"scenario": e.scenario, "correct": e.correct, "speedup": _num(e.speedup)})
-        elif isinstance(e, EvalEnd):
-            summary = e.summary
-            on_goal = goal_set is None or e.set is None or e.set == goal_set
-            correct = summary.all_correct
-            if not stands(e.n):
-                geo = mn = None
-            elif against_baseline:
-                geo, mn = _num(summary.geomean_speedup), _num(summary.min_speedup)
-            else:   # the goal's terms: speedups against the comparison (FA3 ...)
-                geo, mn = _on_comparison(files, e, against)
-            if correct and on_goal:
-                if geo is not None and (best_geo is None or geo > best_geo):
-                    best_geo_n = e.n
-                if mn is not None and (best_min is None or mn > best_min):
-                    best_min_n = e.n
-                best_geo, best_min = _max(best_geo, geo), _max(best_min, mn)
-                if (goal_at is None and goal_min is not None
-                        and mn is not None and mn >= goal_min):
-                    goal_at = (t, tool_calls, len(series) + 1)
-            vs = {k: v for k, v in (summary.geomean_vs or {}).items()
-                  if _num(v) is not None and not retracted.hides(e.n, k)}
-            base = None if retracted.hides(e.n, "baseline") else _num(summary.geomean_speedup)
-            series.append(EvalPoint(e.n, e.seq, t, e.set, on_goal, correct, geo, mn,
-                                    e.candidate_sha or shas.get(e.n, ""), e.source,
-                                    tool_calls, best_geo, best_min, e.result, vs, base,
-                                    retracted.part(e.n), retracted.why(e.n),
-                                    e.source == "import" or e.imported is not None))
-            results[e.n] = e.result
-            scenario_vs[e.n] = e.scenario_vs or {}
-            if not correct:
-                failing = list(summary.failing or []) or [
-                    str(r["scenario"]) for r in rows.get(e.n, []) if not r["correct"]]
-                explaining, said = Failure(e.n, e.seq, t, e.set,
-                                           _failure_what(summary, failing), failing, None), []
-                failures.append(explaining)
-        elif isinstance(e, Question):
-            questions.append(_Asked(e, len(series), tool_calls, (best_geo, best_min)))
-        elif isinstance(e, Trigger):
-            triggers[e.kind] = triggers.get(e.kind, 0) + 1
-        elif isinstance(e, StopHook) and e.met:
-            met_stops.append((e, t, tool_calls, len(series)))
-        elif isinstance(e, CampaignEnd):
-            end = e
-    if explaining is not None and "".join(said).strip():
-        explaining.explanation = "".join(said).strip()
-
-    # "met" re-derived: the evaluation a stop or the end cites must meet the goal in force
-    points = {p.n: Point(p.n, p.sha, p.goal_set, p.correct and stands(p.n), p.min, p.geomean,
-                         p.baseline_geomean, p.source) for p in series}
-
-    def why_not(n: int | None, seq: int, what: str, said_goal: Goal | None = None) -> bool:
-        in_force = goal_at_seq(goals, seq) or start.goal
+    def why_not(self, n: int | None, seq: int, what: str, said_goal: Goal | None = None) -> bool:
+        """Says (and returns True) when what `what` cites does not meet the goal in force."""
+        start = cast(CampaignStart, self.log.start)
+        in_force = goal_at_seq(self.goals, seq) or start.goal
         if said_goal is not None and not same_goal(said_goal, in_force):
-            verdict.say(f"{what} judged a goal of {said_goal.min_speedup:g}x against "
-                        f"{said_goal.against}, not the {in_force.min_speedup:g}x against "
-                        f"{in_force.against} pinned at the start")
+            self.verdict.say(f"{what} judged a goal of {said_goal.min_speedup:g}x against "
+                             f"{said_goal.against}, not the {in_force.min_speedup:g}x against "
+                             f"{in_force.against} pinned at the start")
             return True
         if n is None:
-            verdict.say(f"{what} names no evaluation")
+            self.verdict.say(f"{what} names no evaluation")
             return True
-        why = ("its saved result was rewritten" if n in verdict.rewritten
-               else meets(points.get(n), in_force))
+        why = ("its saved result was rewritten" if n in self.verdict.rewritten
+               else meets(self.points.get(n), in_force))
         if why:
-            verdict.say(f"{what} cites evaluation #{n}, which does not meet the goal: {why}")
+            self.verdict.say(f"{what} cites evaluation #{n}, which does not meet the goal: {why}")
         return why is not None
+
+
+def _series(files: SessionFiles, log: LogState, judge: _Judge) -> list[EvalPoint]:
+    """The evaluations as the report plots them, with the running bests on the goal's terms
+    (correct goal-set evaluations whose figures stand)."""
+    series: list[EvalPoint] = []
+    best_geo = best_min = None
+    for e in log.evaluations:
+        end, summary = e.end, e.end.summary
+        if not judge.stands(e.n):
+            geo = mn = None
+        elif log.terms == "baseline":
+            geo, mn = _num(summary.geomean_speedup), _num(summary.min_speedup)
+        else:   # the goal's terms: speedups against the comparison (FA3 ...)
+            geo, mn = _on_comparison(files, end, log.terms)
+        if e.correct and e.goal_set:
+            best_geo, best_min = _max(best_geo, geo), _max(best_min, mn)
+        vs = {k: v for k, v in (summary.geomean_vs or {}).items()
+              if _num(v) is not None and not log.retractions.hides(e.n, k)}
+        base = None if log.retractions.hides(e.n, "baseline") else _num(summary.geomean_speedup)
+        series.append(EvalPoint(e.n, end.seq, e.t, end.set, e.goal_set, e.correct, geo, mn,
+                                e.sha, end.source, e.tool_calls, best_geo, best_min, end.result,
+                                vs, base, log.retractions.part(e.n), log.retractions.why(e.n),
+                                e.imported))
+    return series
+
+
+def _firsts(series: list[EvalPoint]) -> tuple[int | None, int | None]:
+    """The evaluations the best geomean and the best min are from (the first of equals)."""
+    geo_n = min_n = None
+    best_geo = best_min = None
+    for p in series:
+        if p.correct and p.goal_set:
+            if p.geomean is not None and (best_geo is None or p.geomean > best_geo):
+                geo_n, best_geo = p.n, p.geomean
+            if p.min is not None and (best_min is None or p.min > best_min):
+                min_n, best_min = p.n, p.min
+    return geo_n, min_n
+
+
+def _failures(log: LogState) -> list[Failure]:
+    out = []
+    for e in log.evaluations:
+        if e.correct:
+            continue
+        failing = list(e.end.summary.failing or []) or [r.scenario for r in e.rows
+                                                         if not r.correct]
+        out.append(Failure(e.n, e.end.seq, e.t, e.end.set,
+                           _failure_what(e.end.summary, failing), failing,
+                           log.explanations.get(e.index)))
+    return out
+
+
+def _goal_reached(log: LogState, series: list[EvalPoint], judge: _Judge
+                  ) -> tuple[tuple[float, int, int] | None, bool]:
+    """(t, tool calls, evaluations) when the goal was first reached, or None; and whether
+    the end's goal_met stands. "Met" re-derived: what a stop or the end cites must meet the
+    goal in force."""
+    goal_min = _num(cast(CampaignStart, log.start).goal.min_speedup)
+    goal_at = next(((p.t, p.tool_calls, i + 1) for i, p in enumerate(series)
+                    if goal_min is not None and p.correct and p.goal_set and p.min is not None
+                    and p.min >= goal_min), None)
+    judge.points = {p.n: Point(p.n, p.sha, p.goal_set, p.correct and judge.stands(p.n), p.min,
+                               p.geomean, p.baseline_geomean, p.source) for p in series}
 
     def judged(n: int | None, n_evals: int) -> int | None:
         """The evaluation a stop judged: the one it names, else (older logs) the last
@@ -434,110 +363,139 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
             return n
         return next((p.n for p in reversed(series[:n_evals]) if p.goal_set), None)
 
-    for stop, t, calls, n_evals in met_stops:
-        if not why_not(judged(stop.n, n_evals), stop.seq, f"the stop at event {stop.seq}",
-                       stop.goal) and goal_at is None:
-            goal_at = (t, calls, n_evals)
-    end_met = False
+    for stop in log.met_stops:
+        if not judge.why_not(judged(stop.event.n, stop.evaluations), stop.event.seq,
+                             f"the stop at event {stop.event.seq}", stop.event.goal) \
+                and goal_at is None:
+            goal_at = (stop.t, stop.tool_calls, stop.evaluations)
+    end, end_met = log.end, False
     if end is not None and end.reason == "goal_met":
         if not series:
-            verdict.say("the campaign ended goal_met with 0 evaluations")
+            judge.verdict.say("the campaign ended goal_met with 0 evaluations")
         else:
             cited = end.n if end.n is not None else \
-                (met_stops[-1][0].n if met_stops else None)
-            end_met = not why_not(judged(cited, len(series)), end.seq, "campaign.end goal_met")
+                (log.met_stops[-1].event.n if log.met_stops else None)
+            end_met = not judge.why_not(judged(cited, len(series)), end.seq,
+                                        "campaign.end goal_met")
+    if end is not None and not counts_as_met(end.reason):
+        goal_at = None   # hooks_silent, agent_exited: no goal check of it stands
+    return goal_at, end_met
+
+
+def _best_rows(files: SessionFiles, log: LogState, best: EvalPoint | None) -> list[dict[str, Any]]:
+    """The best evaluation's per-scenario speedups: the log's rows carry the baseline's,
+    eval.end (or, in older logs, the saved result) the comparisons'."""
+    if best is None:
+        return []
+    rows: list[dict[str, Any]] = [
+        {"scenario": r.scenario, "correct": r.correct, "speedup": _num(r.speedup)}
+        for r in log.rows(best.n)]
+    last = next(e.end for e in reversed(log.evaluations) if e.n == best.n)  # its latest run
+    if not rows:
+        rows = _rows_from_result(files.eval_result(last.result))
+    else:
+        logged: dict[str, Any] = last.scenario_vs or {}
+        if not logged:   # logs before scenario_vs: the saved result has them
+            logged = {r["scenario"]: r["vs"]
+                      for r in _rows_from_result(files.eval_result(last.result))}
+        rows = [{**r, "vs": {k: _num(v) for k, v in logged.get(r["scenario"], {}).items()
+                             if _num(v) is not None}} for r in rows]
+    return [{**r, "vs": {k: v for k, v in r.get("vs", {}).items()
+                         if not log.retractions.hides(best.n, k)}} for r in rows]
+
+
+def derive(files: SessionFiles, group_of: Callable[[str], str | None],
+           window: int = DEFAULT_WINDOW) -> SessionReport:
+    """Everything the report says about one session: the one reading of its log
+    (socratic.logread), checked against itself, plus the report's own figures. `group_of`
+    maps a bank id to its group (None: not in the bank)."""
+    log = read_log(files.events)
+    start = cast(CampaignStart, log.start)   # load_session keeps only logs with one
+    judge = _Judge(files, log)
+    series = _series(files, log, judge)
+    goal_at, end_met = _goal_reached(log, series, judge)
     if _declared_or_extra(start, "agent") not in (None, "manual"):
         for p in series:
             if p.imported:
-                verdict.say(f"evaluation #{p.n} was imported in a session driven by an agent's "
-                            f"hooks (imports are for campaigns by hand)")
-    same_source_jumps([points[p.n] for p in series], verdict)
-
-    gains = _gains(questions, series, tool_calls, window, group_of)
-    by_trigger: dict[str, int] = {}
-    by_group: dict[str, int] = {}
-    for g in gains:
-        key = g.trigger or "none"
-        by_trigger[key] = by_trigger.get(key, 0) + 1
-        by_group[g.group] = by_group.get(g.group, 0) + 1
-
-    n_sessions, active_s = sessions_time(events)
-    best = _best([p for p in series if stands(p.n)])
-    best_rows = rows.get(best.n, []) if best else []
-    if best and not best_rows:
-        best_rows = _rows_from_result(files.eval_result(results.get(best.n, "")))
-    elif best:   # the log's rows carry the baseline's speedup; eval.end the comparisons'
-        logged = scenario_vs.get(best.n) or {}
-        if not logged:   # logs before scenario_vs: the saved result has them
-            logged = {r["scenario"]: r["vs"]
-                      for r in _rows_from_result(files.eval_result(results.get(best.n, "")))}
-        best_rows = [{**r, "vs": {k: _num(v) for k, v in logged.get(r["scenario"], {}).items()
-                                  if _num(v) is not None}} for r in best_rows]
-    if best:
-        best_rows = [{**r, "vs": {k: v for k, v in r.get("vs", {}).items()
-                                  if not retracted.hides(best.n, k)}} for r in best_rows]
-
+                judge.verdict.say(f"evaluation #{p.n} was imported in a session driven by an "
+                                  f"agent's hooks (imports are for campaigns by hand)")
+    same_source_jumps([judge.points[p.n] for p in series], judge.verdict)
+    gains = _gains(log.questions, series, log.tool_calls, window, group_of)
+    best = _best([p for p in series if judge.stands(p.n)])
     sources: dict[str, str | None] = {}
     for p in series:
         if p.sha and p.sha not in sources:
             sources[p.sha] = files.candidate(p.sha)
-    c = churn([sources.get(p.sha) for p in series])
-    n_q = len(gains)
     agent = _declared_or_extra(start, "agent")
-    confined, confined_why = confinement(agent, events)
-    if end is not None and not counts_as_met(end.reason):
-        goal_at = None   # hooks_silent, agent_exited: no goal check of it stands
+    confined, confined_why = confinement(agent, files.events)
+    best_geo_n, best_min_n = _firsts(series)
+    last = series[-1] if series else None
+    end, tok = log.end, log.tokens
+    tokens = {"input": tok.input, "output": tok.output, "cache_read": tok.cache_read,
+              "cache_write": tok.cache_write}
     return SessionReport(
         session=files.name, path=str(files.dir), task=start.task,
         agent=_named(agent, files.fleet.get("agent")) or DEFAULT_AGENT,
         model=start.model, questions_mode=questions_mode(start, files.config, files.fleet),
-        end_reason=end.reason if end else None, started=start.ts,
-        duration_s=round(_num(end.t) or last_t if end else last_t, 3),
-        turns=turns, tool_calls=tool_calls, evaluations=len(series),
+        end_reason=log.end_reason, started=start.ts, duration_s=round(log.duration_s, 3),
+        turns=log.turns, tool_calls=log.tool_calls, evaluations=len(series),
         evaluations_correct=sum(1 for p in series if p.correct),
         evaluations_incorrect=sum(1 for p in series if not p.correct),
-        goal=goal, goal_set=goal_set,
-        best_geomean=best_geo, best_min=best_min,
-        best_evaluation=best.n if best else None, best_scenarios=best_rows,
+        goal={"min_speedup": _num(start.goal.min_speedup), "against": start.goal.against},
+        goal_set=log.goal_set,
+        best_geomean=last.best_geomean if last else None,
+        best_min=last.best_min if last else None,
+        best_evaluation=best.n if best else None, best_scenarios=_best_rows(files, log, best),
         best_geomean_evaluation=best_geo_n, best_min_evaluation=best_min_n,
-        sessions=n_sessions, active_s=round(active_s, 3),
+        sessions=log.clock.sessions, active_s=round(log.clock.active_s, 3),
         goal_met=goal_at is not None or end_met,
-        record=record_dict(files.record), contradictions=verdict.contradictions,
-        imported=sum(1 for p in series if p.imported),
+        record=record_dict(files.record), contradictions=judge.verdict.contradictions,
+        imported=log.imports,
         end_detail=end_detail(end.reason, {**end.extra, **vars(end)}) if end else "",
-        cost_known=priced, confined=confined, confined_detail=confined_why,
+        cost_known=log.priced, confined=confined, confined_detail=confined_why,
         time_to_goal_s=round(goal_at[0], 3) if goal_at else None,
         tool_calls_to_goal=goal_at[1] if goal_at else None,
         evaluations_to_goal=goal_at[2] if goal_at else None,
-        tokens={**tokens, "total": sum(tokens.values())}, cost_usd=round(cost, 6),
-        questions=n_q, questions_by_trigger=by_trigger, questions_by_group=by_group,
+        tokens={**tokens, "total": sum(tokens.values())}, cost_usd=round(log.cost_usd, 6),
+        questions=len(gains), questions_by_trigger=_count(g.trigger or "none" for g in gains),
+        questions_by_group=_count(g.group for g in gains),
         questions_human=sum(1 for g in gains if g.source == "human"),
         questions_auto=sum(1 for g in gains if g.source == "auto"),
-        tool_calls_per_question=tool_calls / n_q if n_q else None,
-        question_gains=gains, triggers=triggers, churn=c, correctness_failures=failures,
-        series=series, skipped_lines=files.skipped, window=window, events=len(events),
-        coverage=last_coverage(files, series),
-        damaged=files.damaged + [why for n in sorted(results)
-                                 if (why := files.result_problem(results[n])) is not None],
+        tool_calls_per_question=log.tool_calls / len(gains) if gains else None,
+        question_gains=gains, triggers=dict(log.triggers),
+        churn=churn([sources.get(p.sha) for p in series]),
+        correctness_failures=_failures(log), series=series, skipped_lines=files.skipped,
+        window=window, events=len(files.events), coverage=last_coverage(files, series),
+        damaged=files.damaged + [why for p in sorted(series, key=lambda p: p.n)
+                                 if (why := files.result_problem(p.result)) is not None],
     )
 
 
-def _gains(questions: list[_Asked], series: list[EvalPoint], total_calls: int,
+def _count(keys: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k in keys:
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _gains(questions: list[Asked], series: list[EvalPoint], total_calls: int,
            window: int, group_of: Callable[[str], str | None]) -> list[QuestionGain]:
     out = []
     for i, q in enumerate(questions):
         e = q.event
-        geo0, min0 = q.best
-        _, after = followed(series, q.evals, window)
+        before = series[q.evaluations - 1] if q.evaluations else None
+        geo0 = before.best_geomean if before else None
+        min0 = before.best_min if before else None
+        _, after = followed(series, q.evaluations, window)
         geo1 = _max(geo0, _value(best_on(after, _geomean), _geomean))
         min1 = _max(min0, _value(best_on(after, _min), _min))
-        nxt = questions[i + 1].calls if i + 1 < len(questions) else total_calls
+        nxt = questions[i + 1].tool_calls if i + 1 < len(questions) else total_calls
         bank_id = e.bank_id or None
         group = (group_of(bank_id) or "unknown") if bank_id else "free_text"
         out.append(QuestionGain(
             seq=e.seq, t=_num(e.t) or 0.0, text=e.text, bank_id=bank_id, group=group,
             trigger=e.trigger, source=e.source if e.source in ("human", "auto") else "human",
-            evaluations_before=q.evals, tool_calls_after=nxt - q.calls,
+            evaluations_before=q.evaluations, tool_calls_after=nxt - q.tool_calls,
             window_evaluations=len(after),
             best_geomean_before=geo0, best_geomean_after=geo1, geomean_gain=_rel(geo1, geo0),
             best_min_before=min0, best_min_after=min1, min_gain=_rel(min1, min0)))

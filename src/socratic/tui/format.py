@@ -9,7 +9,7 @@ def elapsed(seconds: float | None) -> str:
     """`1d 02:03:04`, `02:03:04`, `03:04`."""
     if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "--:--"
-    s = int(seconds)
+    s = int(round(seconds))  # to the nearest second, as the report says it (one clock)
     d, s = divmod(s, 86400)
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Iterable
 
+from socratic.contracts import AskCommand, parse_command
 from socratic.tui.state import Question
 
 
 def inbox_questions(commands: Iterable[Any]) -> list[dict]:
     """The question commands of an inbox the harness would take (non-empty text)."""
-    return [c for c in commands if isinstance(c, dict) and c.get("type") == "question"
-            and isinstance(c.get("text"), str) and c["text"].strip()]
+    return [c for c in commands if isinstance(parse_command(c), AskCommand)]
 
 
 def pending_questions(inbox: list[dict], logged: list[Question]) -> list[dict]:

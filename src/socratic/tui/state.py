@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from socratic import contracts as c
 from socratic.contracts import ContractError, Event, Retractions, ScenarioResult, parse_event, retracted_on
 from socratic.endreasons import end_detail
+from socratic.logread import LogState
 from socratic.tui.tool_summary import summarize_output
 
 CHECKPOINT_EVERY = 256
@@ -237,28 +238,16 @@ class CampaignState:
     goal_against: str = "baseline"
     gpu: str = ""
     started: bool = False
-    auto: bool | None = None
     agent: str = ""           # an attached campaign's agent (no process holds its session)
     confined: bool | None = None  # its agent's launches: all in a Landlock domain (agent.launch)
     confined_how: str = ""
-    # run state
-    status: str = "starting"  # starting|running|paused|waiting|stopping|ended
-    end_reason: str = ""
-    seq: int = 0
-    t: float = 0.0
+    # the one reading of the log (socratic.logread): status, clock, counters, evaluations,
+    # retractions, questions, triggers; what follows is what the screens show of it
+    log: LogState = field(default_factory=LogState)
     n_events: int = 0
     n_ignored: int = 0      # events not applied: unknown or not shown types, and malformed
-    n_malformed: int = 0    # events that are not objects or do not match their declaration
-    # counters
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost_usd: float = 0.0
     # evaluations
     eval_n: int | None = None          # current (or last) evaluation number
-    eval_running: bool = False
     eval_done: int = 0                 # scenarios finished in the running evaluation
     eval_total: int | None = None
     evals: list[EvalPoint] = field(default_factory=list)
@@ -268,24 +257,12 @@ class CampaignState:
     sets: dict[str, dict] = field(default_factory=dict)
     goal_set: str = ""
     table_set: str = ""
-    # questions and triggers
-    last_trigger: Trigger | None = None
-    triggers: int = 0
-    questions: list[Question] = field(default_factory=list)
-    asked: set = field(default_factory=set)  # bank ids
     retry: Retry | None = None         # set while the API is being retried
-    gpu_wait: str | None = None        # who has the GPU while the running evaluation waits
     # transcript
     blocks: list[Block] = field(default_factory=list)
     tool_index: dict[str, int] = field(default_factory=dict)  # tool id -> block index
     eval_index: dict[int, int] = field(default_factory=dict)  # eval n -> block index
-    retractions: Retractions = field(default_factory=Retractions)
     _text_open: bool = False
-    # campaign time with the gaps between sessions (an end, then a resume) left out
-    sessions: int = 0
-    active_before: float = 0.0      # the finished sessions' time
-    segment_t0: float = 0.0         # t at the current session's start or resume
-    segment_open: bool = False
 
     # ----------------------------------------------------------------- copying
 
@@ -298,13 +275,106 @@ class CampaignState:
             evals=list(self.evals),
             rows=rows,
             sets=sets,
-            questions=list(self.questions),
-            asked=set(self.asked),
             blocks=list(self.blocks),
             tool_index=dict(self.tool_index),
             eval_index=dict(self.eval_index),
-            retractions=self.retractions.copy(),
+            log=self.log.copy(),
         )
+
+    # ----------------------------------------------------------------- the reading's
+
+    @property
+    def status(self) -> str:
+        """starting|running|paused|waiting|stopping|ended"""
+        return self.log.status
+
+    @property
+    def end_reason(self) -> str:
+        return self.log.end_reasons[-1] if self.log.end_reasons else ""
+
+    @property
+    def seq(self) -> int:
+        return self.log.seq
+
+    @property
+    def t(self) -> float:
+        """The log's clock: the latest event's time."""
+        return self.log.clock.last
+
+    @property
+    def auto(self) -> bool | None:
+        return self.log.auto
+
+    @property
+    def n_malformed(self) -> int:
+        """Events that are not objects or do not match their declaration."""
+        return self.log.malformed
+
+    @property
+    def tool_calls(self) -> int:
+        return self.log.tool_calls
+
+    @property
+    def input_tokens(self) -> int:
+        return self.log.tokens.input
+
+    @property
+    def output_tokens(self) -> int:
+        return self.log.tokens.output
+
+    @property
+    def cache_read(self) -> int:
+        return self.log.tokens.cache_read
+
+    @property
+    def cache_write(self) -> int:
+        return self.log.tokens.cache_write
+
+    @property
+    def cost_usd(self) -> float:
+        return self.log.cost_usd
+
+    @property
+    def eval_running(self) -> bool:
+        return self.log.running is not None
+
+    @property
+    def gpu_wait(self) -> str | None:
+        return self.log.gpu_wait
+
+    @property
+    def retractions(self) -> Retractions:
+        return self.log.retractions
+
+    @property
+    def sessions(self) -> int:
+        return self.log.clock.sessions
+
+    @property
+    def triggers(self) -> int:
+        return sum(self.log.triggers.values())
+
+    @property
+    def last_trigger(self) -> Trigger | None:
+        ev = self.log.last_trigger
+        if ev is None:
+            return None
+        return Trigger(kind=ev.kind or "trigger", reason=ev.reason,
+                       suggestions=tuple(ev.suggestions), seq=ev.seq,
+                       t=_event_time(ev, self.log.clock.last))
+
+    @property
+    def questions(self) -> list[Question]:
+        return [_question(q.event) for q in self.log.questions]
+
+    @property
+    def asked(self) -> set[str]:
+        """The bank ids asked so far."""
+        return {q.event.bank_id for q in self.log.questions if q.event.bank_id}
+
+    def active_at(self, t: float) -> float:
+        """The campaign's time at the log's time `t`, as every view shows it."""
+        return self.log.clock.campaign_time(t)
 
     # ----------------------------------------------------------------- derived
 
@@ -312,13 +382,7 @@ class CampaignState:
     def best_geomean(self) -> float | None:
         """The best correct goal-set geomean on the goal's terms: against the baseline, or
         against the comparison the goal names (FA3's time over the candidate's)."""
-        against = self.goal_against or "baseline"
-        vals = []
-        for e in self.goal_evals():
-            v = e.geomean if against == "baseline" else dict(e.comparisons).get(against)
-            if v is not None and e.all_correct and e.shows(against):
-                vals.append(v)
-        return max(vals) if vals else None
+        return self.log.best_geomean()
 
     def goal_evals(self) -> list[EvalPoint]:
         """Evaluations of the goal set (what the plot shows)."""
@@ -354,10 +418,6 @@ class CampaignState:
     def apply(self, ev: Event | Any) -> CampaignState:
         """Fold one event (typed, or a parsed JSON object) in, in place, and return self."""
         if not isinstance(ev, Event):
-            if isinstance(ev, dict):
-                t = num(ev.get("t"))
-                if t is not None:  # campaign time runs on with every event, even a bad one
-                    self.t = max(self.t, t)
             try:
                 parsed = parse_event(ev)
             except ContractError:
@@ -365,21 +425,19 @@ class CampaignState:
                 return self
             if parsed is None:  # a type this reader does not know: not an error
                 self.n_ignored += 1
+                if isinstance(ev, dict):  # campaign time runs on with every event
+                    self.log.apply_unknown(ev)
                 return self
             ev = parsed
+        self.log.apply(ev)
         t = num(ev.t)
-        if t is not None:
-            self.t = max(self.t, t)
         handler = _HANDLERS.get(type(ev))
         if handler is None:
             self.n_ignored += 1
             return self
         self.n_events += 1
-        self.seq = max(self.seq, ev.seq)
         if not isinstance(ev, c.AgentText):
             self._text_open = False
-        if self.status == "waiting" and isinstance(ev, _ACTIVITY):
-            self.status = "running"
         if self.retry is not None and isinstance(ev, _API_ANSWERED):
             self.retry = None
         handler(self, ev, ev.seq, t if t is not None else self.t)
@@ -395,9 +453,9 @@ class CampaignState:
         counted. A malformed eval.end still ends the running evaluation (no verdict, so no
         evaluation: no plot bar)."""
         self.n_ignored += 1
-        self.n_malformed += 1
-        if isinstance(ev, dict) and ev.get("type") == "eval.end" and self.eval_running:
-            self.eval_running = False
+        was_running = self.eval_running
+        self.log.apply_malformed(ev)
+        if was_running and not self.eval_running:
             idx = self.eval_index.get(self.eval_n) if self.eval_n is not None else None
             if idx is not None and idx < len(self.blocks) and not self.blocks[idx].done:
                 old = self.blocks[idx]
@@ -407,19 +465,7 @@ class CampaignState:
 
     # ----------------------------------------------------------------- handlers
 
-    def active_at(self, t: float) -> float:
-        """Campaign time at `t` (the log's clock), the gaps between sessions left out."""
-        if not self.segment_open:
-            return self.active_before
-        return self.active_before + max(0.0, t - self.segment_t0)
-
-    def _open_segment(self, t: float) -> None:
-        if not self.segment_open:
-            self.sessions += 1
-            self.segment_t0, self.segment_open = t, True
-
     def _start(self, ev: c.CampaignStart, seq: int, t: float) -> None:
-        self._open_segment(t)
         self.started = True
         self.task = ev.task
         self.model = ev.model
@@ -427,16 +473,12 @@ class CampaignState:
         self.goal_against = ev.goal.against or "baseline"
         self.gpu = ev.gpu.name if ev.gpu else ""
         self.agent = ev.agent or ""
-        if ev.auto_questions is not None:
-            self.auto = ev.auto_questions
         self.goal_set = ev.scenarios.set or ""
         self._show_set(self.goal_set)
         for sid in ev.scenarios.ids:
             if sid and sid not in self.rows:
                 self.rows[sid] = ScenarioRow(id=sid, order=len(self.rows))
         self.eval_total = len(self.rows) or None
-        if self.status in ("starting", "ended"):
-            self.status = "running"
         detail = " · ".join(x for x in (self.task, self.model, self.gpu) if x)
         self.blocks.append(Block("start", seq, t, text=detail,
                                  data=(("goal", self.goal), ("against", self.goal_against))))
@@ -456,7 +498,6 @@ class CampaignState:
         self._text_open = True
 
     def _tool_call(self, ev: c.ToolCall, seq: int, t: float) -> None:
-        self.tool_calls += 1
         block = Block("tool", seq, t, title=ev.name or "tool",
                       detail=tool_input_summary(ev.name, ev.input), text=tool_input_full(ev.input))
         if ev.id:
@@ -497,9 +538,7 @@ class CampaignState:
         if set_name != self.table_set or self.table_set not in self.sets:
             self._show_set(set_name)
         self.eval_n = ev.n
-        self.eval_running = True
         self.eval_done = 0
-        self.gpu_wait = None
         if ev.total is not None:
             self.eval_total = ev.total
         self.eval_index[ev.n] = len(self.blocks)
@@ -516,7 +555,6 @@ class CampaignState:
         self.rows[sid] = row
         if self.eval_running:
             self.eval_done += 1
-        self.gpu_wait = None  # its turn came
         if ev.total is not None:
             self.eval_total = ev.total
 
@@ -542,7 +580,6 @@ class CampaignState:
             if row is not None and row.n == ev.n and row.result is not None:   # this evaluation's rows
                 rows[sid] = replace(row, result=c.with_scenario_vs(row.result, vs))
         self.eval_n = ev.n
-        self.eval_running = False
         shown = ev.set or self.table_set
         if (self.goal_set and shown != self.goal_set and self.goal_set in self.sets
                 and not any(r.speedup is not None for r in rows.values() if r.n == ev.n)):
@@ -554,7 +591,6 @@ class CampaignState:
             error = "build failed"
         elif not error and summary.bans_ok is False:
             error = "banned library use"
-        self.gpu_wait = None
         data = (("n", ev.n), ("point", point), ("error", error or None),
                 ("set", ev.set or None), ("source", ev.source or None),
                 ("gpu_wait_s", num(ev.gpu_wait_s)))
@@ -570,7 +606,6 @@ class CampaignState:
     def _retract(self, ev: c.EvalRetract, seq: int, t: float) -> None:
         """Evaluations taken back later (`socratic retract`): their points (and transcript
         blocks) are marked, and what they were retracted on stops counting."""
-        self.retractions.add(ev)
         for rows in (*self.sets.values(), self.rows):   # rows is one of the sets' (or alone)
             for sid, row in rows.items():
                 part = self.retractions.part(row.n) if row.n is not None else None
@@ -589,34 +624,25 @@ class CampaignState:
         self.blocks.append(Block("retract", seq, t, title=ev.part, text=ev.why,
                                  data=(("evals", tuple(ev.evals)),)))
 
-    def _eval_wait(self, ev: c.EvalWait, seq: int, t: float) -> None:
-        """The running evaluation waits for its GPU turn (another evaluation has the GPU)."""
-        self.gpu_wait = ev.holder or "another evaluation"
-
     def _trigger(self, ev: c.Trigger, seq: int, t: float) -> None:
-        trig = Trigger(kind=ev.kind or "trigger", reason=ev.reason,
-                       suggestions=tuple(ev.suggestions), seq=seq, t=t)
-        self.last_trigger = trig
-        self.triggers += 1
+        trig = cast(Trigger, self.last_trigger)   # the reading's, as the screens show it
         self.blocks.append(Block("trigger", seq, t, title=trig.kind, text=trig.reason,
                                  data=(("suggestions", trig.suggestions),)))
 
     def _question(self, ev: c.Question, seq: int, t: float) -> None:
-        bank_id = ev.bank_id or None
-        q = Question(text=ev.text, bank_id=bank_id, trigger=ev.trigger or None,
-                     source=ev.source or "human", seq=seq, t=t)
-        self.questions.append(q)
-        if bank_id:
-            self.asked.add(bank_id)
+        q = _question(ev)
         self.blocks.append(Block("question", seq, t, text=q.text, title=q.source,
                                  detail=q.trigger or "",
-                                 data=(("bank_id", bank_id),)))
+                                 data=(("bank_id", q.bank_id),)))
 
     def _agent_launch(self, ev: c.AgentLaunch, seq: int, t: float) -> None:
         """An outside agent started: once one ran unconfined, the campaign is unconfined."""
         if self.confined is not False:
             self.confined = ev.confined
             self.confined_how = ev.how
+
+    def _ignore(self, ev: Event, seq: int, t: float) -> None:
+        """Shown through the reading only (the status line's counters, GPU wait)."""
 
     def _problem(self, ev: c.Problem, seq: int, t: float) -> None:
         """Something went wrong without ending the campaign (a bank lookup, say): shown in
@@ -627,30 +653,11 @@ class CampaignState:
         rows = tuple((f.scenario, f.correct, num(f.speedup), num(f.goal)) for f in ev.failing)
         self.blocks.append(Block("stophook", seq, t, ok=ev.met, data=(("failing", rows),)))
 
-    def _usage(self, ev: c.Usage, seq: int, t: float) -> None:
-        # usage events carry the increments of one model call
-        self.input_tokens += ev.input_tokens
-        self.output_tokens += ev.output_tokens
-        self.cache_read += ev.cache_read
-        self.cache_write += ev.cache_write
-        self.cost_usd += num(ev.cost_usd) or 0.0
-
     def _control(self, ev: c.Control, seq: int, t: float) -> None:
-        action = ev.action
-        after = {"resume": "running", "stop": "stopping", "wait": "waiting"}.get(action)
-        if action == "pause":
-            self.status = "paused"
-        elif after and self.status != "ended":
-            self.status = after
-        elif action in ("auto_on", "auto_off"):
-            self.auto = action == "auto_on"
-        self.blocks.append(Block("control", seq, t, title=action or "control",
+        self.blocks.append(Block("control", seq, t, title=ev.action or "control",
                                  text=ev.reason or ""))
 
     def _resume(self, ev: c.CampaignResume, seq: int, t: float) -> None:
-        self._open_segment(t)
-        if self.status in ("ended", "starting", "stopping"):
-            self.status = "running"
         self.blocks.append(Block("control", seq, t, title="campaign resumed"))
 
     def _api_retry(self, ev: c.ApiRetry, seq: int, t: float) -> None:
@@ -659,15 +666,9 @@ class CampaignState:
         self.retry = Retry(attempt=ev.attempt, error=ev.error, wait_s=num(ev.wait_s), t=t)
 
     def _end(self, ev: c.CampaignEnd, seq: int, t: float) -> None:
-        if self.segment_open:
-            self.active_before += max(0.0, t - self.segment_t0)
-            self.segment_open = False
-        self.status = "ended"
-        self.eval_running = False
-        self.end_reason = ev.reason
         # hooks_silent, agent_exited: why the end is no result, in words
         detail = end_detail(ev.reason, {**ev.extra, **vars(ev)})
-        self.blocks.append(Block("end", seq, t, text=self.end_reason, detail=detail))
+        self.blocks.append(Block("end", seq, t, text=ev.reason, detail=detail))
 
 
 _HANDLERS: dict[type, Any] = {
@@ -678,12 +679,12 @@ _HANDLERS: dict[type, Any] = {
     c.EvalStart: CampaignState._eval_start,
     c.EvalScenario: CampaignState._eval_scenario,
     c.EvalEnd: CampaignState._eval_end,
-    c.EvalWait: CampaignState._eval_wait,
+    c.EvalWait: CampaignState._ignore,
     c.EvalRetract: CampaignState._retract,
     c.Trigger: CampaignState._trigger,
     c.Question: CampaignState._question,
     c.StopHook: CampaignState._stophook,
-    c.Usage: CampaignState._usage,
+    c.Usage: CampaignState._ignore,
     c.Control: CampaignState._control,
     c.CampaignEnd: CampaignState._end,
     c.CampaignResume: CampaignState._resume,
@@ -692,11 +693,20 @@ _HANDLERS: dict[type, Any] = {
     c.AgentLaunch: CampaignState._agent_launch,
 }
 
-# events that show the agent working again after a `wait`
-_ACTIVITY = (c.AgentText, c.ToolCall, c.Question, c.EvalStart)
 # events that show an API call succeeded (or the campaign moved on): retrying is over
 _API_ANSWERED = (c.AgentText, c.ToolCall, c.Usage, c.CampaignStart, c.CampaignResume,
                  c.CampaignEnd)
+
+
+def _event_time(ev: Event, fallback: float) -> float:
+    t = num(ev.t)
+    return t if t is not None else fallback
+
+
+def _question(ev: c.Question) -> Question:
+    """A logged question as the screens show it."""
+    return Question(text=ev.text, bank_id=ev.bank_id or None, trigger=ev.trigger or None,
+                    source=ev.source or "human", seq=ev.seq, t=_event_time(ev, 0.0))
 
 
 def fold(events: Iterable[Event | Any]) -> CampaignState:

@@ -187,10 +187,10 @@ class WatchScreen(CampaignScreen):
 
     def ingest(self, events: list[dict]) -> None:
         first = self.state.n_events == 0
-        for ev in events:
-            self.state.apply(ev)
-            if ev.get("type") == "control" and ev.get("action") in ("auto_on", "auto_off"):
-                self._auto_requested = None
+        switches = self.state.log.auto_switches
+        self.state.apply_all(events)
+        if self.state.log.auto_switches != switches:  # the harness acted on a switch
+            self._auto_requested = None
         self._last_event_wall = self.clock()
         self._update_pending()
         self.refresh_view(reset=first)
