@@ -37,6 +37,7 @@ def evaluate(*args: str) -> tuple[dict, float]:
 def do_bench_baseline(task_dir: Path, scenario_id: str) -> float:
     import torch
     from triton.testing import do_bench
+
     from socratic.evaluator.build import build
     from socratic.evaluator.worker import params_type
     from socratic.expr import evaluate as expr

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # fleetbench, when imported by tests
-from fleetbench import CampaignRun, fleet_toml, run_fleet, scripted_agent  # noqa: E402
+from fleetbench import CampaignRun, fleet_toml, run_fleet, scripted_agent
 
 SCHEMA = "socratic.fleet_gpus_check/1"
 UUID_PREFIXES = ("GPU-", "MIG-")

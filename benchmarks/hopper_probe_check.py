@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 
 from socratic.evaluator.build import build
-from socratic.taskfile import load_task
 from socratic.resources import resolve_task_dir
+from socratic.taskfile import load_task
 
 ROOT = Path(__file__).resolve().parent.parent
 

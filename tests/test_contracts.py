@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from socratic import contracts as c
 from socratic.contracts import (
     ContractError,
@@ -200,7 +201,6 @@ def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
 
 def test_min_and_geomean_against_a_comparison():
     from socratic.sessionfiles import open_session
-
     from tests.fa3data import TRIMMED
 
     doc = open_session(TRIMMED).read_json("evals/0036.json")   # a real evaluation against FA3

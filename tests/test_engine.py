@@ -10,10 +10,10 @@ from socratic.contracts import AskCommand, read_events
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attached_campaign import HOOK_STATE
 from socratic.harness.campaign import Campaign
-from socratic_doubles.fakeapi import FakeAnthropic
-from socratic_doubles.testing import FAKE_KEY, fake_config, make_task
 from socratic.harness.engine import MARK_FIELDS, Marks
 from socratic.harness.hooks import run_hook
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_KEY, fake_config, make_task
 from tests.test_attach_hooks import make, stop_payload, tool_payload, write_candidate
 from tests.test_harness_campaign import write
 

@@ -143,7 +143,7 @@ def test_a_damaged_or_unusable_build_cache(cache, tmp_path):
         meta.write_text('{"comm')
     again = socratic("eval", "rmsnorm", "--check-only", env={**os.environ, "SOCRATIC_CACHE": str(cache)})
     assert again.code == 0 and "Traceback" not in again.stderr, again.stderr
-    import json                                           # built again, not reused
+    import json  # built again, not reused
     assert all(json.loads(m.read_text()) for m in cache.glob("builds/*/build.json"))
     blocked = tmp_path / "a file"
     blocked.write_text("")

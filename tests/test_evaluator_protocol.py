@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from socratic import contracts as c
 from socratic.contracts import BanHit, GpuInfo, ScenarioResult, read_eval
 from socratic.errors import InputError
-from socratic.eventlog import read_jsonl
 from socratic.evaluator import protocol as p
 from socratic.evaluator import runner
+from socratic.eventlog import read_jsonl
 from socratic.resources import demo_session_dir, resolve_session_dir
 from socratic.taskfile import load_task
 from socratic.tui.state import fold
@@ -182,7 +183,7 @@ def _fa3_session() -> list[Path]:
     """The H200 campaign's folder, where it is one (it may be shipped packed)."""
     try:
         found = resolve_session_dir(Path("fa3-h200"))
-    except Exception:  # noqa: BLE001 - not bundled as a folder: the demo's files stand alone
+    except Exception:
         return []
     return [found] if (found / "events.jsonl").is_file() else []
 

@@ -20,7 +20,6 @@ from socratic.resources import bundled_sessions, resolve_session_dir
 from socratic.sessionfiles import is_pack, open_session
 from socratic.tui.app import SocraticApp
 from socratic.tui.state import fold
-
 from tests.fa3data import eval_docs
 from tests.test_tui_app import Clock
 

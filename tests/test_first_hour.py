@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from socratic import taskfile
 from socratic.cli import main

@@ -16,7 +16,6 @@ import pytest
 
 from socratic.eventlog import read_jsonl
 from socratic_doubles.fakeapi import FakeAnthropic
-
 from tests.slurm_cluster import Cluster, why_not
 from tests.test_fleet import REPO, agent, env_for, fleet_file
 

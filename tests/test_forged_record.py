@@ -16,8 +16,8 @@ from pathlib import Path
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.attach import attach
 from socratic.harness.hooks import run_evaluate, run_hook
-from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from socratic.report import build_report
+from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 
 GOAL = 1.3
 
@@ -254,9 +254,9 @@ def test_an_honest_campaign_still_reaches_goal_met(tmp_path):
 
 def test_the_same_source_faster_fires_suspicious_gain():
     from socratic.harness.config import TriggerConfig
-    from socratic_doubles.testing import eval_result
     from socratic.harness.history import Evaluation
     from socratic.harness.triggers import SuspiciousGain
+    from socratic_doubles.testing import eval_result
 
     det = SuspiciousGain(TriggerConfig())
     rows = [{"id": "a", "correct": True, "speedup": 1.0}]

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
+from socratic.report import build_report
 from socratic_doubles.fakeapi import FakeAnthropic
 from socratic_doubles.testing import FAKE_EVALUATOR
-from socratic.report import build_report
 
 CLAUDE = shutil.which(os.environ.get("SOCRATIC_CLAUDE") or "claude")
 pytestmark = pytest.mark.skipif(

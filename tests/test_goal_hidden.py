@@ -11,16 +11,15 @@ import re
 import pytest
 
 from socratic.contracts import Goal
-from socratic.eventlog import read_jsonl
 from socratic.errors import InputError
+from socratic.eventlog import read_jsonl
 from socratic.harness.campaign import Campaign
-from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
-from socratic_doubles.testing import (FAKE_KEY, candidate_source, eval_result, fake_config,
-                                              make_task)
 from socratic.harness.history import Evaluation, judge
 from socratic.harness.task import CampaignTask
 from socratic.resources import resolve_task_dir
 from socratic.taskfile import load_task
+from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
+from socratic_doubles.testing import FAKE_KEY, candidate_source, eval_result, fake_config, make_task
 
 
 def _campaign(tmp_path, task, first: str, config=None):

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from socratic.contracts import AskCommand, ControlCommand
+from socratic.eventlog import inject, read_jsonl
 from socratic.harness.campaign import Campaign
 from socratic.harness.config import TriggerConfig
 from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
-from socratic_doubles.testing import FAKE_KEY, candidate_source, make_task, fake_config
-from socratic.eventlog import inject, read_jsonl
+from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
 
 def suggester(kind, asked, recent):

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from socratic.contracts import AskCommand, ControlCommand
-from socratic_doubles.fakeapi import FakeAnthropic
-from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 from socratic.cli import main
+from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
 from socratic.ownership import SessionOwner, live_owner
+from socratic_doubles.fakeapi import FakeAnthropic
+from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, make_task
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from socratic.contracts import Event, build_event
 from socratic.harness.config import TriggerConfig
-from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 from socratic.harness.evaluations import Evaluations
 from socratic.harness.inbox import Inbox
 from socratic.harness.session import Session
@@ -18,6 +17,7 @@ from socratic.harness.stophook import StopAttempts, judge_stop
 from socratic.harness.task import CampaignTask
 from socratic.harness.tools import Redactor, scrubbed_env
 from socratic.harness.triggers import Fired, Triggers
+from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
 
 class Log(list):

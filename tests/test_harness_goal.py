@@ -13,8 +13,8 @@ from socratic.contracts import parse_eval
 from socratic.errors import InputError
 from socratic.harness.history import Evaluation, describe_failing, judge
 from socratic.harness.task import CampaignTask
-from socratic_doubles.testing import FAKE_KEY, make_task
 from socratic.resources import demo_session_dir, resolve_task_dir
+from socratic_doubles.testing import FAKE_KEY, make_task
 
 
 def evaluation(result: dict) -> Evaluation:

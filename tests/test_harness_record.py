@@ -9,17 +9,17 @@ from importlib import resources
 
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.conversation import Conversation, handoff_seed
+from socratic.harness.history import Evaluation, History
+from socratic.harness.record import Recorder, TextStream, redacted
+from socratic.harness.session import Session
+from socratic.harness.task import CampaignTask, sha256_text
+from socratic.harness.tools import Redactor
 from socratic_doubles.testing import (
     FAKE_KEY,
     eval_result,
     fake_config,
     make_task,
 )
-from socratic.harness.history import Evaluation, History
-from socratic.harness.record import Recorder, TextStream, redacted
-from socratic.harness.session import Session
-from socratic.harness.task import CampaignTask, sha256_text
-from socratic.harness.tools import Redactor
 
 
 def test_recorder_redacts_every_field_before_logging(tmp_path):

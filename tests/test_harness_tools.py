@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from socratic_doubles.testing import FAKE_KEY
 from socratic.harness.tools import Redactor, Tools, cap_text, scrubbed_env, tool_specs
+from socratic_doubles.testing import FAKE_KEY
 
 
 @pytest.fixture

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from socratic.contracts import Comparison
+from socratic.contracts import Comparison, Goal
 from socratic.harness.config import TriggerConfig
-from socratic_doubles.testing import eval_result
 from socratic.harness.history import Evaluation, History, judge
-from socratic.contracts import Goal
 from socratic.harness.triggers import (
     CorrectnessFailure,
     DeclaredDone,
@@ -16,6 +14,7 @@ from socratic.harness.triggers import (
     SuspiciousGain,
     declares_limit,
 )
+from socratic_doubles.testing import eval_result
 
 _n = 0
 

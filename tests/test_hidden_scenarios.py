@@ -10,11 +10,11 @@ import re
 import pytest
 
 from socratic.errors import InputError
+from socratic.eventlog import read_jsonl
 from socratic.harness.campaign import Campaign
+from socratic.taskfile import load_task
 from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
-from socratic.eventlog import read_jsonl
-from socratic.taskfile import load_task
 from tests.evalcli import ROOT, socratic
 
 ATTN, RMS = ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd", ROOT / "src" / "socratic" / "kernels" / "rmsnorm"

@@ -6,8 +6,8 @@ input: one line, exit 2, nothing recorded."""
 
 from __future__ import annotations
 
-import io
 import hashlib
+import io
 import json
 import shutil
 import sys
@@ -16,19 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from socratic.contracts import AskCommand
 from socratic.cli import main
-from socratic.contracts import EvalEnd, read_events
+from socratic.contracts import AskCommand, EvalEnd, read_events
 from socratic.eventlog import inject, read_jsonl
 from socratic.harness.attach import attach
 from socratic.harness.attached_campaign import AttachedCampaign
+from socratic.resources import demo_session_dir
 from socratic_doubles.testing import (
     FAKE_EVALUATOR,
     candidate_source,
     fake_config,
     make_task,
 )
-from socratic.resources import demo_session_dir
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from socratic.contracts import AskCommand
 from socratic import contracts as c
+from socratic.contracts import AskCommand, Goal
 from socratic.eventlog import inject
 from socratic.harness.attach import attach
-from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from socratic.harness.history import Evaluation, compact_table
-from socratic.contracts import Goal
+from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from tests.test_manual import SRC, attach_rmsnorm, cand, cli, events, of, use
 
 pytestmark = pytest.mark.timeout(180)
@@ -41,7 +40,6 @@ def test_the_agents_table_says_what_each_ratio_is_against():
 
 def test_the_report_names_the_evaluation_of_each_best(capsys, tmp_path):
     from socratic.cli import main
-
     from socratic.report.model import build_report
     from socratic.resources import resolve_session_dir
 
@@ -153,9 +151,9 @@ def test_an_import_of_another_source_says_the_stop_judges_the_workspace(tmp_path
 
 
 def test_the_evaluator_runs_with_the_workspace_off_its_path():
-    from socratic.harness.config import default_evaluator
-
     import sys
+
+    from socratic.harness.config import default_evaluator
 
     argv = default_evaluator() if "SOCRATIC_EVALUATOR" not in __import__("os").environ else \
         [sys.executable, "-P", "-m", "socratic.evaluator"]
@@ -170,8 +168,8 @@ def test_the_gaps_between_sessions_are_not_campaign_time(capsys):
     # 10's), over 69 h 15 min
     from socratic.cli import main
     from socratic.resources import resolve_session_dir
-    from socratic.tui.state import CampaignState
     from socratic.sessionfiles import open_session
+    from socratic.tui.state import CampaignState
 
     assert main(["report", "fa3-h200"]) == 0
     line = capsys.readouterr().out.splitlines()[1]
@@ -189,12 +187,11 @@ def test_the_gaps_between_sessions_are_not_campaign_time(capsys):
 async def test_the_attention_campaign_at_160_columns():
     # the header was cut at `TF/s bo`, the table at End showed a correctness-only run of
     # the full set (210 rows of -), and the plot tracked the speedup over the baseline
+    from socratic.report.model import build_report
     from socratic.resources import resolve_session_dir
     from socratic.tui.app import SocraticApp
     from socratic.tui.widgets.scenario_table import ScenarioTable
     from socratic.tui.widgets.speedup_plot import SpeedupPlot
-
-    from socratic.report.model import build_report
 
     session = resolve_session_dir(Path("fa3-h200"))
     best = build_report([session]).sessions[0].best_geomean   # the plot's best, against FA3

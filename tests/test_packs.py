@@ -15,7 +15,6 @@ import pytest
 from socratic.cli import main
 from socratic.resources import bundled_sessions, resolve_session_dir, session_arg
 from socratic.sessionfiles import MANIFEST, PACK_FORMAT, is_pack, open_session, read_pack
-
 from tests.fa3data import TRIM_EVENTS, TRIMMED, trimmed_folder
 from tests.test_tui_app import replay_app
 

@@ -27,7 +27,6 @@ from socratic.report import bank_traces, build_report
 from socratic.report.text import summary_lines
 from socratic.resources import resolve_session_dir
 from socratic.tui.state import fold
-
 from tests.fa3data import trimmed_folder
 from tests.test_report import Log
 from tests.test_tui_app import replay_app

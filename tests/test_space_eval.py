@@ -16,8 +16,8 @@ import pytest
 from socratic.contracts import Comparison, ScenarioResult, parse_eval
 from socratic.coverage import build, cells_worst_first, cross, lines
 from socratic.errors import InputError
-from socratic_doubles.testing import eval_result, make_task
 from socratic.taskfile import HiddenField, load_task, parse_space
+from socratic_doubles.testing import eval_result, make_task
 from tests.evalcli import ROOT, socratic
 
 ATTN, RMS = ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd", ROOT / "src" / "socratic" / "kernels" / "rmsnorm"

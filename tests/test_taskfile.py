@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from socratic_doubles.testing import FAKE_KEY, TASK_TOML, make_task
-from socratic.taskfile import KeyLines, TaskError, load_task
 
+from socratic.taskfile import KeyLines, TaskError, load_task
+from socratic_doubles.testing import FAKE_KEY, TASK_TOML, make_task
 from tests.evalcli import ROOT
 
 RMSNORM = ROOT / "src" / "socratic" / "kernels" / "rmsnorm"

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.tui.app import SPEEDS, SocraticApp
 from socratic.tui.ask_screen import AskScreen
@@ -16,7 +17,6 @@ from socratic.tui.picker_screen import PickerScreen
 from socratic.tui.state import fold
 from socratic.tui.widgets.question_picker import QuestionPicker
 from socratic.tui.widgets.transcript import Transcript
-
 from tests.test_tui_support import (
     FakeBank,
     make_session,
@@ -834,7 +834,8 @@ async def test_footer_keeps_quit_and_help_reaches_quit_at_80x24(running, mode):
 
 async def test_selected_block_stands_out_in_256_colours(tiny):
     # item 9: the selection was background 234 on 233 in tmux-256color
-    from rich.color import EIGHT_BIT_PALETTE, Color as RichColor, ColorSystem
+    from rich.color import EIGHT_BIT_PALETTE, ColorSystem
+    from rich.color import Color as RichColor
 
     def colour256(c):
         n = RichColor.from_rgb(c.r, c.g, c.b).downgrade(ColorSystem.EIGHT_BIT).number

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from socratic_doubles.testing import FAKE_EVALUATOR
 from socratic.resources import demo_session_dir
 from socratic.tui.app import SocraticApp
 from socratic.tui.coverage_screen import CoverageScreen
+from socratic_doubles.testing import FAKE_EVALUATOR
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -13,8 +13,8 @@ import pytest
 
 from socratic.fleet.folder import open_fleet
 from socratic.fleet.spec import load_fleet
-from socratic_doubles.testing import make_task
 from socratic.tui.app import SocraticApp
+from socratic_doubles.testing import make_task
 from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
 
 pytestmark = pytest.mark.timeout(120)

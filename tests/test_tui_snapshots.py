@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_tui_support import FakeBank, make_session, tiny_events, write_events
 from socratic.contracts import AskCommand
 from socratic.tui.app import SocraticApp
+from tests.test_tui_support import FakeBank, make_session, tiny_events, write_events
 
 TS = "2026-11-01T08:01:35.000+00:00"  # the envelope every event carries
 

@@ -6,7 +6,6 @@ import random
 import time
 
 from socratic.tui.state import CampaignState, Timeline, fold
-
 from tests.test_tui_support import generator, stamped, start_event, tiny_events
 
 TS = "2026-11-01T08:00:30.000+00:00"
@@ -260,9 +259,9 @@ def test_a_problem_shows_in_the_transcript():
 def test_best_is_on_the_goals_terms():
     """A campaign against FA3 shows its best geomean against FA3, on the goal's set: not the
     best against the baseline (the H200 campaign read "best 2.70x" with a goal of 1.0x FA3)."""
-    from socratic.resources import resolve_session_dir
     from pathlib import Path
 
+    from socratic.resources import resolve_session_dir
     from socratic.sessionfiles import open_session
 
     events = open_session(resolve_session_dir(Path("fa3-h200"))).event_records()[0]

@@ -10,9 +10,9 @@ import textwrap
 import time
 
 import pytest
+
 from socratic.ownership import LOCK_FILE
 from socratic.tui.app import SocraticApp
-
 from tests.test_ownership import hold
 from tests.test_tui_support import FakeBank, read_inbox, tiny_events, write_events
 

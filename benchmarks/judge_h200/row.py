@@ -11,6 +11,6 @@ try:
     gm = s.get("geomean_speedup")
     print(f"{label:28s} rc={rc} {float(secs):6.1f}s {s['n_correct']:3d}/{s['n']:<3d} "
           f"gm {gm if gm is None else round(gm, 4)} {vs} | {fail[:150]}")
-except Exception as exc:  # noqa: BLE001 - a table line whatever went wrong
+except Exception as exc:
     tail = open(err).read().strip().splitlines()[-2:] if err else []
     print(f"{label:28s} rc={rc} {float(secs):6.1f}s no result ({type(exc).__name__}) {' | '.join(tail)[:300]}")

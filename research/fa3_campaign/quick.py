@@ -48,6 +48,7 @@ def build(names: list[str]) -> None:
     check), two at a time; its cached library is copied to cands/NAME.so. Prints spills."""
     import hashlib
     import json
+
     from socratic.evaluator.build import cache_root
     for name in names:
         if not (HERE / "cands" / f"{name}.cu").is_file():

@@ -7,6 +7,7 @@ Run from the repository root after `socratic attach flash_attn_fwd --agent manua
 import shutil
 import subprocess
 import sys
+
 S = "sessions/fa3-h200"
 R = "research/fa3_campaign/results"   # one folder per device call, evals/NAME.SET.json (the session keeps them as evals/)
 

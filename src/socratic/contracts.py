@@ -163,7 +163,7 @@ class Record:
         return spec
 
     @classmethod
-    def from_dict(cls: type[R], data: Any, where: str = "") -> R:  # noqa: PYI019
+    def from_dict(cls: type[R], data: Any, where: str = "") -> R:
         """Check `data` (a parsed JSON object) against the declaration; ContractError names
         the first field that does not match."""
         where = where or cls.__name__
@@ -193,7 +193,7 @@ class Record:
             out.setdefault(k, v)
         return out
 
-    def check(self: R) -> R:  # noqa: PYI019
+    def check(self: R) -> R:
         """Re-check a record built in code (writers): the dataclass does not check types."""
         return type(self).from_dict(self.to_dict())
 

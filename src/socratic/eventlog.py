@@ -95,7 +95,7 @@ def _reversed_lines(fh: BinaryIO, size: int, block: int = 1 << 16) -> Iterator[b
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # noqa: PLR0124 - not NaN (math.isnan overflows on huge ints)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
 
 
 def log_tail(path: Path, size: int | None = None) -> tuple[int, float, bool]:
@@ -103,7 +103,7 @@ def log_tail(path: Path, size: int | None = None) -> tuple[int, float, bool]:
     that only appends. An event whose seq is damaged still counts: its successor's seq is
     one more. `torn`: the file does not end with a newline (a writer died mid-line)."""
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the `with fh` below
+        fh = open(path, "rb")
     except FileNotFoundError:
         return 0, 0.0, False
     with fh:

@@ -26,11 +26,11 @@ import os
 import re
 import socket
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Callable, Iterator
 
 from socratic.ownership import holder_record
 

@@ -17,10 +17,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from socratic.contracts import (AgentText, CampaignEnd, CampaignResume, CampaignStart,
-                                ContractError, Control, Event, EvalEnd, EvalRetract, EvalScenario,
-                                EvalStart, EvalWait, Question, Retractions, StopHook, ToolCall,
-                                Trigger, Usage, parse_event)
+from socratic.contracts import (
+    AgentText,
+    CampaignEnd,
+    CampaignResume,
+    CampaignStart,
+    ContractError,
+    Control,
+    EvalEnd,
+    EvalRetract,
+    EvalScenario,
+    EvalStart,
+    EvalWait,
+    Event,
+    Question,
+    Retractions,
+    StopHook,
+    ToolCall,
+    Trigger,
+    Usage,
+    parse_event,
+)
 from socratic.eventlog import read_jsonl_counted
 
 Status = Literal["starting", "running", "paused", "waiting", "stopping", "ended"]

@@ -38,8 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _pack(args: argparse.Namespace) -> int:
     from socratic.ownership import session_held
-    from socratic.resources import resolve_session_dir, unknown_session_hint
-    from socratic.resources import PACK_SUFFIX
+    from socratic.resources import PACK_SUFFIX, resolve_session_dir, unknown_session_hint
     from socratic.sessionfiles import is_pack, write_pack
 
     folder = resolve_session_dir(args.session)

@@ -16,11 +16,11 @@ rejects the final kernel it re-measures once before giving up.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from socratic_doubles.fakeapi import last_user_text
 

@@ -51,10 +51,10 @@ from socratic.contracts import (
     ScenarioResult,
     Summary,
 )
+from socratic.coverage import build as build_coverage
 from socratic.errors import InputError
 from socratic.expr import ExprError, evaluate
 from socratic.gpulock import gpu_turn, visible_gpu_key
-from socratic.coverage import build as build_coverage
 from socratic.taskfile import Scenario, Task, load_task, parse_space
 
 # --rules demo: numbers from the demo kernels' content (doubles/demo_kernels/), for CPU dry runs

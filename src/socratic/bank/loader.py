@@ -11,13 +11,24 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable
 
 from socratic.bank.model import (
-    ARCHS, GROUPS, KINDS, LEVELS, MAX_TEXT, MAX_WHY, PROVENANCES, TRIGGERS,
-    Bank, BankError, Entry, is_session_file, is_trace_ref,
+    ARCHS,
+    GROUPS,
+    KINDS,
+    LEVELS,
+    MAX_TEXT,
+    MAX_WHY,
+    PROVENANCES,
+    TRIGGERS,
+    Bank,
+    BankError,
+    Entry,
+    is_session_file,
+    is_trace_ref,
 )
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")

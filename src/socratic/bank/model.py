@@ -6,8 +6,8 @@ Kept free of heavy imports: `bank.cli` (and so `socratic --help`) imports this m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from socratic.errors import InputError
 from socratic.eventlog import TRIGGER_KINDS

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from socratic.bank.model import TRIGGERS, Bank, BankError, Entry
 

@@ -131,5 +131,5 @@ class CandidateContext:
     def close(self) -> None:
         try:
             driver.cuCtxDestroy(self.ctx)
-        except Exception:  # noqa: BLE001 - the process is ending anyway
+        except Exception:
             pass

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from socratic.contracts import ContractError
-from socratic.pyproc import clean_env, isolated_python
 from socratic.evaluator.plan import Plan, PlanError, Range, parse
 from socratic.evaluator.protocol import (
     LAUNCHER_REPLIES,
@@ -31,6 +30,7 @@ from socratic.evaluator.protocol import (
     PlanRequest,
     parse_message,
 )
+from socratic.pyproc import clean_env, isolated_python
 
 _NOT_FOR_CANDIDATE = ("ANTHROPIC", "OPENAI", "GEMINI", "GOOGLE", "CLAUDE", "CODEX", "SOCRATIC_", "SSH_")
 MAX_REPLY = 64 << 20   # bytes in one reply line; a longer one is not a plan
@@ -62,7 +62,7 @@ class Capture:
 
 class CandidateProcess:
     def __init__(self, library: Path, entry: str, plan_lib: Path):
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        self.stderr = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
         # isolated: no PYTHON*/LD_* variable, nothing of the workspace on sys.path; and only
         # what CUDA needs from the environment (no API keys, no socratic settings)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from socratic.evaluator.protocol import CompareJob, ComparisonTime, HiddenScenario, Message, Unavailable
 
-
 if TYPE_CHECKING:   # torch: only on the GPU machine, and without stubs (Any to mypy)
     from torch import Tensor
 

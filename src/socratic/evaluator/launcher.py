@@ -21,7 +21,14 @@ import sys
 from pathlib import Path
 
 from socratic.evaluator.plan import PlanError, PlanLib
-from socratic.evaluator.protocol import LauncherFatal, LauncherJob, LauncherReady, Message, PlanReply, PlanRequest
+from socratic.evaluator.protocol import (
+    LauncherFatal,
+    LauncherJob,
+    LauncherReady,
+    Message,
+    PlanReply,
+    PlanRequest,
+)
 from socratic.evaluator.sandbox import confine_launcher
 
 RULES = ("the entry must only enqueue work on the given stream, so that it can be captured: no synchronisation, "

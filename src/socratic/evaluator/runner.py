@@ -55,10 +55,10 @@ from socratic.evaluator.protocol import (
     WorkerJob,
     parse_message,
 )
-from socratic.taskfile import Scenario, Task, load_task
-from socratic.gpulock import Holder, gpu_turn
 from socratic.gpuinfo import gpu_present
+from socratic.gpulock import Holder, gpu_turn
 from socratic.pyproc import clean_env, isolated_python, private_cwd
+from socratic.taskfile import Scenario, Task, load_task
 
 STARTUP_TIMEOUT_S = 180
 TIMING = Timing(min_pairs=10, max_pairs=400, target_ms=150.0, max_seconds=1.5)
@@ -94,7 +94,7 @@ def gpu_key() -> str:
         err2, uuid = get_uuid(dev)
         if err == err2 == driver.CUresult.CUDA_SUCCESS:
             return format_uuid(bytes(uuid.bytes)[:16])
-    except Exception:  # noqa: BLE001 - no UUID: the index names the GPU well enough
+    except Exception:
         pass
     return visible_gpu_key()
 
@@ -314,7 +314,7 @@ class _Worker:
     a private pipe, each line signed with a per-worker key (see evaluator.worker)."""
 
     def __init__(self, job: Job, scenarios: list[str]):
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
+        self.stderr = tempfile.TemporaryFile()
         self.key = secrets.token_bytes(32)
         read_fd, write_fd = os.pipe()
         # isolated (socratic.pyproc): nothing where the evaluation was started is imported

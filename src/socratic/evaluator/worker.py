@@ -35,15 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from cuda.bindings import driver
 
 from socratic.contracts import BanHit, ContractError, GpuInfo, OutputErrors, ScenarioResult
 from socratic.evaluator import bans
 from socratic.evaluator.build import cache_root
-from cuda.bindings import driver
-
 from socratic.evaluator.candidate_context import CandidateContext, DevBuf
 from socratic.evaluator.candidate_process import CandidateHang, CandidateProcess, CandidateProcessError
-from socratic.expr import evaluate
 from socratic.evaluator.gpu import Gpu, GpuError, check
 from socratic.evaluator.limits import bound_ms
 from socratic.evaluator.plan import PlanError, PlanLib, fatbin_images, library_path
@@ -51,7 +49,15 @@ from socratic.evaluator.plan import check as check_plan
 from socratic.evaluator.plan import parse as parse_plan
 from socratic.evaluator.protocol import Fatal, Isolation, Job, Message, Ready, Restart, Row, Start, WorkerJob
 from socratic.evaluator.sandbox import WRITABLE, hide_memory, protect_files
-from socratic.evaluator.timing import CHUNK, OWN_MEMORY_LIMIT, WARMUP_PAIRS, pairs_needed, settled, speed_verdict
+from socratic.evaluator.timing import (
+    CHUNK,
+    OWN_MEMORY_LIMIT,
+    WARMUP_PAIRS,
+    pairs_needed,
+    settled,
+    speed_verdict,
+)
+from socratic.expr import evaluate
 from socratic.taskfile import BufferSpec, Distribution, Scenario, Task, load_task
 
 if TYPE_CHECKING:   # cuda.core ships no stubs: to mypy these are Any, named for the reader

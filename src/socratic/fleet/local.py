@@ -16,9 +16,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
-from collections.abc import Callable
 
 from socratic.fleet.folder import Fleet, now
 from socratic.fleet.launch import interrupt, kill, start_campaign

@@ -23,9 +23,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from socratic.errors import InputError
 from socratic.fleet.folder import Fleet, now
@@ -140,7 +140,7 @@ class SlurmExecutor:
             else:
                 with executor.batch():
                     jobs = [executor.submit(j) for j in jobs_for]
-        except Exception as exc:  # noqa: BLE001 - sbatch refused: one line, what it said
+        except Exception as exc:
             text = " ".join(str(exc).split())
             raise InputError(f"sbatch refused the fleet's jobs: {text[:400]}") from None
         for spec, job in zip(specs, jobs, strict=False):

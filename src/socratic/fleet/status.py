@@ -132,7 +132,7 @@ class FleetStatus:
     def poll(self) -> list[CampaignRow]:
         try:  # the runner rewrites the manifest's runs (GPU, pid, job, exit)
             self.fleet.runs = Fleet.load(self.fleet.dir).runs
-        except Exception:  # noqa: BLE001 - a manifest being replaced: last known runs
+        except Exception:
             pass
         runner = runner_alive(self.fleet.dir)
         slurm_active = None

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from socratic.harness.config import Config, cost_usd
 
@@ -133,7 +133,7 @@ class Agent:
                 break
             except (ContextTooLong, FatalAPIError):
                 raise
-            except Exception as exc:  # noqa: BLE001 - classified below
+            except Exception as exc:
                 retry, retry_after = self._retryable(exc)
                 if not retry:
                     raise

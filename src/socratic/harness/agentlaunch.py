@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from socratic.errors import InputError
-from socratic.pyproc import clean_env, isolated_python
-
 from socratic.harness import agentspec, confine, hookcheck
 from socratic.harness.hookclient import connect, socket_path
+from socratic.pyproc import clean_env, isolated_python
 
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 

@@ -19,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from socratic.contracts import Goal
 from socratic.errors import InputError
 from socratic.harness import agentspec, hookcheck
 from socratic.harness.attached_campaign import AttachSettings, env_secrets, start_fields
@@ -27,7 +28,6 @@ from socratic.harness.hooks import MARKER
 from socratic.harness.prompt import DEFAULT_BANNED
 from socratic.harness.session import Session
 from socratic.harness.sessionlog import SessionLog
-from socratic.contracts import Goal
 from socratic.harness.task import CampaignTask
 from socratic.harness.tools import scrubbed_env
 from socratic.pyproc import clean_env
@@ -116,8 +116,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
            wait_for_human: bool = True) -> Attachment:
     """Create the session and prepare the workspace for `agent`; bad input is reported
     (InputError) before anything is written."""
-    from socratic.harness.evaluator_process import built_libraries, list_sets
     from socratic.gpuinfo import gpu_info
+    from socratic.harness.evaluator_process import built_libraries, list_sets
     from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
 
     spec = agentspec.load(agent)

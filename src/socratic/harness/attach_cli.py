@@ -337,7 +337,7 @@ def handle_hook(args) -> int:
         run_hook(args.event, payload, started, Path(args.session) if args.session else None,
                  write=write)
         return 0
-    except Exception as exc:  # noqa: BLE001 - a hook's own failure: one line, and a stop refused
+    except Exception as exc:
         from socratic.harness.hooks import fail_closed_reason, one_line
 
         line = one_line(exc)

@@ -17,31 +17,28 @@ import os
 import socket
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator
 
 from socratic import chain
-from socratic.contracts import AgentText, CampaignStart, Event, Problem, Usage, read_events
+from socratic.contracts import AgentText, CampaignStart, Event, Goal, Problem, Usage, read_events
 from socratic.errors import InputError
-
 from socratic.harness import agentspec, hookcheck
 from socratic.harness.config import Config, cost_usd
 from socratic.harness.engine import MARK_FIELDS, Engine, Marks
-from socratic.harness.history import Evaluation
 from socratic.harness.evaluations import Evaluations
+from socratic.harness.history import Evaluation
 from socratic.harness.inbox import Inbox, Saved, Taken
-from socratic.harness.pins import (CONFIG_FILE, already_said, enforce, pins_of, problem_line,
-                                   record_problem)
+from socratic.harness.pins import CONFIG_FILE, already_said, enforce, pins_of, problem_line, record_problem
 from socratic.harness.pins import hashes as pinned_hashes
 from socratic.harness.pins import start_fields as pinned_start_fields
 from socratic.harness.record import Recorder
 from socratic.harness.resume import resume_state
 from socratic.harness.session import Session, write_json_atomic
 from socratic.harness.sessionlog import SessionLog
-from socratic.contracts import Goal
 from socratic.harness.task import CampaignTask
 from socratic.harness.tools import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.triggers import Suggester, Triggers

@@ -26,21 +26,27 @@ from socratic import chain
 from socratic.contracts import ToolResult
 from socratic.errors import InputError
 from socratic.eventlog import EventLog
-
+from socratic.gpuinfo import gpu_info
 from socratic.harness import prompt
 from socratic.harness.agent import Agent, ContextTooLong, FatalAPIError, Response
 from socratic.harness.config import Config
 from socratic.harness.conversation import Conversation, handoff_seed
 from socratic.harness.engine import Engine, Marks
-from socratic.harness.pins import (CONFIG_FILE, already_said, enforce, pins_of, problem_line,
-                                   record_problem, resume_changes)
+from socratic.harness.evaluator_process import list_sets
+from socratic.harness.pins import (
+    CONFIG_FILE,
+    already_said,
+    enforce,
+    pins_of,
+    problem_line,
+    record_problem,
+    resume_changes,
+)
 from socratic.harness.pins import hashes as pinned_hashes
 from socratic.harness.pins import start_fields as pinned_start_fields
-from socratic.harness.evaluator_process import list_sets
 from socratic.harness.record import Recorder, TextStream
 from socratic.harness.resume import ResumeState, restart_messages, resume_state
 from socratic.harness.session import Session, repair_tail
-from socratic.gpuinfo import gpu_info
 from socratic.harness.startup import bank_suggester, goal_scenarios, has_comparison, versions
 from socratic.harness.task import CampaignTask, changed_files, restore
 from socratic.harness.tools import Redactor, Tools, scrubbed_env, tool_specs

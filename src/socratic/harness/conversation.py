@@ -8,13 +8,12 @@ import json
 import os
 from typing import Any
 
+from socratic.contracts import Goal
 from socratic.eventlog import read_jsonl
-
 from socratic.harness import prompt
 from socratic.harness.history import History
 from socratic.harness.record import redacted
 from socratic.harness.session import Session
-from socratic.contracts import Goal
 from socratic.harness.task import CampaignTask, sha256_text
 from socratic.harness.tools import Redactor
 

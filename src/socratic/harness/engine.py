@@ -34,10 +34,9 @@ from socratic.contracts import (
     ToolCall,
     Trigger,
 )
-
 from socratic.harness.config import Config
-from socratic.harness.history import Evaluation
 from socratic.harness.evaluations import Evaluations
+from socratic.harness.history import Evaluation
 from socratic.harness.inbox import Inbox, Taken
 from socratic.harness.prompt import question_message
 from socratic.harness.record import Recorder

@@ -18,6 +18,7 @@ from socratic.contracts import (
     ContractError,
     EvalEnd,
     EvalResult,
+    Goal,
     Retractions,
     ScenarioProgress,
     ScenarioResult,
@@ -26,12 +27,11 @@ from socratic.contracts import (
     scenario_fields,
     scenario_vs,
 )
-from socratic.harness.history import Evaluation, History, compact_table
 from socratic.harness.evaluator_process import run_evaluator
+from socratic.harness.history import Evaluation, History, compact_table
 from socratic.harness.pins import library_problem
 from socratic.harness.record import Emit, redacted
 from socratic.harness.session import Session, write_json_atomic
-from socratic.contracts import Goal
 from socratic.harness.task import changed_files, restore, sha256_text
 from socratic.harness.tools import Redactor
 from socratic.harness.triggers import Triggers

@@ -31,9 +31,8 @@ from typing import Any
 
 from socratic.contracts import CampaignEnd, CampaignResume, StopHook, ToolCall, read_events
 from socratic.errors import InputError
-
 from socratic.harness import agentlaunch, agentspec
-from socratic.harness.attached_campaign import AttachedCampaign, HookState, HOOK_STATE
+from socratic.harness.attached_campaign import HOOK_STATE, AttachedCampaign, HookState
 
 AGENT_LOG = "agent.log"      # the agent's own stdout and stderr, every run appended
 KILL_GRACE_S = 120.0         # past max_minutes, an agent whose hooks did not end it is stopped

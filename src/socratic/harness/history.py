@@ -10,10 +10,10 @@ from typing import Any
 from socratic.contracts import (
     EvalResult,
     Failing,
+    Goal,
     ScenarioResult,
     retracted_on,
 )
-from socratic.contracts import Goal
 
 
 @dataclass

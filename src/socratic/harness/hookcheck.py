@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from socratic.contracts import AgentLaunch, CampaignStart, Event
-
 from socratic.harness import agentspec
 
 AGENT_DIR = "agent"                 # SESSION/agent (harness/attach.py)

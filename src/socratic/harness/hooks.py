@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from socratic.errors import InputError
-
 from socratic.harness import agentspec
 from socratic.harness.attached_campaign import AttachedCampaign, check_set
 from socratic.harness.inbox import Taken
@@ -203,11 +202,11 @@ def answer(camp: AttachedCampaign, event: str, payload: dict[str, Any], started:
             camp.read_transcript(spec.transcript, spec.value(payload, "transcript"))
             camp.engine.poll_inbox()
         out = HANDLERS[event](camp, spec, payload, deadline)
-    except Exception as exc:  # noqa: BLE001 - a hook of ours that fails is logged, and a stop refused
+    except Exception as exc:
         line = one_line(exc)
         try:
             camp.emit("problem", where=f"hook.{event}", error=line)
-        except Exception:  # noqa: BLE001, S110 - the log may be what failed (a full disk)
+        except Exception:
             pass
         if event != "stop":
             raise InputError(f"hook {event}: {line}") from None

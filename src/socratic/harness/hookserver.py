@@ -30,9 +30,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from collections.abc import Iterator
 from pathlib import Path
 
 from socratic.errors import InputError
@@ -162,7 +162,7 @@ class HookServer:
             try:
                 code, out, taken = self.reply(req)
                 err = ""
-            except Exception as exc:  # noqa: BLE001 - the client refuses a stop on it
+            except Exception as exc:
                 code, out, err = "fail", one_line(exc), ""
         try:
             data, errb = out.encode("utf-8"), err.encode("utf-8")
@@ -176,7 +176,7 @@ class HookServer:
                 if taken:
                     with self.held() as camp:
                         camp.settle(taken, printed)
-            except Exception as exc:  # noqa: BLE001 - logged; the questions stay due
+            except Exception as exc:
                 print(f"socratic hook serve: settling an answer: {one_line(exc)}",
                       file=sys.stderr)
             finally:
@@ -304,7 +304,7 @@ def serve(session_dir: Path, held: bool = False) -> int:
         raise InputError(f"{socket_dir()}: not a private folder of this user; no server")
     path = socket_path(str(session_dir))
     lock_path = path[:-len(".sock")] + ".lock"
-    lock = open(lock_path, "a")  # noqa: SIM115 - held for the server's life
+    lock = open(lock_path, "a")
     try:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -356,5 +356,5 @@ def _answer(server: HookServer, conn: socket.socket) -> None:
     with conn:
         try:
             server.handle(conn)
-        except Exception as exc:  # noqa: BLE001 - one request's failure never stops the server
+        except Exception as exc:
             print(f"socratic hook serve: {one_line(exc)}", file=sys.stderr)

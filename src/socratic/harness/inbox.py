@@ -10,14 +10,13 @@ log instead (resume.py). Stop and evaluate requests act once and are not kept.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from socratic.contracts import CONTROL_ACTIONS, AskCommand, ControlCommand, parse_command
 from socratic.eventlog import read_jsonl
-
 from socratic.harness.session import write_json_atomic
 
 __all__ = ["CONTROL_ACTIONS", "Inbox", "Saved", "Taken", "read_commands"]

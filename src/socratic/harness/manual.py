@@ -33,10 +33,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import (CampaignEnd, CampaignResume, ContractError, EvalEnd, EvalResult,
-                                Question, Trigger, parse_eval, parse_event, read_events)
+from socratic.contracts import (
+    CampaignEnd,
+    CampaignResume,
+    ContractError,
+    EvalEnd,
+    EvalResult,
+    Question,
+    Trigger,
+    parse_eval,
+    parse_event,
+    read_events,
+)
 from socratic.errors import InputError
-
 from socratic.harness import agentspec
 from socratic.harness.attached_campaign import AttachedCampaign, check_set
 from socratic.harness.history import Evaluation

@@ -15,7 +15,6 @@ from typing import Any
 
 from socratic.chain import ChainCheck
 from socratic.contracts import CampaignResume, CampaignStart, Event, Goal, Problem
-
 from socratic.harness.config import Config
 
 LIMITS = ("max_tool_calls", "max_turns", "max_minutes")

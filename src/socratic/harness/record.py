@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, TypeVar
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from socratic.eventlog import EventLog
 from socratic.harness.tools import Redactor

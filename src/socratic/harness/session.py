@@ -28,10 +28,9 @@ from typing import Any
 from socratic import chain
 from socratic.contracts import ContractError, SessionSettings
 from socratic.eventlog import EVENTS_FILE, INBOX_FILE, append_jsonl, read_jsonl
-from socratic.ownership import LOCK_FILE, SessionOwner
-
 from socratic.harness.config import Config
 from socratic.harness.task import CampaignTask, snapshot
+from socratic.ownership import LOCK_FILE, SessionOwner
 
 CANDIDATE = "candidate.cu"
 NOTES = "NOTES.md"

@@ -11,11 +11,11 @@ gaps between hook calls count (EventLog never lets it go back).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 from socratic.eventlog import EventLog
 from socratic.ownership import SessionOwner

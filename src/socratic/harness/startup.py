@@ -8,7 +8,6 @@ import platform
 
 from socratic.bank import SuggestContext, arch_from_cc, load_bank, suggest
 from socratic.errors import InputError
-
 from socratic.harness.config import Config
 from socratic.harness.task import CampaignTask
 from socratic.harness.triggers import Suggester

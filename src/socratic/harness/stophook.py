@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from socratic.contracts import Failing
-from socratic.harness.history import Evaluation, describe_failing, judge
 from socratic.harness.evaluations import Evaluations, result_matches
+from socratic.harness.history import Evaluation, describe_failing, judge
 from socratic.harness.prompt import stophook_message
 
 

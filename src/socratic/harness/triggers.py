@@ -10,8 +10,8 @@ replaying the evaluation history with `replay=True` (nothing fires).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from socratic.harness.config import TriggerConfig
 from socratic.harness.history import Evaluation
@@ -358,7 +358,7 @@ class Triggers:
                 # entries about the comparison's measurement over generic validity ones
                 suggestions = self.suggester(fired.kind, self.inbox.known_bank_ids(),
                                              self.recent_text[-2000:] + "\n" + fired.reason)
-            except Exception as exc:  # noqa: BLE001 - a bank bug never stops the campaign
+            except Exception as exc:
                 self.emit("problem", where="bank.suggest", error=f"{type(exc).__name__}: {exc}")
                 suggestions = []
         self.emit("trigger", kind=fired.kind, reason=fired.reason,

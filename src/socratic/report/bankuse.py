@@ -18,7 +18,6 @@ from socratic.report.figures import DEFAULT_WINDOW
 from socratic.report.model import build_report
 from socratic.report.traces import traces_of
 
-
 PROGRESS = 0.01  # a relative gain this large is progress (TriggerConfig.plateau_min_gain)
 
 

@@ -25,15 +25,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from socratic.contracts import AgentLaunch, CampaignStart, EvalEnd, EvalResult, EvalSummary, Goal
-from socratic.logread import Asked, LogState, read_log
 from socratic.endreasons import counts_as_met, end_detail
+from socratic.logread import Asked, LogState, read_log
 from socratic.report.churn import Churn, churn
 from socratic.report.coverage import last_coverage
-from socratic.report.verdict import (Point, Verdict, broken_record, check_results, goals_in_force,
-                                     logged_tampering, meets, record_dict, same_goal,
-                                     same_source_jumps)
-from socratic.report.verdict import goal_at as goal_at_seq
 from socratic.report.source import SessionFiles
+from socratic.report.verdict import (
+    Point,
+    Verdict,
+    broken_record,
+    check_results,
+    goals_in_force,
+    logged_tampering,
+    meets,
+    record_dict,
+    same_goal,
+    same_source_jumps,
+)
+from socratic.report.verdict import goal_at as goal_at_seq
 
 DEFAULT_AGENT = "socratic"  # its own Messages API loop (`socratic run`), as fleets name it
 DEFAULT_WINDOW = 5  # the harness's plateau window: did the question end a plateau?

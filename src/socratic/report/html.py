@@ -17,12 +17,24 @@ from typing import Any
 from socratic.contracts import retracted_on
 from socratic.errors import InputError
 from socratic.report import coverage as space
+from socratic.report.compare import DIMENSIONS
 from socratic.report.figures import SessionReport
 from socratic.report.model import Report
-from socratic.report.compare import DIMENSIONS
-from socratic.report.text import (DIMENSION_WORDS, EVAL_HEAD, GROUP_HEAD, QUESTION_HEAD, by_head,
-                                  by_rows, eval_rows, figure_rows, group_rows, one_line, pct,
-                                  question_rows, retraction_lines)
+from socratic.report.text import (
+    DIMENSION_WORDS,
+    EVAL_HEAD,
+    GROUP_HEAD,
+    QUESTION_HEAD,
+    by_head,
+    by_rows,
+    eval_rows,
+    figure_rows,
+    group_rows,
+    one_line,
+    pct,
+    question_rows,
+    retraction_lines,
+)
 
 GEO, MIN, BAD, AUTO, HUMAN, GOAL = "#1f6fb4", "#e07b00", "#c0392b", "#6c3fb3", "#2e8b57", "#555555"
 NUMERIC = re.compile(r"^[+-]?\$?[\d,.]+(x|%| s| min \d+ s| h \d+ min)?$")

@@ -12,7 +12,6 @@ from socratic.report.figures import QuestionGain, SessionReport
 from socratic.report.model import Report
 
 
-
 def vs_goal(r: SessionReport) -> str:
     """' vs fa3' when the goal (and so the best figures) is against a comparison."""
     against = (r.goal or {}).get("against") or "baseline"

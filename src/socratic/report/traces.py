@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from socratic.errors import InputError
-from socratic.sessionfiles import open_session
-from socratic.report.figures import (DEFAULT_WINDOW, EvalPoint, SessionReport, best_on,
-                                     followed, geomean_against)
+from socratic.report.figures import (
+    DEFAULT_WINDOW,
+    EvalPoint,
+    SessionReport,
+    best_on,
+    followed,
+    geomean_against,
+)
 from socratic.report.model import Report, build_report
+from socratic.sessionfiles import open_session
 
 # Above the H200's noise band of the baseline against itself (0.994-1.001x geomean on
 # attention, README), so that a trace is not a re-measurement of the same kernel.

@@ -9,9 +9,9 @@ events into it as the harness appends them (watchfiles, or polling); replay mode
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from textual.app import App
 from textual.binding import Binding

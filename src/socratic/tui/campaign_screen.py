@@ -8,9 +8,9 @@ function of `self.state` (a `CampaignState`, tui/state.py): `refresh_view()` dra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding

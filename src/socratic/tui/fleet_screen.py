@@ -8,9 +8,9 @@ ask it a question, from the bank or in your own words."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from textual import work
 from textual.app import ComposeResult

@@ -8,8 +8,8 @@ first unsettled inbox question with its text, and the rest are pending.
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterable
+from typing import Any
 
 from socratic.contracts import AskCommand, parse_command
 from socratic.tui.state import Question

@@ -4,8 +4,8 @@ the screen shows `timeline.state_at(pos)`."""
 from __future__ import annotations
 
 import bisect
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from textual.binding import Binding
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from socratic.resources import session_arg
-
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,6 +12,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from socratic.resources import session_arg
 
 
 class ReportScreen(ModalScreen[None]):

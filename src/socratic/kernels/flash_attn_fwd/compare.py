@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import sys
 
-
 _last: tuple = (None, None)
 
 

@@ -8,8 +8,8 @@ Textual's fuzzy matcher otherwise.
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
