@@ -139,6 +139,7 @@ def test_the_evaluator_takes_its_turn_before_the_gpu_part(tmp_path, monkeypatch)
     monkeypatch.setattr(runner, "gpu_key", lambda: "GPU-test")
     lib = BuildResult(ok=True, cached=True, seconds=0.0, command="nvcc", log="", sha256="0" * 64,
                       resources=[], dir=tmp_path)
+    lib.library.write_bytes(b"a built library's stand-in")   # its hash goes on record (build.libraries)
     monkeypatch.setattr(runner, "build", lambda *a, **k: lib)
     monkeypatch.setattr(runner, "build_task_sources", lambda *a, **k: (lib, lib))
     monkeypatch.setattr(runner.bans, "static_checks", lambda *a, **k: [])
