@@ -17,9 +17,9 @@ import pytest
 
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness import agentspec
-from socratic.harness.attach import attach
-from socratic.harness.hooks import run_hook
+from socratic.harness.attached import agentspec
+from socratic.harness.attached.attach import attach
+from socratic.harness.attached.hooks import run_hook
 from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, fake_config, make_task
 
 AGENTS = ("claude", "codex", "gemini")
@@ -376,7 +376,7 @@ def test_transcript_text_is_logged_once_and_in_order(tmp_path):
 
 
 def test_codex_and_gemini_transcripts(tmp_path):
-    from socratic.harness.transcripts import read_new
+    from socratic.harness.core.transcripts import read_new
 
     roll = tmp_path / "rollout.jsonl"
     roll.write_text("\n".join(json.dumps(x) for x in [
@@ -418,7 +418,7 @@ def test_codex_and_gemini_transcripts(tmp_path):
 # one door ---------------------------------------------------------------------------------
 
 def _appender(path: str, n: int) -> None:
-    from socratic.harness.sessionlog import SessionLog
+    from socratic.harness.core.sessionlog import SessionLog
 
     log = SessionLog(Path(path), start_epoch=time.time())
     for i in range(n):
