@@ -28,11 +28,15 @@ def write_json_atomic(path: Path, data: Any, fsync: bool = True) -> None:
         raise
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """`data` written through a temporary file and a rename (not synced)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.undo.tmp")
+def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """`data` written through a temporary file beside `path` and a rename (not synced), with
+    permissions `mode` when given (set before the rename: `path` never has others); a failed
+    write leaves no temporary behind."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(data)
+        if mode is not None:
+            tmp.chmod(mode)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

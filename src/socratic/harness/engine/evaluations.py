@@ -7,7 +7,6 @@ campaign loop uses it, and so can anything else that holds a session (stophook.p
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -27,7 +26,7 @@ from socratic.contracts import (
     scenario_fields,
     scenario_vs,
 )
-from socratic.harness.core.atomicwrite import write_json_atomic
+from socratic.harness.core.atomicwrite import write_bytes_atomic, write_json_atomic
 from socratic.harness.core.evaluator_process import run_evaluator
 from socratic.harness.core.history import Evaluation, History, compact_table
 from socratic.harness.core.pins import library_problem
@@ -210,10 +209,7 @@ class Evaluations:
                 return path
         except OSError:
             pass
-        tmp = folder / f".candidate.{os.getpid()}.tmp"
-        tmp.write_bytes(data)
-        tmp.chmod(0o444)
-        os.replace(tmp, path)
+        write_bytes_atomic(path, data, mode=0o444)
         return path
 
     def _begin(self, data: bytes, sha: str, set_name: str | None, source: str,
