@@ -541,3 +541,17 @@ def test_inject_controls_an_attached_campaign_between_hook_calls(tmp_path):
     r = socratic("inject", str(sess), "--evaluate")
     assert r.returncode == 2 and "has ended (stopped)" in r.stderr
     assert "prompting claude again in" in r.stderr
+
+
+def test_a_session_attached_before_the_move_still_finds_its_hook_client():
+    # hook commands written before issue 44 append socratic/harness (not harness/attached)
+    import socratic.harness
+    from socratic.harness.attached import hookclient
+
+    old_dir = Path(socratic.harness.__file__).resolve().parent
+    code = (f"import sys; sys.path.append({str(old_dir)!r}); import hookclient; "
+            "print(hookclient.main.__module__, hookclient.__file__)")
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["hookclient", str(Path(hookclient.__file__).resolve())]
