@@ -20,7 +20,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from socratic.harness.campaign import Campaign
+from socratic.harness.api.campaign import Campaign
 from socratic_doubles.fakeapi import FakeAnthropic
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from socratic.eventlog import EventLog
-from socratic.harness.attach import attach
+from socratic.harness.attached.attach import attach
 from socratic_doubles.testing import candidate_source, fake_config, make_task
 
 
@@ -109,7 +109,7 @@ def measure(root: Path, n_events: int, mode: str, runs: int) -> dict[str, dict[s
         raise SystemExit(f"./evaluate failed: {ev.stdout[-300:]}{ev.stderr[-300:]}")
     server = None
     if mode != "direct":  # started as socratic starts it before the agent (agentlaunch.py)
-        from socratic.harness.agentlaunch import start_server
+        from socratic.harness.attached.agentlaunch import start_server
 
         server = start_server(sess)
     run_one(cmds["post-tool"], ws, payload("post-tool", ws, 0), env)
@@ -155,7 +155,7 @@ def main() -> int:
                     help="the hook commands of a machine without a C compiler")
     args = ap.parse_args()
     if args.python_client:
-        from socratic.harness import attach as attach_mod
+        from socratic.harness.attached import attach as attach_mod
 
         attach_mod.compiled_client = lambda *a: None  # type: ignore[assignment]
     results: dict[str, dict] = {}

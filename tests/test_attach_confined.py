@@ -281,7 +281,7 @@ def test_other_agents_cannot_lower_the_goal_or_kill_the_server(tmp_path, agent):
 
 def test_the_hook_clients_environment_list_is_pyprocs():
     from socratic import pyproc
-    from socratic.harness import hookclient
+    from socratic.harness.attached import hookclient
 
     assert hookclient.KEEP_EXACT == pyproc._KEEP_EXACT
     assert hookclient.KEEP_PREFIXES == pyproc._KEEP_PREFIXES
@@ -291,7 +291,7 @@ def test_the_hook_clients_environment_list_is_pyprocs():
 def test_a_hook_never_starts_a_server(tmp_path):
     """No server listening: the hook runs on its own (here unconfined, so it may write),
     and no `hook serve` is left behind."""
-    from socratic.harness.attach import attach
+    from socratic.harness.attached.attach import attach
     from socratic_doubles.testing import fake_config, make_task
     from tests.test_attach_hooks import tool_payload
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness import headless
+from socratic.harness.attached import headless
 from socratic_doubles.testing import FAKE_EVALUATOR
 from tests.test_attach_codex import PROVIDER as CODEX_PROVIDER
 
@@ -176,7 +176,7 @@ def test_the_stop_block_cap_is_a_recorded_decision(tmp_path, agent, stops, refus
     Gemini CLI have no cap: they go on until socratic's own stall rule."""
     if BINARIES[agent] is None:
         pytest.skip(f"{agent} is not installed")
-    from socratic.harness.attach import attach
+    from socratic.harness.attached.attach import attach
     from socratic_doubles.testing import fake_config, make_task
 
     env = base_env(tmp_path)
@@ -217,7 +217,7 @@ def test_tool_counts_from_each_agents_output():
 
 
 def _attached(tmp_path: Path) -> Path:
-    from socratic.harness.attach import attach
+    from socratic.harness.attached.attach import attach
     from socratic_doubles.testing import fake_config, make_task
 
     return attach(make_task(tmp_path), "claude", fake_config(),
@@ -225,7 +225,7 @@ def _attached(tmp_path: Path) -> Path:
 
 
 def _hook_tool_and_stop(sess: Path) -> None:
-    from socratic.harness.hooks import run_hook
+    from socratic.harness.attached.hooks import run_hook
     from tests.test_attach_hooks import stop_payload, tool_payload
 
     ws = sess / "workspace"
@@ -261,7 +261,7 @@ def test_tools_the_hooks_missed_in_a_run_that_ended_are_a_problem_on_record(tmp_
     # a run that ended by the hooks keeps its end; tools they missed are a `problem`
     sess2 = _attached(tmp_path / "b")
     first = headless.last_seq(sess2) + 1
-    from socratic.harness.attached_campaign import AttachedCampaign
+    from socratic.harness.attached.attached_campaign import AttachedCampaign
 
     with AttachedCampaign.open(sess2) as camp:
         camp.end("max_tool_calls")

@@ -17,9 +17,9 @@ import pytest
 
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness import agentspec
-from socratic.harness.attach import attach
-from socratic.harness.hooks import run_hook
+from socratic.harness.attached import agentspec
+from socratic.harness.attached.attach import attach
+from socratic.harness.attached.hooks import run_hook
 from socratic_doubles.testing import FAKE_EVALUATOR, FAKE_KEY, candidate_source, fake_config, make_task
 
 AGENTS = ("claude", "codex", "gemini")
@@ -376,7 +376,7 @@ def test_transcript_text_is_logged_once_and_in_order(tmp_path):
 
 
 def test_codex_and_gemini_transcripts(tmp_path):
-    from socratic.harness.transcripts import read_new
+    from socratic.harness.core.transcripts import read_new
 
     roll = tmp_path / "rollout.jsonl"
     roll.write_text("\n".join(json.dumps(x) for x in [
@@ -418,7 +418,7 @@ def test_codex_and_gemini_transcripts(tmp_path):
 # one door ---------------------------------------------------------------------------------
 
 def _appender(path: str, n: int) -> None:
-    from socratic.harness.sessionlog import SessionLog
+    from socratic.harness.core.sessionlog import SessionLog
 
     log = SessionLog(Path(path), start_epoch=time.time())
     for i in range(n):
@@ -541,3 +541,17 @@ def test_inject_controls_an_attached_campaign_between_hook_calls(tmp_path):
     r = socratic("inject", str(sess), "--evaluate")
     assert r.returncode == 2 and "has ended (stopped)" in r.stderr
     assert "prompting claude again in" in r.stderr
+
+
+def test_a_session_attached_before_the_move_still_finds_its_hook_client():
+    # hook commands written before issue 44 append socratic/harness (not harness/attached)
+    import socratic.harness
+    from socratic.harness.attached import hookclient
+
+    old_dir = Path(socratic.harness.__file__).resolve().parent
+    code = (f"import sys; sys.path.append({str(old_dir)!r}); import hookclient; "
+            "print(hookclient.main.__module__, hookclient.__file__)")
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["hookclient", str(Path(hookclient.__file__).resolve())]

@@ -46,13 +46,21 @@ def test_the_parts_keep_their_import_rules(tmp_path):
 
 @pytest.mark.parametrize("module, line, broken", [
     # the harness never imports the TUI (the layers), nor another part's internals
-    ("harness/cli.py", "from socratic.tui.app import run_watch",
+    ("harness/cli/__init__.py", "from socratic.tui.app import run_watch",
      "socratic.harness.cli -> socratic.tui.app"),
     ("tui/widgets/question_picker.py", "from socratic.bank.model import by_group",
      "socratic.tui.widgets.question_picker -> socratic.bank.model"),
     # the shipped code never imports the test doubles
-    ("harness/tools.py", "from socratic_doubles import fakeeval",
-     "socratic.harness.tools -> socratic_doubles"),
+    ("harness/api/tools.py", "from socratic_doubles import fakeeval",
+     "socratic.harness.api.tools -> socratic_doubles"),
+    # the harness's subpackages in layers: the engine never imports the API loop, core
+    # nothing above it, the attached agents not campaigns by hand (a cycle through cli)
+    ("harness/engine/engine.py", "from socratic.harness.api.tools import Tools",
+     "socratic.harness.engine.engine -> socratic.harness.api.tools"),
+    ("harness/core/session.py", "def _f():\n    from socratic.harness.engine import triggers",
+     "socratic.harness.core.session -> socratic.harness.engine.triggers"),
+    ("harness/attached/attach.py", "from socratic.harness.manual import manual",
+     "socratic.harness.attached.attach -> socratic.harness.manual.manual"),
     # the shared layer imports no part, even inside a function
     ("eventlog.py", "def _f():\n    from socratic.bank import load_bank",
      "socratic.eventlog -> socratic.bank"),
@@ -98,3 +106,38 @@ def test_the_fleet_takes_the_run_options_from_the_run_verb():
     sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     run = sub.choices["run"]
     assert set(run_options()) == {a.dest for a in run._actions if a.option_strings}
+
+
+def test_the_harness_subpackages_import_one_another_without_cycles():
+    """Whatever subpackages harness/ has (the layers contract names today's), no chain of
+    imports leads from one back to itself."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("socratic", cache_dir=None)
+    subs = sorted(m for m in graph.find_children("socratic.harness")
+                  if graph.find_children(m))
+    assert {"socratic.harness.core", "socratic.harness.engine", "socratic.harness.api",
+            "socratic.harness.attached", "socratic.harness.manual",
+            "socratic.harness.cli"} <= set(subs), subs
+    def sub_of(module: str) -> str | None:
+        return next((s for s in subs if module == s or module.startswith(s + ".")), None)
+
+    edges: dict[str, set[str]] = {s: set() for s in subs}
+    for m in graph.find_descendants("socratic.harness"):
+        a = sub_of(m)
+        for imported in graph.find_modules_directly_imported_by(m):
+            b = sub_of(imported)
+            if a and b and a != b:
+                edges[a].add(b)
+    seen: dict[str, int] = {}   # 1: on the path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        seen[node] = 1
+        for nxt in sorted(edges[node]):
+            assert seen.get(nxt) != 1, "import cycle: " + " -> ".join([*path, node, nxt])
+            if nxt not in seen:
+                visit(nxt, [*path, node])
+        seen[node] = 2
+
+    for s in subs:
+        if s not in seen:
+            visit(s, [])

@@ -177,7 +177,7 @@ def test_records_built_in_code_are_checked():
 def test_inbox_values_that_do_not_fit_the_question_event_are_dropped(tmp_path):
     from socratic.contracts import Question
     from socratic.eventlog import append_jsonl
-    from socratic.harness.campaign import Campaign
+    from socratic.harness.api.campaign import Campaign
     from socratic_doubles.fakeapi import FakeAnthropic
     from socratic_doubles.testing import (
         FAKE_KEY,
@@ -239,7 +239,7 @@ def test_config_json_is_a_record_and_a_damaged_one_is_one_line(tmp_path):
     import pytest
 
     from socratic.errors import InputError
-    from socratic.harness.session import Session
+    from socratic.harness.core.session import Session
 
     s = Session(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps(

@@ -1,4 +1,4 @@
-"""The one engine (harness/engine.py): its marks, saved by the hooks, are what the log
+"""The one engine (harness/engine/engine.py): its marks, saved by the hooks, are what the log
 rebuilds; the API loop and the hooks apply the same stop rules."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from dataclasses import asdict
 
 from socratic.contracts import AskCommand, read_events
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness.attached_campaign import HOOK_STATE
-from socratic.harness.campaign import Campaign
-from socratic.harness.engine import MARK_FIELDS, Marks
-from socratic.harness.hooks import run_hook
+from socratic.harness.api.campaign import Campaign
+from socratic.harness.attached.attached_campaign import HOOK_STATE
+from socratic.harness.attached.hooks import run_hook
+from socratic.harness.engine.engine import MARK_FIELDS, Marks
 from socratic_doubles.fakeapi import FakeAnthropic
 from socratic_doubles.testing import FAKE_KEY, fake_config, make_task
 from tests.test_attach_hooks import make, stop_payload, tool_payload, write_candidate

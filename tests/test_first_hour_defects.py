@@ -19,7 +19,7 @@ def _texts(sess: Path) -> list[str]:
 
 
 def test_hook_say_on_a_full_disk_records_nothing_and_the_retry_logs_it_once(tmp_path, monkeypatch):
-    from socratic.harness import attached_campaign
+    from socratic.harness.attached import attached_campaign
 
     sess, _ = attach_rmsnorm(tmp_path)
     before = (sess / "events.jsonl").read_bytes()

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from socratic.eventlog import EventLog, read_jsonl
-from socratic.harness.attach import attach
-from socratic.harness.hooks import run_evaluate, run_hook
+from socratic.harness.attached.attach import attach
+from socratic.harness.attached.hooks import run_evaluate, run_hook
 from socratic.report import build_report
 from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 
@@ -71,7 +71,7 @@ def sha_of(path: Path) -> str:
 # ---------------------------------------------------------------------------- the attacks
 
 def test_config_goal_edited_then_the_server_restarted(tmp_path):
-    from socratic.harness.hookserver import HookServer, Request
+    from socratic.harness.attached.hookserver import HookServer, Request
 
     sess, ws = make(tmp_path)
     cfg = json.loads((sess / "config.json").read_text())
@@ -138,7 +138,7 @@ def test_a_real_result_file_rewritten(tmp_path):
 
 
 def test_a_result_file_rewritten_under_a_running_server(tmp_path):
-    from socratic.harness.hookserver import HookServer, Request
+    from socratic.harness.attached.hookserver import HookServer, Request
 
     sess, ws = make(tmp_path)
     server = HookServer(sess)
@@ -253,9 +253,9 @@ def test_an_honest_campaign_still_reaches_goal_met(tmp_path):
 
 
 def test_the_same_source_faster_fires_suspicious_gain():
-    from socratic.harness.config import TriggerConfig
-    from socratic.harness.history import Evaluation
-    from socratic.harness.triggers import SuspiciousGain
+    from socratic.harness.core.config import TriggerConfig
+    from socratic.harness.core.history import Evaluation
+    from socratic.harness.engine.triggers import SuspiciousGain
     from socratic_doubles.testing import eval_result
 
     det = SuspiciousGain(TriggerConfig())

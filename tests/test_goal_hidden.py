@@ -13,9 +13,9 @@ import pytest
 from socratic.contracts import Goal
 from socratic.errors import InputError
 from socratic.eventlog import read_jsonl
-from socratic.harness.campaign import Campaign
-from socratic.harness.history import Evaluation, judge
-from socratic.harness.task import CampaignTask
+from socratic.harness.api.campaign import Campaign
+from socratic.harness.core.history import Evaluation, judge
+from socratic.harness.core.task import CampaignTask
 from socratic.resources import resolve_task_dir
 from socratic.taskfile import load_task
 from socratic_doubles.fakeapi import FakeAnthropic, last_user_text

@@ -171,7 +171,7 @@ def test_the_evaluator_takes_its_turn_before_the_gpu_part(tmp_path, monkeypatch)
 def test_the_harness_does_not_count_the_wait_against_its_timeout(tmp_path):
     """run_evaluator: a wait for the GPU's turn longer than the evaluation's whole time
     budget does not kill it; the wait is reported as it starts."""
-    from socratic.harness.evaluator_process import run_evaluator
+    from socratic.harness.core.evaluator_process import run_evaluator
     from socratic_doubles.testing import FAKE_EVALUATOR
 
     task = make_task(tmp_path)

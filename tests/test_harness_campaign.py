@@ -13,8 +13,8 @@ import pytest
 
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness.campaign import Campaign
-from socratic.harness.config import TriggerConfig
+from socratic.harness.api.campaign import Campaign
+from socratic.harness.core.config import TriggerConfig
 from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
@@ -290,7 +290,7 @@ def test_connection_errors_retried(tmp_path):
         c = make(tmp_path, api)
         url = api.url
     # the server is gone: the first attempts fail to connect, then it comes back
-    from socratic.harness.agent import Agent
+    from socratic.harness.api.agent import Agent
 
     calls = {"n": 0}
     server = FakeAnthropic([{"tools": [write(1.5)]}, {"text": "done"}])
@@ -431,8 +431,8 @@ def test_key_never_logged(tmp_path, monkeypatch):
 
 def test_bank_suggestions_follow_the_gpu(tmp_path, monkeypatch):
     from socratic import bank
-    from socratic.harness import campaign as campaign_mod
-    from socratic.harness.startup import bank_suggester
+    from socratic.harness.api import campaign as campaign_mod
+    from socratic.harness.engine.startup import bank_suggester
 
     archs = {e.id: e.arch for e in bank.load_bank().entries}
 
@@ -472,7 +472,7 @@ def test_real_bank_suggestions(tmp_path):
     from socratic import bank
     if not all(hasattr(bank, n) for n in ("load_bank", "SuggestContext", "suggest")):
         pytest.skip("bank API not available")
-    from socratic.harness.startup import bank_suggester
+    from socratic.harness.engine.startup import bank_suggester
 
     s = bank_suggester(False)
     assert s is not None
@@ -493,7 +493,7 @@ def test_key_redacted_from_evaluator_results(tmp_path):
     # a candidate can smuggle text into its build log (an #include of a /proc file, say)
     script = [{"tools": [write(1.5, "// build-error"), ("evaluate", {})]},
               {"tools": [write(1.5)]}, {"text": "done"}]
-    import socratic.harness.evaluations as camp
+    import socratic.harness.engine.evaluations as camp
 
     real = camp.run_evaluator
 

@@ -342,8 +342,8 @@ def test_a_folder_of_other_files_is_not_taken_for_a_session(tmp_path, monkeypatc
 
 def test_goal_scenarios_sets_and_ids(tmp_path):
     from socratic.errors import InputError
-    from socratic.harness.startup import goal_scenarios
-    from socratic.harness.task import CampaignTask
+    from socratic.harness.core.task import CampaignTask
+    from socratic.harness.engine.startup import goal_scenarios
 
     task = CampaignTask.load(make_task(tmp_path))
     sets = {"smoke": ["a"], "bench": ["a", "b", "c"]}
@@ -518,7 +518,7 @@ def test_inject_bank_id(tmp_path):
 
 
 def test_cli_module_is_cheap_to_import():
-    code = ("import sys, socratic.harness.cli; bad = [m for m in ('anthropic', 'socratic.harness.campaign', "
+    code = ("import sys, socratic.harness.cli; bad = [m for m in ('anthropic', 'socratic.harness.api.campaign', "
             "'socratic.bank.loader') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "[]", out.stderr

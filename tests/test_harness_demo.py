@@ -77,8 +77,8 @@ def test_record_demo_dry_run(tmp_path):
 @pytest.mark.slow
 def test_short_campaign_on_rmsnorm_with_the_real_evaluator(tmp_path):
     pytest.importorskip("anthropic")
-    from socratic.harness.campaign import Campaign
-    from socratic.harness.config import Config
+    from socratic.harness.api.campaign import Campaign
+    from socratic.harness.core.config import Config
     from socratic_doubles.fakeapi import FakeAnthropic
     from socratic_doubles.testing import FAKE_KEY
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from socratic.contracts import Event, build_event
-from socratic.harness.config import TriggerConfig
-from socratic.harness.evaluations import Evaluations
-from socratic.harness.inbox import Inbox
-from socratic.harness.session import Session
-from socratic.harness.stophook import StopAttempts, judge_stop
-from socratic.harness.task import CampaignTask
-from socratic.harness.tools import Redactor, scrubbed_env
-from socratic.harness.triggers import Fired, Triggers
+from socratic.harness.core.config import TriggerConfig
+from socratic.harness.core.inbox import Inbox
+from socratic.harness.core.redaction import Redactor, scrubbed_env
+from socratic.harness.core.session import Session
+from socratic.harness.core.task import CampaignTask
+from socratic.harness.engine.evaluations import Evaluations
+from socratic.harness.engine.stophook import StopAttempts, judge_stop
+from socratic.harness.engine.triggers import Fired, Triggers
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
 

@@ -11,8 +11,8 @@ import pytest
 from socratic.cli import main
 from socratic.contracts import parse_eval
 from socratic.errors import InputError
-from socratic.harness.history import Evaluation, describe_failing, judge
-from socratic.harness.task import CampaignTask
+from socratic.harness.core.history import Evaluation, describe_failing, judge
+from socratic.harness.core.task import CampaignTask
 from socratic.resources import demo_session_dir, resolve_task_dir
 from socratic_doubles.testing import FAKE_KEY, make_task
 
@@ -118,7 +118,7 @@ def test_goal_against_must_name_the_baseline_or_a_comparison(tmp_path, monkeypat
 
 
 def test_goal_against_reaches_the_campaign(tmp_path, monkeypatch):
-    from socratic.harness.campaign import Campaign
+    from socratic.harness.api.campaign import Campaign
     from socratic_doubles.fakeapi import FakeAnthropic
     from socratic_doubles.testing import fake_config
 

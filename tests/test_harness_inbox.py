@@ -6,7 +6,7 @@ import json
 
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject
-from socratic.harness.inbox import Inbox, Saved
+from socratic.harness.core.inbox import Inbox, Saved
 
 
 def make(tmp_path, **kw) -> Inbox:

@@ -8,12 +8,12 @@ import sys
 from importlib import resources
 
 from socratic.eventlog import EventLog, read_jsonl
-from socratic.harness.conversation import Conversation, handoff_seed
-from socratic.harness.history import Evaluation, History
-from socratic.harness.record import Recorder, TextStream, redacted
-from socratic.harness.session import Session
-from socratic.harness.task import CampaignTask, sha256_text
-from socratic.harness.tools import Redactor
+from socratic.harness.api.conversation import Conversation, handoff_seed
+from socratic.harness.core.history import Evaluation, History
+from socratic.harness.core.record import Recorder, TextStream
+from socratic.harness.core.redaction import Redactor, redacted
+from socratic.harness.core.session import Session
+from socratic.harness.core.task import CampaignTask, sha256_text
 from socratic_doubles.testing import (
     FAKE_KEY,
     eval_result,
@@ -85,7 +85,7 @@ def test_handoff_seed_carries_the_campaign_state(tmp_path):
 
 
 def test_the_shipped_harness_does_not_import_the_doubles():
-    code = ("import sys, socratic.harness.campaign, socratic.harness.cli, socratic.tui.app; "
+    code = ("import sys, socratic.harness.api.campaign, socratic.harness.cli, socratic.tui.app; "
             "print([m for m in sys.modules if m.startswith('socratic_doubles')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stderr

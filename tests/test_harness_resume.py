@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from socratic.contracts import ToolResult, parse_events
-from socratic.harness.resume import NOT_RUN, RESTARTED, Counters, restart_messages, resume_state
+from socratic.harness.core.resume import NOT_RUN, RESTARTED, Counters, restart_messages, resume_state
 
 
 def _usage(cost):

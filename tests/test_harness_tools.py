@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from socratic.harness.tools import Redactor, Tools, cap_text, scrubbed_env, tool_specs
+from socratic.harness.api.tools import Tools, cap_text, tool_specs
+from socratic.harness.core.redaction import Redactor, scrubbed_env
 from socratic_doubles.testing import FAKE_KEY
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from socratic.contracts import Comparison, Goal
-from socratic.harness.config import TriggerConfig
-from socratic.harness.history import Evaluation, History, judge
-from socratic.harness.triggers import (
+from socratic.harness.core.config import TriggerConfig
+from socratic.harness.core.history import Evaluation, History, judge
+from socratic.harness.engine.triggers import (
     CorrectnessFailure,
     DeclaredDone,
     Detectors,
@@ -246,7 +246,7 @@ def test_suspicious_step_against_the_comparison_and_retracted_figures():
 def test_the_firings_reason_reaches_the_suggester() -> None:
     """The bank ranks on the campaign's recent text; the trigger's reason ("fa3's time moved,
     not yours") belongs to that context, so the suggestions can speak to it."""
-    from socratic.harness.triggers import Fired, Triggers
+    from socratic.harness.engine.triggers import Fired, Triggers
 
     seen: list[str] = []
 

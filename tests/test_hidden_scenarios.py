@@ -11,7 +11,7 @@ import pytest
 
 from socratic.errors import InputError
 from socratic.eventlog import read_jsonl
-from socratic.harness.campaign import Campaign
+from socratic.harness.api.campaign import Campaign
 from socratic.taskfile import load_task
 from socratic_doubles.fakeapi import FakeAnthropic, last_user_text
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from socratic.eventlog import read_jsonl
-from socratic.harness import agentspec
-from socratic.harness.attach import attach
-from socratic.harness.hooks import run_hook
-from socratic.harness.sessionlog import SessionLog
+from socratic.harness.attached import agentspec
+from socratic.harness.attached.attach import attach
+from socratic.harness.attached.hooks import run_hook
+from socratic.harness.core.sessionlog import SessionLog
 from socratic.report import build_report
 from socratic_doubles.testing import candidate_source, fake_config, make_task
 
@@ -88,7 +88,7 @@ def test_a_changed_hook_client_is_named(tmp_path):
 def test_codex_takes_its_hooks_from_the_session_folder(tmp_path):
     """Config overrides (`-c hooks.<Event>=...`) outrank every config.toml, and the hooks
     are forced on; the workspace's hooks.json is emptied for the launch and put back."""
-    from socratic.harness.agentlaunch import check_hooks
+    from socratic.harness.attached.agentlaunch import check_hooks
 
     sess, ws = make(tmp_path, "codex")
     spec = agentspec.load("codex")
@@ -110,7 +110,7 @@ def test_codex_takes_its_hooks_from_the_session_folder(tmp_path):
 
 
 def test_a_launch_puts_back_geminis_hooks_and_says_so(tmp_path):
-    from socratic.harness.agentlaunch import check_hooks
+    from socratic.harness.attached.agentlaunch import check_hooks
 
     sess, ws = make(tmp_path, "gemini")
     spec = agentspec.load("gemini")

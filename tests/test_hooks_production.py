@@ -20,7 +20,7 @@ import pytest
 
 from socratic.contracts import AskCommand, ControlCommand
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness.attach import attach
+from socratic.harness.attached.attach import attach
 from socratic_doubles.testing import (
     FAKE_EVALUATOR,
     candidate_source,
@@ -68,7 +68,7 @@ def prompt(ws: Path, text: str) -> dict:
 
 def ensure_server(sess: Path, env: dict[str, str]) -> None:
     """A session server, as a launcher starts one (a hook never does any more)."""
-    from socratic.harness.hookclient import connect, socket_path
+    from socratic.harness.attached.hookclient import connect, socket_path
 
     path = socket_path(str(sess.resolve()))
     if os.path.exists(path) and (s := connect(path)) is not None:
@@ -118,7 +118,7 @@ SHADOW = "import pathlib; pathlib.Path({flag!r}).write_text('ran'); raise System
 @pytest.fixture(params=["compiled", "python"])
 def client(request, monkeypatch):
     """Which hook client attach writes: the C one, or the Python one (no C compiler)."""
-    from socratic.harness import attach as attach_mod
+    from socratic.harness.attached import attach as attach_mod
 
     if request.param == "python":
         monkeypatch.setattr(attach_mod, "compiled_client", lambda *a: None)
@@ -187,7 +187,8 @@ def test_the_stop_fails_closed(tmp_path, mode):
 
 
 def test_a_handler_that_raises_refuses_the_stop_and_is_logged(tmp_path, monkeypatch):
-    from socratic.harness import engine, hooks
+    from socratic.harness.attached import hooks
+    from socratic.harness.engine import engine
 
     a = make(tmp_path)
     ws = a.session.workspace
@@ -219,7 +220,7 @@ def test_damaged_state_files_are_rebuilt_from_the_log(tmp_path, mode):
     subprocess.run(["pkill", "-f", f"hook serve --session {tmp_path}"], check=False)
     time.sleep(0.2)
     # read by a hook that then died (queued in state.json), then the state files damaged
-    from socratic.harness.inbox import Inbox
+    from socratic.harness.core.inbox import Inbox
 
     ib = Inbox(sess / "inbox.jsonl", sess / "state.json", auto_questions=False)
     ib.offset = json.loads((sess / "state.json").read_text())["inbox_offset"]
@@ -266,8 +267,8 @@ def test_a_session_killed_before_its_first_event(tmp_path):
 
 
 def test_run_starts_again_a_session_killed_before_its_first_event(tmp_path):
-    from socratic.harness.campaign import Campaign
-    from socratic.harness.session import Session
+    from socratic.harness.api.campaign import Campaign
+    from socratic.harness.core.session import Session
 
     task = make_task(tmp_path)
     sess = tmp_path / "api"

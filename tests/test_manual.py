@@ -19,8 +19,8 @@ import pytest
 from socratic.cli import main
 from socratic.contracts import AskCommand, EvalEnd, read_events
 from socratic.eventlog import inject, read_jsonl
-from socratic.harness.attach import attach
-from socratic.harness.attached_campaign import AttachedCampaign
+from socratic.harness.attached.attach import attach
+from socratic.harness.attached.attached_campaign import AttachedCampaign
 from socratic.resources import demo_session_dir
 from socratic_doubles.testing import (
     FAKE_EVALUATOR,
@@ -419,7 +419,7 @@ def test_an_outside_agents_session_refuses_imports(tmp_path):
     """An agent with a shell could import a result it wrote itself: in a session its hooks
     drive, the import is refused in one line, the refusal logged, no evaluation recorded,
     and the stop still evaluates the candidate itself."""
-    from socratic.harness.hooks import run_hook
+    from socratic.harness.attached.hooks import run_hook
 
     task = make_task(tmp_path)
     a = attach(task, "claude", fake_config(auto_questions=True), session_dir=tmp_path / "c",
@@ -450,7 +450,7 @@ def test_an_outside_agents_session_refuses_imports(tmp_path):
 
 def test_hook_events_are_refused_for_a_campaign_by_hand(fresh):
     from socratic.errors import InputError
-    from socratic.harness.hooks import run_hook
+    from socratic.harness.attached.hooks import run_hook
 
     with pytest.raises(InputError, match="a campaign by hand"):
         run_hook("stop", {"cwd": str(fresh / "workspace")}, session_dir=fresh)
@@ -495,7 +495,7 @@ def test_attach_passes_goal_against_and_max_turns(tmp_path, monkeypatch):
 
 
 def test_an_attached_agent_is_held_to_max_turns(tmp_path):
-    from socratic.harness.hooks import run_hook
+    from socratic.harness.attached.hooks import run_hook
 
     task = make_task(tmp_path)
     a = attach(task, "claude", fake_config(max_turns=2), session_dir=tmp_path / "c", wait_s=0.5)

@@ -13,8 +13,8 @@ import pytest
 from socratic import contracts as c
 from socratic.contracts import AskCommand, Goal
 from socratic.eventlog import inject
-from socratic.harness.attach import attach
-from socratic.harness.history import Evaluation, compact_table
+from socratic.harness.attached.attach import attach
+from socratic.harness.core.history import Evaluation, compact_table
 from socratic_doubles.testing import FAKE_EVALUATOR, candidate_source, fake_config, make_task
 from tests.test_manual import SRC, attach_rmsnorm, cand, cli, events, of, use
 
@@ -68,7 +68,7 @@ def test_an_evaluator_that_cannot_start_is_not_a_failing_candidate(tmp_path):
     # the case: an interpreter without socratic (`No module named ...`)
     cfg = fake_config(evaluator=[sys.executable, "-I", "-m", "no_such_module_here"])
     a = attach(task, "manual", fake_config(), session_dir=tmp_path / "s")
-    from socratic.harness.attached_campaign import AttachedCampaign
+    from socratic.harness.attached.attached_campaign import AttachedCampaign
 
     with AttachedCampaign.open(a.session.dir) as camp:
         camp.evals.evaluator = cfg.evaluator
@@ -82,7 +82,7 @@ def test_an_evaluator_that_cannot_start_is_not_a_failing_candidate(tmp_path):
     assert "correctness_failure" not in kinds
     # at attach, a bare program is found on this PATH, or refused in one line
     from socratic.errors import InputError
-    from socratic.harness.attach import resolved_command
+    from socratic.harness.attached.attach import resolved_command
 
     assert resolved_command(["python3", "-m", "x"])[0] == shutil.which("python3")
     with pytest.raises(InputError, match="not found on PATH"):
@@ -153,7 +153,7 @@ def test_an_import_of_another_source_says_the_stop_judges_the_workspace(tmp_path
 def test_the_evaluator_runs_with_the_workspace_off_its_path():
     import sys
 
-    from socratic.harness.config import default_evaluator
+    from socratic.harness.core.config import default_evaluator
 
     argv = default_evaluator() if "SOCRATIC_EVALUATOR" not in __import__("os").environ else \
         [sys.executable, "-P", "-m", "socratic.evaluator"]

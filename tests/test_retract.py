@@ -18,10 +18,10 @@ from socratic import contracts
 from socratic.bank import load_bank
 from socratic.cli import main
 from socratic.contracts import EvalEnd, read_events
-from socratic.harness.attached_campaign import AttachedCampaign
-from socratic.harness.config import TriggerConfig
-from socratic.harness.evaluations import load_evaluation
-from socratic.harness.triggers import Plateau
+from socratic.harness.attached.attached_campaign import AttachedCampaign
+from socratic.harness.core.config import TriggerConfig
+from socratic.harness.engine.evaluations import load_evaluation
+from socratic.harness.engine.triggers import Plateau
 from socratic.ownership import SessionOwner
 from socratic.report import bank_traces, build_report
 from socratic.report.text import summary_lines

@@ -52,7 +52,7 @@ def test_a_bad_default_set_is_the_same_line_from_every_verb(tmp_path):
 
 def test_a_bad_default_set_stops_a_campaign_before_its_session(tmp_path):
     from socratic.errors import InputError
-    from socratic.harness.campaign import Campaign
+    from socratic.harness.api.campaign import Campaign
     from socratic_doubles.testing import fake_config
 
     task = make_task(tmp_path)
@@ -131,7 +131,7 @@ def test_key_lines():
 
 
 def test_the_harness_sees_the_loaders_task(tmp_path):
-    from socratic.harness.task import CampaignTask
+    from socratic.harness.core.task import CampaignTask
 
     task = CampaignTask.load(make_task(tmp_path))
     assert task.spec.default_set == task.default_set == "bench"

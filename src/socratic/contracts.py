@@ -533,7 +533,7 @@ class CampaignStart(Event):
     session_id: str | None = None           # names the session's chain key (socratic.chain)
     evaluator: list[str] | None = None      # the evaluator's argv prefix
     baseline_sha256: str | None = None      # the task's baseline source
-    hooks: dict[str, str] | None = None     # sha256 of SESSION/agent/'s files (harness/hookcheck.py)
+    hooks: dict[str, str] | None = None     # sha256 of SESSION/agent/'s files (harness/attached/hookcheck.py)
     libraries: dict[str, str] | None = None  # the built baseline/reference (build.libraries)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.contracts import SCHEMA, EvalResult, parse_eval
-from socratic.harness.config import Config, TriggerConfig
+from socratic.harness.core.config import Config, TriggerConfig
 
 FAKE_EVALUATOR = [sys.executable, "-m", "socratic_doubles.fakeeval"]
 FAKE_KEY = "sk-ant-api03-FAKEKEY-0123456789abcdefghijklmnopqrstuvwxyz-SECRET"

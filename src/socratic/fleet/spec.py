@@ -42,7 +42,7 @@ from socratic.errors import InputError
 EXECUTORS = ("local", "slurm")
 QUESTIONS = ("none", "auto", "human")
 # socratic's own loop (`socratic run`), and the outside agents with hooks that `socratic
-# attach --headless` runs (harness/agents/NAME.toml's [headless])
+# attach --headless` runs (harness/attached/agents/NAME.toml's [headless])
 SOCRATIC = "socratic"
 
 

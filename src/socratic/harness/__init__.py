@@ -6,7 +6,7 @@ Public API (other parts use only this; each name loads on first use):
     run_options()    `socratic run`'s options by dest (argparse actions): a fleet file's
                      campaign keys are these
     headless_agents()  the outside agents `socratic attach --headless` runs: name -> the
-                     program it starts (harness/agents/NAME.toml's [headless])
+                     program it starts (harness/attached/agents/NAME.toml's [headless])
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from socratic.lazyexports import lazy_exports
 
-_WHERE = {"run_options": ".cli", "headless_agents": ".agentspec"}
+_WHERE = {"run_options": ".cli", "headless_agents": ".attached.agentspec"}
 
 __all__ = ["run_options", "headless_agents"]
 
 if TYPE_CHECKING:
-    from socratic.harness.agentspec import headless_agents
+    from socratic.harness.attached.agentspec import headless_agents
     from socratic.harness.cli import run_options
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE)

@@ -1,0 +1,57 @@
+"""What a campaign writes down, with the API key kept out: events through `Recorder`, the
+agent's streamed text merged into `agent.text` events by `TextStream`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from socratic.eventlog import EventLog
+from socratic.harness.core.redaction import Redactor, redacted
+
+# emit(type, **fields) -> the event as logged
+Emit = Callable[..., dict[str, Any]]
+
+
+
+class Recorder:
+    """Appends events to the log, each redacted first; `on_event` (e.g. a headless run's
+    stderr lines) sees each event as logged."""
+
+    def __init__(self, log: EventLog, redact: Redactor) -> None:
+        self.log = log
+        self.redact = redact
+        self.on_event: Callable[[dict[str, Any]], None] | None = None
+
+    def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
+        event = self.log.append(type_, **redacted(fields, self.redact))
+        if self.on_event is not None:
+            self.on_event(event)
+        return event
+
+
+class TextStream:
+    """The agent's text as it streams: pieces are merged and logged as one `agent.text`
+    event at most every `flush_s` seconds (and whenever `flush` is called)."""
+
+    def __init__(self, emit: Emit, flush_s: float) -> None:
+        self.emit = emit
+        self.flush_s = flush_s
+        self.pieces: list[str] = []
+        self.since = time.monotonic()
+
+    def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+        if time.monotonic() - self.since >= self.flush_s:
+            self.flush()
+
+    def restart_clock(self) -> None:
+        """A new model call: its first piece waits up to `flush_s` for company."""
+        self.since = time.monotonic()
+
+    def flush(self) -> None:
+        if self.pieces:
+            self.emit("agent.text", text="".join(self.pieces))
+            self.pieces = []
+        self.since = time.monotonic()
