@@ -25,7 +25,9 @@ what importers write):
 - events: every event type of events.jsonl and the readers of a log;
 - retractions: what `eval.retract` events take back (`Retractions`);
 - inbox: inbox.jsonl's commands;
-- session: a session's config.json.
+- session: a session's config.json;
+- vocab: the closed vocabularies as Literal aliases (`EndReason`, `RetractPart`, `BlockKind`)
+  and the goal's `Terms`.
 """
 
 from __future__ import annotations
@@ -108,7 +110,6 @@ from socratic.contracts.inbox import (
     parse_command,
 )
 from socratic.contracts.retractions import (
-    RETRACT_PARTS,
     Retractions,
     number_runs,
     retracted_on,
@@ -116,8 +117,21 @@ from socratic.contracts.retractions import (
 from socratic.contracts.session import (
     SessionSettings,
 )
+from socratic.contracts.vocab import (
+    BASELINE,
+    BLOCK_KINDS,
+    END_REASONS,
+    RETRACT_PARTS,
+    Baseline,
+    BlockKind,
+    EndReason,
+    RetractPart,
+    Terms,
+)
 
 __all__ = [
+    "BASELINE", "BLOCK_KINDS", "END_REASONS", "Baseline", "BlockKind", "EndReason",
+    "RetractPart", "Terms",
     "SCHEMA",
     "ContractError",
     "R",

@@ -7,7 +7,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, TypeVar, Union
+from typing import Any, ClassVar, Literal, TypeVar, Union
 
 
 class ContractError(ValueError):
@@ -64,6 +64,10 @@ def _checker(tp: Any) -> _Check:
         if inner is None or len(args) == len(typing.get_args(tp)):
             raise TypeError(f"unsupported annotation {tp!r}: only `X | None` unions")
         return lambda value, where: None if value is None else inner(value, where)
+    if origin is Literal and all(isinstance(a, str) for a in typing.get_args(tp)):
+        # a vocabulary (socratic.contracts.vocab): checked as a string, not against the
+        # list, so a newer version's value still reads (readers ignore what they do not know)
+        return _scalar(str, "a string")
     if tp is bool:
         return _scalar(bool, "true or false")
     if tp is int:

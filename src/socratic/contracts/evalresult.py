@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.contracts.common import ContractError, Record, _short
+from socratic.contracts.vocab import Terms
 
 SCHEMA = "socratic.eval/1"
 
@@ -129,7 +130,7 @@ class ScenarioResult(Record):
     copies: int | None = None               # replays back to back in one timed sample
     comparisons: dict[str, Comparison] | None = None
 
-    def speedup_against(self, against: str) -> float | None:
+    def speedup_against(self, against: Terms) -> float | None:
         """The speedup the goal judges: against the baseline or a comparison."""
         if against == "baseline":
             return self.speedup
@@ -237,7 +238,7 @@ class EvalResult(Record):
     hidden_summary: HiddenSummary | None = None
     coverage: Coverage | None = None        # a space evaluation's (set `space:N@SEED`)
 
-    def min_and_geomean(self, against: str) -> tuple[float | None, float | None]:
+    def min_and_geomean(self, against: Terms) -> tuple[float | None, float | None]:
         """The worst and the geometric mean of the scenarios' speedups against the baseline
         or a comparison (`fa3`...): what a goal against it is judged on. (None, None) when a
         scenario lacks that speedup (not correct, or the comparison did not run on it)."""

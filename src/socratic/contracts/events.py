@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from socratic.contracts.common import ContractError, Record, _expect
 from socratic.contracts.evalresult import Comparison, ScenarioResult
+from socratic.contracts.vocab import EndReason, RetractPart, Terms
 
 
 @dataclass(kw_only=True)
@@ -37,7 +38,7 @@ class Goal(Record):
     against `against`."""
 
     min_speedup: float
-    against: str                            # "baseline" or a comparison name
+    against: Terms                          # "baseline" or a comparison name
     hidden: bool | None = None              # the speed rule holds on hidden draws too
 
     def describe(self) -> str:
@@ -237,7 +238,7 @@ class EvalRetract(Event):
 
     TYPE: ClassVar[str] = "eval.retract"
     evals: list[int]                        # evaluation numbers n (of recorded eval.end events)
-    part: str                               # all | comparisons
+    part: RetractPart                       # all | comparisons
     why: str
 
 
@@ -320,7 +321,7 @@ class BestEvaluation(Record):
 @dataclass(kw_only=True)
 class CampaignEnd(Event):
     TYPE: ClassVar[str] = "campaign.end"
-    reason: str
+    reason: EndReason
     evaluations: int | None = None
     tool_calls: int | None = None
     turns: int | None = None
@@ -348,7 +349,7 @@ class CampaignResume(Event):
     messages: int
     skipped: int | None = None              # events of the log that did not parse
     reason: str | None = None               # attached: what resumed it (a prompt, ./evaluate)
-    ended: str | None = None                # attached: the end reason it resumed from
+    ended: EndReason | None = None          # attached: the end reason it resumed from
     # `run --resume` given a new goal or limits by the engineer: the pins from here on
     goal: Goal | None = None
     limits: dict[str, float | None] | None = None

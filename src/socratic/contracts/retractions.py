@@ -7,12 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from socratic.contracts.events import EvalRetract
-
-RETRACT_PARTS = ("all", "comparisons")
-
+from socratic.contracts.vocab import RETRACT_PARTS, RetractPart, Terms
 
 
-def retracted_on(part: str | None, against: str) -> bool:
+def retracted_on(part: RetractPart | None, against: Terms) -> bool:
     """Whether an evaluation retracted with `part` (None: not retracted) has lost its figures
     against `against` (`baseline` or a comparison's name)."""
     return part == "all" or (part == "comparisons" and against != "baseline")
@@ -40,7 +38,7 @@ class Retractions:
             if self.part(n) != "all":   # `all` outranks `comparisons`, whichever came first
                 self.by_n[n] = e
 
-    def part(self, n: int) -> str | None:
+    def part(self, n: int) -> RetractPart | None:
         e = self.by_n.get(n)
         return e.part if e is not None else None
 
@@ -48,7 +46,7 @@ class Retractions:
         e = self.by_n.get(n)
         return e.why if e is not None else None
 
-    def hides(self, n: int, against: str) -> bool:
+    def hides(self, n: int, against: Terms) -> bool:
         """Whether evaluation n's figures against `against` are retracted."""
         return retracted_on(self.part(n), against)
 
