@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-GOAL_MET = "goal_met"
-UNPROVEN = ("hooks_silent", "agent_exited")
+from socratic.contracts.vocab import END_REASONS, EndReason
+
+__all__ = ["END_REASONS", "GOAL_MET", "UNPROVEN", "EndReason", "counts_as_met", "end_detail"]
+
+GOAL_MET: EndReason = "goal_met"
+UNPROVEN: tuple[EndReason, ...] = ("hooks_silent", "agent_exited")
 
 
-def counts_as_met(reason: str | None) -> bool:
+def counts_as_met(reason: EndReason | None) -> bool:
     """Whether an end may stand as goal met (an unproven end never does)."""
     return reason not in UNPROVEN
 
@@ -24,7 +28,7 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def end_detail(reason: str | None, fields: dict[str, Any]) -> str:
+def end_detail(reason: EndReason | None, fields: dict[str, Any]) -> str:
     """What an unproven end means, from its campaign.end fields ("" for other ends):
     `hooks_silent` with tools_reported (the agent's own count, or None), tools_logged (by
     its hooks) and stop_consulted; `agent_exited` with exit_code."""

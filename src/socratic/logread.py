@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from socratic.contracts import (
     AgentText,
@@ -24,6 +24,7 @@ from socratic.contracts import (
     CampaignStart,
     ContractError,
     Control,
+    EndReason,
     EvalEnd,
     EvalRetract,
     EvalScenario,
@@ -33,6 +34,7 @@ from socratic.contracts import (
     Question,
     Retractions,
     StopHook,
+    Terms,
     ToolCall,
     Trigger,
     Usage,
@@ -41,7 +43,6 @@ from socratic.contracts import (
 from socratic.eventlog import read_jsonl_counted
 
 Status = Literal["starting", "running", "paused", "waiting", "stopping", "ended"]
-Terms = str  # "baseline" or a comparison's name (fa3, cudnn, ...): what a speedup is against
 
 # what ends the agent's explanation of a failed evaluation (its words after it)
 _EXPLANATION_ENDS = (ToolCall, EvalStart, EvalEnd, Question, StopHook, CampaignEnd)
@@ -298,9 +299,11 @@ class LogState:
             self.running, self.gpu_wait = None, None
         elif kind == CampaignEnd.TYPE:
             seq, reason = raw.get("seq"), raw.get("reason")
+            # kept as written, like any reader's reason (vocab: a newer version's reads)
             self._end(CampaignEnd(seq=seq if isinstance(seq, int) else self.seq, t=self.clock.last,
                                   ts=str(raw.get("ts") or ""),
-                                  reason=reason if isinstance(reason, str) and reason else "ended"),
+                                  reason=cast(EndReason, reason) if isinstance(reason, str) and reason
+                                  else "ended"),
                       self.clock.last)
 
     def apply_unknown(self, raw: dict[str, Any]) -> None:

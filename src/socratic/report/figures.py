@@ -24,7 +24,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from socratic.contracts import AgentLaunch, CampaignStart, EvalEnd, EvalResult, EvalSummary, Goal
+from socratic.contracts import (
+    AgentLaunch,
+    CampaignStart,
+    EvalEnd,
+    EvalResult,
+    EvalSummary,
+    Goal,
+    RetractPart,
+)
 from socratic.endreasons import counts_as_met, end_detail
 from socratic.logread import Asked, LogState, read_log
 from socratic.report.churn import Churn, churn
@@ -84,7 +92,7 @@ class EvalPoint:
     result: str = ""                # the saved result, relative to the session folder
     geomean_vs: dict[str, float] = field(default_factory=dict)  # against each comparison
     baseline_geomean: float | None = None   # geomean/min above are on the goal's terms
-    retracted: str | None = None            # eval.retract's part (all | comparisons)
+    retracted: RetractPart | None = None            # eval.retract's part (all | comparisons)
     retracted_why: str | None = None
     imported: bool = False                  # recorded by `hook evaluate --import`
 

@@ -58,9 +58,10 @@ def _clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
 @dataclass(frozen=True)
 class Block:
     """One transcript block. `kind` is one of: start, text, tool, eval, trigger, question,
-    stophook, control, problem, retract, end. Fields not used by a kind stay at their defaults."""
+    stophook, control, problem, retract, end (`contracts.BlockKind`). Fields not used by a
+    kind stay at their defaults."""
 
-    kind: str
+    kind: c.BlockKind
     seq: int = 0          # seq of the event that opened the block
     t: float = 0.0        # campaign time of that event
     text: str = ""        # agent text, question text, trigger reason, end reason...
@@ -121,7 +122,7 @@ class ScenarioRow:
     n: int | None = None           # evaluation that produced the row
     result: ScenarioResult | None = None   # None before the first evaluation
     best: float | None = None      # best correct speedup over all evaluations
-    retracted: str | None = None   # its evaluation's eval.retract part (all | comparisons)
+    retracted: c.RetractPart | None = None   # its evaluation's eval.retract part (all | comparisons)
 
     @property
     def correct(self) -> bool | None:
@@ -184,7 +185,7 @@ class EvalPoint:
     t: float = 0.0
     seq: int = 0
     set: str = ""
-    retracted: str | None = None  # eval.retract's part (all | comparisons)
+    retracted: c.RetractPart | None = None  # eval.retract's part (all | comparisons)
     comparisons_min: tuple = ()  # (name, the lowest scenario speedup vs that implementation)
 
     def shows(self, against: str = "baseline") -> bool:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic import chain
-from socratic.contracts import ToolResult
+from socratic.contracts import EndReason, ToolResult
 from socratic.errors import InputError
 from socratic.eventlog import EventLog
 from socratic.gpuinfo import gpu_info
@@ -67,7 +67,7 @@ def logged_output(session: Session, result: ToolResult) -> str:
 class EndCampaign(Exception):
     """Raised where the loop cannot return directly (inside API retries)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: EndReason) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -207,7 +207,7 @@ class Campaign:
         return c
 
     # ------------------------------------------------------------------ the loop
-    def run(self) -> str:
+    def run(self) -> EndReason:
         """Run until the goal is met, a limit, a stop, or a stall; returns the end reason."""
         main = threading.current_thread() is threading.main_thread()
         prev = signal.getsignal(signal.SIGTERM)
@@ -235,7 +235,7 @@ class Campaign:
             if main:
                 signal.signal(signal.SIGTERM, prev)
 
-    def _run(self) -> str:
+    def _run(self) -> EndReason:
         self.engine.fire_start()
         while True:
             self._iteration_stats()
@@ -284,7 +284,7 @@ class Campaign:
         self.emit("usage", **u, model=self.config.model, context_tokens=self.context_tokens)
         return resp
 
-    def _run_tools(self, resp: Response) -> str | None:
+    def _run_tools(self, resp: Response) -> EndReason | None:
         results: list[dict[str, Any]] = []
         for i, use in enumerate(resp.tool_uses):
             reason = self.engine.due_end()
@@ -305,7 +305,7 @@ class Campaign:
         self.pending = results
         return None
 
-    def _stop_attempt(self) -> str | None:
+    def _stop_attempt(self) -> EndReason | None:
         """The model ended its turn: the stop hook judges the goal (engine.stop_attempt)."""
         out = self.engine.stop_attempt()
         if out.ended:
@@ -313,7 +313,7 @@ class Campaign:
         self.pending = [{"type": "text", "text": out.refusal}]
         return None
 
-    def end(self, reason: str, **extra: Any) -> str:
+    def end(self, reason: EndReason, **extra: Any) -> EndReason:
         """The campaign ends (logged once: the engine may have logged it already)."""
         self.text.flush()
         self.engine.end(reason, **extra)

@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from socratic import chain
-from socratic.contracts import AgentText, CampaignStart, Event, Goal, Problem, Usage, read_events
+from socratic.contracts import (
+    AgentText,
+    CampaignStart,
+    EndReason,
+    Event,
+    Goal,
+    Problem,
+    Usage,
+    read_events,
+)
 from socratic.errors import InputError
 from socratic.harness.attached import agentspec, hookcheck
 from socratic.harness.core.atomicwrite import write_bytes_atomic, write_json_atomic
@@ -414,7 +423,7 @@ class AttachedCampaign:
         return self.engine.triggers
 
     @property
-    def ended(self) -> str | None:
+    def ended(self) -> EndReason | None:
         return self.engine.ended
 
     @property
@@ -460,7 +469,7 @@ class AttachedCampaign:
         # the fields of a `run` resume (no conversation of ours: ctx and messages 0), and why
         self.engine.resumed(ctx=0, messages=0, reason=why, ended=self.engine.ended)
 
-    def end(self, reason: str, **extra: Any) -> None:
+    def end(self, reason: EndReason, **extra: Any) -> None:
         self.engine.end(reason, **extra)
 
     # ------------------------------------------------------------------ the agent's words

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import CampaignEnd, CampaignResume, StopHook, ToolCall, read_events
+from socratic.contracts import CampaignEnd, CampaignResume, EndReason, StopHook, ToolCall, read_events
 from socratic.errors import InputError
 from socratic.harness.attached import agentlaunch, agentspec
 from socratic.harness.attached.attached_campaign import HOOK_STATE, AttachedCampaign, HookState
@@ -97,7 +97,7 @@ class RunRecord:
 
     tools_logged: int = 0
     stop_consulted: int = 0
-    ended: str | None = None
+    ended: EndReason | None = None
 
 
 def since(session_dir: Path, first_seq: int) -> RunRecord:
@@ -225,7 +225,7 @@ def _reported(output: str, log_path: Path, offset: int) -> int | None:
 
 
 def settle_end(session_dir: Path, first_seq: int, code: int, tools_reported: int | None,
-           interrupted: bool, over_time: bool) -> str:
+           interrupted: bool, over_time: bool) -> EndReason:
     """The campaign's end once its agent has exited: as the hooks left it, else on the
     record (interrupted, max_minutes, hooks_silent or agent_exited)."""
     with AttachedCampaign.open(session_dir) as camp:

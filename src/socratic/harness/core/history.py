@@ -11,6 +11,7 @@ from socratic.contracts import (
     EvalResult,
     Failing,
     Goal,
+    RetractPart,
     ScenarioResult,
     retracted_on,
 )
@@ -28,7 +29,7 @@ class Evaluation:
     seconds: float = 0.0
     stderr_tail: str = ""
     notes: list[str] = field(default_factory=list)  # harness notes shown with the table
-    retracted: str | None = None         # eval.retract's part (all | comparisons), if any
+    retracted: RetractPart | None = None         # eval.retract's part (all | comparisons), if any
     result_sha: str = ""                 # sha256 of the saved result's bytes (eval.end)
     imported: bool = False               # recorded by `hook evaluate --import`
 

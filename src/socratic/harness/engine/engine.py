@@ -28,6 +28,7 @@ from socratic.contracts import (
     AgentText,
     CampaignEnd,
     CampaignResume,
+    EndReason,
     EvalEnd,
     Event,
     StopHook,
@@ -63,7 +64,7 @@ class Marks:
     explained_n: int = 0       # the last failing evaluation correctness_failure fired for
     stop_requested: bool = False   # read from the inbox, not yet acted on
     eval_requested: bool = False
-    ended: str | None = None   # the campaign.end reason, while ended
+    ended: EndReason | None = None   # the campaign.end reason, while ended
 
     @classmethod
     def rebuilt(cls, events: list[Event]) -> Marks:
@@ -105,7 +106,7 @@ class StopOutcome:
     """What a stop attempt came to: the campaign ended (`ended`), or the stop is refused
     with `refusal` for the agent (the questions due are the adapter's to add)."""
 
-    ended: str | None
+    ended: EndReason | None
     refusal: str = ""
     verdict: Verdict | None = None
 
@@ -147,7 +148,7 @@ class Engine:
         self.counters: Counters = resumed.counters
         self.stops = StopAttempts()
         self.blocks = 0
-        self.ended: str | None = None
+        self.ended: EndReason | None = None
         self.end_event: dict[str, Any] | None = None   # the campaign.end logged by this process
         self._taken: list[Taken] = []
         # the log's chain is broken (the adapter checked it when it loaded the campaign):
@@ -174,7 +175,7 @@ class Engine:
         self.ended = m.ended
 
     # ------------------------------------------------------------------ the campaign's life
-    def limit_reached(self) -> str | None:
+    def limit_reached(self) -> EndReason | None:
         c, n = self.config, self.counters
         if c.max_tool_calls is not None and n.tool_calls >= c.max_tool_calls:
             return "max_tool_calls"
@@ -184,11 +185,11 @@ class Engine:
             return "max_minutes"
         return None
 
-    def due_end(self) -> str | None:
+    def due_end(self) -> EndReason | None:
         """Why the campaign must end now: stopped from the inbox, or a limit."""
         return "stopped" if self.inbox.stop_requested else self.limit_reached()
 
-    def end(self, reason: str, **extra: Any) -> dict[str, Any] | None:
+    def end(self, reason: EndReason, **extra: Any) -> dict[str, Any] | None:
         """campaign.end, once (the event, or None when it had ended already)."""
         if self.ended is not None:
             return None
@@ -362,7 +363,7 @@ class Engine:
         self.blocks += 1
         return StopOutcome(None, refusal, verdict)
 
-    def _stalled(self, in_a_row: int, deadline: float | None) -> str | None:
+    def _stalled(self, in_a_row: int, deadline: float | None) -> EndReason | None:
         """A stall: the end, or None when the engineer's question broke it."""
         ib = self.inbox
         if not self.config.wait_for_human:
@@ -371,6 +372,7 @@ class Engine:
         self.emit("control", action="wait", reason=WAIT_REASON)
         got = self.wait(lambda: ib.stop_requested or ib.has_human_question(), deadline)
         extra: dict[str, Any]
+        reason: EndReason
         if ib.stop_requested:
             reason, extra = "stopped", {}
         elif self.limit_reached() == "max_minutes":  # the wait counts: no question came
