@@ -9,9 +9,11 @@
 #                               1000, q<k, q>k; causal and not; GQA 1/4/8), correctness only
 #   timed_new.*, timed_old.*    the d96/d192 draws among the first DRAWS of seed SEED, checked
 #                               and timed (against the baseline, FA3, cuDNN, FA2), each kernel
+#   var_NAME.*                  a tile variant of the new kernel on its head dim's draws
+#                               (default: d96 with three consumers and 96-key tiles; below)
 #   table.txt                   the summary, printed last (benchmarks/hd_paths_table.py)
 #   bash benchmarks/hd_paths_check.sh            # ~6-8 min; stops starting work at BUDGET s
-#   DRAWS=48 bash benchmarks/hd_paths_check.sh   # fewer timed draws (~13 instead of ~22)
+#   DRAWS=48 bash benchmarks/hd_paths_check.sh   # fewer timed draws (~13 instead of 21)
 #   NEW=file.cu OLD=file.cu SEED=S BUDGET=s      # other kernels, draw, time budget (500 s)
 # socratic's children run `python -I` (no PYTHONPATH): socratic and FA3 live in /tmp/venv
 T0=$(date +%s)
@@ -60,5 +62,15 @@ if [ "$GATE" = ok ]; then
   ev timed_new $(cap 200) $NEW --scenarios $IDS --timeout 45
 fi
 ev timed_old $(cap 200) $OLD --scenarios $IDS --timeout 45
+# tile variants of the new kernel, each timed on the draws of its head dims, while budget is
+# left: NAME:HD:KNOB=V,KNOB=V (HD a regex: 96, 192, 96|192; knobs the kernel's #ifndef ones)
+#   VARIANTS="" bash benchmarks/hd_paths_check.sh                      # none
+#   VARIANTS="bn176:96:HOP_BN_96=176 bn96:192:HOP_BN_192=96" bash benchmarks/hd_paths_check.sh
+for v in ${VARIANTS-nc3bn96:96:HOP_NC_96=3,HOP_BN_96=96}; do
+  name=${v%%:*}; rest=${v#*:}; vhd=${rest%%:*}; f=$D/var_$name.cu
+  echo "${rest#*:}" | tr , '\n' | sed 's/^/#define /; s/=/ /' > $f && cat $NEW >> $f
+  vids=$(echo $IDS | tr , '\n' | grep -E -- "-d($vhd)-" | paste -sd, -)
+  [ "$GATE" = ok ] && [ -n "$vids" ] && ev var_$name $(cap 120) $f --scenarios $vids --timeout 45
+done
 echo "total $(( $(date +%s) - T0 )) s"
 $PY benchmarks/hd_paths_table.py $D | tee $D/table.txt

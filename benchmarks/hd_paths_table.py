@@ -70,7 +70,9 @@ def geo(vals: list[float]) -> str:
 def main() -> int:
     d = Path(sys.argv[1])
     runs = {}
-    for name in ("timed_old", "timed_new"):
+    variants = sorted(f.stem for f in d.glob("var_*.json")) + sorted(
+        f.stem for f in d.glob("var_*.err") if not (d / f"{f.stem}.json").exists())
+    for name in ("timed_old", "timed_new", *variants):
         runs[name], src = rows(d, name)
         print(f"{name}: {len(runs[name])} scenarios from {src}")
     hds = sorted({hd for rs in runs.values() for r in rs if (hd := head_dim(r)) is not None})
@@ -78,14 +80,14 @@ def main() -> int:
     print("timed draws (geomean (min) over the correct ones; ratio = their time / the kernel's)")
     print(f"{'hd':>4} {'kernel':8} {'correct':>8}  {'vs fa3':>13} {'vs cudnn':>13} {'vs base':>13}  failing")
     for hd in hds:
-        for name, label in (("timed_old", "shipped"), ("timed_new", "new")):
+        for name, label in (("timed_old", "shipped"), ("timed_new", "new"), *((v, v[4:]) for v in variants)):
             rs = [r for r in runs[name] if head_dim(r) == hd]
             if not rs:
                 continue
             ok = sum(1 for r in rs if r.get("correct"))
             cols = [geo([v for r in rs if (v := ratio(r, a)) is not None]) for a in ("fa3", "cudnn", "baseline")]
             bad = [r.get("id", "?") for r in rs if not r.get("correct")]
-            print(f"{hd:>4} {label:8} {ok:>3}/{len(rs):<4}  {cols[0]:>13} {cols[1]:>13} {cols[2]:>13}  "
+            print(f"{hd:>4} {label[:8]:8} {ok:>3}/{len(rs):<4}  {cols[0]:>13} {cols[1]:>13} {cols[2]:>13}  "
                   + (", ".join(bad[:3]) + (f" (+{len(bad) - 3})" if len(bad) > 3 else "")))
     # the same draws in both: the new kernel's time over the shipped one's, per head dim
     old = {r.get("id"): r for r in runs["timed_old"]}

@@ -1,7 +1,10 @@
 // FlashAttention forward for the H200, written in a socratic campaign (sessions/fa3-h200).
-// Head dims 64, 128 and 256 take the Hopper path (TMA, wgmma, warp-specialized
-// producer/consumer warpgroups); 96 and 192 fall back to the FlashAttention-2-style
-// baseline kernel, kept below as namespace fa2.
+// Every head dim (64, 96, 128, 192, 256) takes the Hopper path (TMA, wgmma, warp-specialized
+// producer/consumer warpgroups): issue 42 extended it from 64/128/256 to 96 and 192 (one
+// kernel template over the head dim: tiles as panels of 64 columns in 128B swizzle, or of 32
+// columns in 64B swizzle where the head dim is no multiple of 64; docs/research/hd96_192.md).
+// The FlashAttention-2-style baseline kernel is kept below as namespace fa2: d96/d192 fall
+// back to it where TMA cannot describe the tensors, or with HOP_HD_ALL=0 (as shipped before).
 #define HOP_PINGPONG 1
 #define HOP_BN_256 80
 #define HOP_BN_64 128
@@ -406,7 +409,7 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 }  // namespace fa2
 
 // ============================================================================================
-// The Hopper path (head dims 64, 128, 256): TMA + wgmma, warp-specialized producer/consumers.
+// The Hopper path (all head dims; 96 and 192 since issue 42): TMA + wgmma, warp-specialized producer/consumers.
 //
 // One CTA per (128-query tile, query head, batch); 3 warpgroups: warpgroup 0 produces (one
 // thread issues the TMA loads of Q once and K/V per stage), warpgroups 1 and 2 consume: each
@@ -415,7 +418,8 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 // runs while that softmax computes (intra-warpgroup overlap of softmax and GEMMs).
 //
 // Tiles live in shared memory as 64-column panels (TMA box {64 elements, rows}, 128B swizzle,
-// 1024-byte aligned), which is what the wgmma descriptors below describe.
+// 1024-byte aligned), which is what the wgmma descriptors below describe; at head dim 96 as
+// three 32-column panels (box {32, rows}, 64B swizzle, 512-byte aligned: Layout::PW).
 // ============================================================================================
 #include <cuda.h>
 #include <type_traits>
