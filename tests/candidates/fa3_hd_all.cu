@@ -742,6 +742,11 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_BN_192
 #define HOP_BN_192 112
 #endif
+// d192 causal beyond this many keys on one CTA a tile (the non-persistent kernel, as d256
+// causal runs beyond HOP_PERSIST_256C_MAXK); 0: persistent always (untimed either way)
+#ifndef HOP_NP_192C_MINK
+#define HOP_NP_192C_MINK 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
 template <int W> struct Cfg<96, W> { static constexpr int BN = HOP_BN_96, STAGES = HOP_STAGES_96, NC = HOP_NC_96; };
@@ -1762,7 +1767,8 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
                                  (HOP_PP_CONT_CAUSAL && p.causal));
   int grid = args.total;
   const bool persist = MAY_PERSIST && HOP_PERSIST &&
-                       !(HD == 256 && p.causal && !HOP_PERSIST_256C && p.seqlen_k > HOP_PERSIST_256C_MAXK);
+                       !(HD == 256 && p.causal && !HOP_PERSIST_256C && p.seqlen_k > HOP_PERSIST_256C_MAXK) &&
+                       !(HD == 192 && p.causal && HOP_NP_192C_MINK > 0 && p.seqlen_k > HOP_NP_192C_MINK);
   if (persist) {
     int device = 0, sms = 0;
     if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
@@ -1779,7 +1785,8 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     if (e == cudaSuccess) kernel<<<grid, L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
     return e;
   };
-  if constexpr (HOP_PERSIST && MAY_PERSIST && (HD != 256 || HOP_PERSIST_256C)) err = run(attn_kernel<HD, BN_WANTED, true>);
+  if constexpr (HOP_PERSIST && MAY_PERSIST && (HD != 256 || HOP_PERSIST_256C) && (HD != 192 || HOP_NP_192C_MINK == 0))
+    err = run(attn_kernel<HD, BN_WANTED, true>);
   else if constexpr (HOP_PERSIST && !MAY_PERSIST) err = run(attn_kernel<HD, BN_WANTED, false>);
   else if constexpr (HOP_PERSIST) err = persist ? run(attn_kernel<HD, BN_WANTED, true>) : run(attn_kernel<HD, BN_WANTED, false>);
   else err = run(attn_kernel<HD, BN_WANTED, false>);
