@@ -15,6 +15,7 @@ from socratic.harness.core.redaction import Redactor, scrubbed_env
 from socratic.harness.core.session import Session
 from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.evaluations import Evaluations
+from socratic.harness.engine.plan import CampaignPlan, Limits
 from socratic.harness.engine.stophook import StopAttempts, judge_stop
 from socratic.harness.engine.triggers import Fired, Triggers
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
@@ -64,10 +65,12 @@ def pieces(tmp_path, *, suggester=None, auto=False, triggers=None) -> Pieces:
     log = Log()
     inbox = Inbox(session.inbox, session.state_file, auto_questions=auto)
     trig = Triggers(cfg.triggers, goal_set="bench", inbox=inbox, emit=log, suggester=suggester)
-    evals = Evaluations(session, evaluator=cfg.evaluator, timeout_s=60, env=scrubbed_env(),
-                        redact=Redactor([FAKE_KEY]), emit=log,
-                        goal=CampaignTask.load(session.task_dir).goal(None), goal_set="bench",
-                        task_hashes=hashes, task_source=src.dir, triggers=trig)
+    task = CampaignTask.load(session.task_dir)
+    plan = CampaignPlan(task=task, goal=task.goal(None), goal_set="bench", scenario_ids=[],
+                        limits=Limits(), task_hashes=hashes, task_source=src.dir)
+    evals = Evaluations(session, plan, evaluator=cfg.evaluator, timeout_s=60,
+                        env=scrubbed_env(), redact=Redactor([FAKE_KEY]), emit=log,
+                        triggers=trig)
     return Pieces(session, log, inbox, trig, evals)
 
 

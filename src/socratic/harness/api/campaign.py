@@ -19,6 +19,7 @@ import signal
 import socket
 import threading
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,8 @@ from socratic.harness.core.session import Session, repair_tail
 from socratic.harness.core.task import CampaignTask, changed_files, restore
 from socratic.harness.engine import prompt
 from socratic.harness.engine.engine import Engine, Marks
-from socratic.harness.engine.startup import bank_suggester, goal_scenarios, has_comparison, versions
+from socratic.harness.engine.plan import CampaignPlan, goal_scenarios, resolve_plan
+from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 from socratic.harness.engine.triggers import Suggester
 
 
@@ -73,27 +75,28 @@ class EndCampaign(Exception):
 
 
 class Campaign:
-    def __init__(self, session: Session, task: CampaignTask, config: Config, *, api_key: str | None,
-                 base_url: str | None = None, suggester: Suggester | None = None,
-                 task_hashes: dict[str, str], task_source: Path | None = None,
-                 agent: Agent | None = None, sets: dict[str, list[str]] | None = None,
-                 resumed: ResumeState | None = None, marks: Marks | None = None) -> None:
+    """socratic's own API loop; it is the engine's host (engine/host.py): one process
+    holds the campaign throughout, and its clock is the log's."""
+
+    def __init__(self, session: Session, plan: CampaignPlan, config: Config, *,
+                 api_key: str | None, base_url: str | None = None,
+                 suggester: Suggester | None = None, agent: Agent | None = None,
+                 resumed: ResumeState | None = None, marks: Marks | None = None,
+                 record_note: str | None = None) -> None:
         resumed = resumed or ResumeState()
         secrets = [api_key] if api_key else []
         env = scrubbed_env(secrets)  # tools' and the evaluator's: no keys
         self.session = session
-        self.task = task
+        self.plan = plan
+        self.task = plan.task
         self.config = config
         self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor(secrets)
         self.emit = Recorder(self.log, self.redact)
-        self.engine = Engine(session, task, config, emit=self.emit, env=env,
-                             redact=self.redact, suggester=suggester, task_hashes=task_hashes,
-                             task_source=task_source, resumed=resumed, marks=marks or Marks(),
-                             minutes=lambda: (time.monotonic() - self.log.t0) / 60,
-                             sync=self.log.sync)
-        self.engine.sleep = self._wait_sleep
-        self.goal, self.goal_set = self.engine.goal, self.engine.goal_set
+        self.engine = Engine(session, plan, config, sink=self.emit, host=self, env=env,
+                             redact=self.redact, suggester=suggester, resumed=resumed,
+                             marks=marks or Marks(), record_note=record_note)
+        self.goal, self.goal_set = plan.goal, plan.goal_set
         # the engine's pieces, by their names
         self.inbox, self.evals = self.engine.inbox, self.engine.evals
         self.triggers, self.counters = self.engine.triggers, self.engine.counters
@@ -101,10 +104,8 @@ class Campaign:
                            bash_timeout_s=config.bash_timeout_s, redact=self.redact,
                            evaluate=self.evals.tool)
         self.tool_specs = tool_specs(config.output_cap, config.bash_timeout_s)
-        if sets is None:
-            sets = list_sets(config.evaluator, session.task_dir.resolve(), env=env)
-        self.scenario_ids = goal_scenarios(sets, task, self.goal_set)
-        self.system = prompt.system_prompt(task, self.goal, self.goal_set, self.scenario_ids,
+        self.scenario_ids = plan.scenario_ids
+        self.system = prompt.system_prompt(plan.task, self.goal, self.goal_set, self.scenario_ids,
                                            config.output_cap, config.bash_timeout_s)
         self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry,
                                     sleep=self._retry_sleep)
@@ -131,16 +132,16 @@ class Campaign:
         if suggester is None:  # a bad user bank file, too, before the session
             suggester = bank_suggester(has_comparison(src, config), (gpu or {}).get("cc"))
         session, hashes = Session.create(src, config, session_dir)
-        task = CampaignTask.load(session.task_dir)
-        c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                task_hashes=hashes, task_source=src.dir.resolve(), sets=sets)
+        plan = resolve_plan(CampaignTask.load(session.task_dir), config, sets=sets,
+                            task_hashes=hashes, task_source=src.dir.resolve())
+        task = plan.task
+        c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester)
         c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
                scenarios={"set": c.goal_set, "ids": c.scenario_ids},
                gpu=gpu, host=socket.gethostname(), versions=versions(),
                session=session.dir.name, task_source=str(src.dir.resolve()),
                task_hashes=hashes, auto_questions=config.auto_questions,
-               limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
-                       "max_minutes": config.max_minutes},
+               limits=plan.limits.to_dict(),
                **pinned_start_fields(config, hashes, task.baseline, session.session_id))
         c.pending = [{"type": "text", "text": (
             "Begin. The workspace holds candidate.cu (a copy of the baseline), NOTES.md and "
@@ -186,17 +187,18 @@ class Campaign:
         r = resume_state(parsed.events, session.load_state(), session.inbox)
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
-        c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                task_hashes=hashes, task_source=source, resumed=r,
-                marks=Marks.rebuilt(parsed.events))
+        sets = list_sets(config.evaluator, session.task_dir.resolve(),
+                         env=scrubbed_env([api_key] if api_key else []))
+        plan = resolve_plan(task, config, sets=sets, task_hashes=hashes, task_source=source)
+        c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester,
+                resumed=r, marks=Marks.rebuilt(parsed.events),
+                record_note=record.describe() if record.status == chain.BROKEN else None)
         ctx, messages = session.load_messages()
         kept, c.pending = restart_messages(messages, r.results,
                                            lambda res: logged_output(session, res))
         c.convo = Conversation(session, c.redact, ctx, kept)
         if len(kept) != len(messages):
             c.convo.rewrite()  # the unanswered user message goes out again, as pending
-        if record.status == chain.BROKEN:
-            c.engine.record_note = record.describe()
         c.engine.resumed(ctx=ctx, messages=len(kept), skipped=parsed.skipped or None,
                          **changes)
         for where, error in ([("events.jsonl", record_problem(record))]
@@ -333,11 +335,27 @@ class Campaign:
             self.overheads.append((now - self._mark[0]) - (busy - self._mark[1]))
         self._mark = (now, busy)
 
-    def _wait_sleep(self, seconds: float) -> None:
+    # ------------------------------------------------------------------ the engine's host
+    def minutes(self) -> float:
+        return (time.monotonic() - self.log.t0) / 60
+
+    def sync(self) -> None:
+        self.log.sync()
+
+    def sleep(self, seconds: float) -> None:
         """The engine's sleep while it waits (paused, a stall): counted as waiting."""
         t = time.monotonic()
         time.sleep(seconds)
         self.stats["wait_s"] += time.monotonic() - t
+
+    def caller_alive(self) -> bool:
+        return True   # the loop is its own caller
+
+    def outside(self) -> AbstractContextManager[object]:
+        return nullcontext()   # no one else to let in
+
+    def inside(self) -> AbstractContextManager[object]:
+        return nullcontext()
 
     def deliver(self) -> None:
         """Questions and harness notes go into the next user message (the safe point)."""

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from socratic.contracts import Goal
@@ -117,7 +117,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     (InputError) before anything is written."""
     from socratic.gpuinfo import gpu_info
     from socratic.harness.core.evaluator_process import built_libraries, list_sets
-    from socratic.harness.engine.startup import bank_suggester, goal_scenarios, has_comparison, versions
+    from socratic.harness.engine.plan import resolve_plan
+    from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 
     spec = agentspec.load(agent)
     # a stalled agent waits for the engineer's question (as long as its hook may wait); a
@@ -136,9 +137,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
                          f"a new --session-dir")
     env = scrubbed_env(env_secrets())
     sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
-    goal_set = config.scenarios or src.default_set
-    ids = goal_scenarios(sets, src, goal_set)
-    goal = src.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
+    plan = resolve_plan(src, config, sets=sets)   # bad --scenarios or goal: now
+    goal, goal_set, ids = plan.goal, plan.goal_set, plan.scenario_ids
     comparison = has_comparison(src, config)
     gpu = gpu_info()
     bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
@@ -156,14 +156,15 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     write_workspace(session, spec, task, goal, goal_set, ids, settings, eval_task_arg(src))
     # the task's built libraries, pinned: a build cache that later holds others is noticed
     libraries = built_libraries(config.evaluator, session.task_dir.resolve(), env=env)
+    plan = replace(plan, task=task, task_hashes=hashes, task_source=src.dir.resolve(),
+                   libraries=libraries)
     # Session.create claimed the session; from here on it is written as the hooks write it,
     # one claim per process (so that --launch's agent can take turns with this one)
     session.release()
     SessionLog(session.dir, settings.start_epoch, role="attach").append(
         "campaign.start", **start_fields(
-            settings, task.name, goal, goal_set, config, agent_label=_model_label(spec, model),
-            session_dir=session.dir, task_source=src.dir.resolve(), task_hashes=hashes,
-            versions=versions(), gpu=gpu, baseline=task.baseline,
+            settings, plan, config, agent_label=_model_label(spec, model),
+            session_dir=session.dir, versions=versions(), gpu=gpu,
             session_id=session.session_id), hooks=hookcheck.pins(session.dir) or None,
         libraries=libraries)
     if not spec.has_hooks:   # by hand: the caller runs its first step (harness/manual)

@@ -21,7 +21,6 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from socratic.contracts import (
@@ -31,6 +30,7 @@ from socratic.contracts import (
     EndReason,
     EvalEnd,
     Event,
+    Goal,
     StopHook,
     ToolCall,
     Trigger,
@@ -44,6 +44,8 @@ from socratic.harness.core.resume import Counters, ResumeState
 from socratic.harness.core.session import Session
 from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.evaluations import Evaluations
+from socratic.harness.engine.host import Host
+from socratic.harness.engine.plan import CampaignPlan
 from socratic.harness.engine.prompt import question_message
 from socratic.harness.engine.stophook import StopAttempts, Verdict, judge_stop
 from socratic.harness.engine.triggers import Suggester, Triggers
@@ -114,35 +116,28 @@ class StopOutcome:
 class Engine:
     """One campaign's rules over its pieces (inbox, triggers, evaluations, counters)."""
 
-    def __init__(self, session: Session, task: CampaignTask, config: Config, *, emit: Recorder,
-                 env: dict[str, str], redact: Redactor, suggester: Suggester | None,
-                 task_hashes: dict[str, str], task_source: Path | None,
-                 resumed: ResumeState, marks: Marks, minutes: Callable[[], float],
-                 sync: Callable[[], None]) -> None:
+    def __init__(self, session: Session, plan: CampaignPlan, config: Config, *, sink: Recorder,
+                 host: Host, env: dict[str, str], redact: Redactor,
+                 suggester: Suggester | None, resumed: ResumeState, marks: Marks,
+                 record_note: str | None = None) -> None:
         self.session = session
-        self.task = task
+        self.plan = plan
         self.config = config
-        self.goal = task.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
-        self.goal_set = config.scenarios or task.default_set
-        self.emit = emit
-        self.minutes = minutes      # campaign time so far, the clock of max_minutes
-        self.sync = sync            # the log made durable (at the end)
-        # how the adapter sleeps while it waits (a session server lets go of the campaign)
-        self.sleep: Callable[[float], None] = time.sleep
-        # whether whoever waits for this step's answer is still there (a hook's agent)
-        self.caller_alive: Callable[[], bool] = lambda: True
+        self.emit = sink
+        self.host = host
+        # the log's chain is broken (the adapter checked it when it loaded the campaign):
+        # where, in one line, for the stop verdicts (the broken lines are not in the state)
+        self.record_note = record_note
         auto = resumed.saved.auto_questions
         self.inbox = Inbox(session.inbox, session.state_file,
                            auto_questions=config.auto_questions if auto is None else auto,
                            saved=resumed.saved, asked_ids=resumed.asked_ids,
                            asked_texts=resumed.asked_texts)
-        self.triggers = Triggers(config.triggers, goal_set=self.goal_set, inbox=self.inbox,
-                                 emit=emit, suggester=suggester, against=self.goal.against)
-        self.evals = Evaluations(session, evaluator=config.evaluator,
+        self.triggers = Triggers(config.triggers, goal_set=plan.goal_set, inbox=self.inbox,
+                                 emit=sink, suggester=suggester, against=plan.goal.against)
+        self.evals = Evaluations(session, plan, evaluator=config.evaluator,
                                  timeout_s=config.eval_timeout_s, env=env, redact=redact,
-                                 emit=emit, goal=self.goal, goal_set=self.goal_set,
-                                 task_hashes=task_hashes, task_source=task_source,
-                                 triggers=self.triggers)
+                                 emit=sink, triggers=self.triggers, holder=host)
         # replays the detectors: nothing fires
         self.evals.restore(resumed.eval_ends, resumed.eval_seq, resumed.retractions)
         self.counters: Counters = resumed.counters
@@ -151,10 +146,20 @@ class Engine:
         self.ended: EndReason | None = None
         self.end_event: dict[str, Any] | None = None   # the campaign.end logged by this process
         self._taken: list[Taken] = []
-        # the log's chain is broken (the adapter checked it when it loaded the campaign):
-        # where, in one line, for the stop verdicts (the broken lines are not in the state)
-        self.record_note: str | None = None
         self.restore_marks(marks)
+
+    # the plan's parts, by their names
+    @property
+    def task(self) -> CampaignTask:
+        return self.plan.task
+
+    @property
+    def goal(self) -> Goal:
+        return self.plan.goal
+
+    @property
+    def goal_set(self) -> str | None:
+        return self.plan.goal_set
 
     # ------------------------------------------------------------------ state
     def marks(self) -> Marks:
@@ -176,12 +181,12 @@ class Engine:
 
     # ------------------------------------------------------------------ the campaign's life
     def limit_reached(self) -> EndReason | None:
-        c, n = self.config, self.counters
+        c, n = self.plan.limits, self.counters
         if c.max_tool_calls is not None and n.tool_calls >= c.max_tool_calls:
             return "max_tool_calls"
         if c.max_turns is not None and n.turns >= c.max_turns:
             return "max_turns"
-        if c.max_minutes is not None and self.minutes() >= c.max_minutes:
+        if c.max_minutes is not None and self.host.minutes() >= c.max_minutes:
             return "max_minutes"
         return None
 
@@ -198,7 +203,7 @@ class Engine:
                           tool_calls=self.counters.tool_calls, turns=self.counters.turns,
                           cost_usd=round(self.counters.cost_usd, 4),
                           best=best.to_record() if best else None, **extra)
-        self.sync()
+        self.host.sync()
         self.ended = reason
         self.end_event = event
         self.inbox.save()
@@ -280,8 +285,8 @@ class Engine:
         """Read the inbox (running a requested evaluation) until `until()` holds, the
         deadline passes, max_minutes is reached or the caller is gone; returns until()."""
         while not until() and (deadline is None or time.monotonic() < deadline) \
-                and self.caller_alive() and self.limit_reached() != "max_minutes":
-            self.sleep(max(self.config.poll_s, 0.01))
+                and self.host.caller_alive() and self.limit_reached() != "max_minutes":
+            self.host.sleep(max(self.config.poll_s, 0.01))
             self.poll_inbox()
             self.run_requested_evaluation()
         return until()
