@@ -284,6 +284,9 @@ class AttachedCampaign:
         self.log = SessionLog(self.session.dir, self.settings.start_epoch)
         secrets = env_secrets() if secrets is None else secrets
         self.redact = Redactor(secrets)
+        self.pinned_libraries: dict[str, str] | None = None
+        # as config.json says; re-resolved where the log's pins say otherwise (apply_pins)
+        self.plan = self.resolve()
         self.env = scrubbed_env(secrets)
         self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
         self.state = HookState()
@@ -297,7 +300,6 @@ class AttachedCampaign:
         self._hook_state_written: dict[str, Any] | None = None
         self.hook_facts = hookcheck.Facts(None, launched=False)   # the log's, at load
         self.hooks_said: set[str] = set()
-        self.pinned_libraries: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -386,7 +388,7 @@ class AttachedCampaign:
                 self.settings.agent = p.agent
             if diffs:
                 said.append((CONFIG_FILE, problem_line(diffs)))
-        self.plan = self.resolve()   # once, for this call: the engine and the steps use it
+            self.plan = self.resolve()   # the pinned settings, for the engine and the steps
         for where, error in said:
             if not already_said(events, where, error):
                 self.emit("problem", where=where, error=error)
@@ -456,8 +458,8 @@ class AttachedCampaign:
         return self.plan.goal_set
 
     def resolve(self) -> CampaignPlan:
-        """The plan as the settings (config.json, attach's, with the log's pins applied)
-        say; attach.py resolved the same from the same settings at the start."""
+        """The plan as the settings say (config.json and attach's; the log's pins once
+        applied): attach.py resolved the same from the same settings at the start."""
         return resolve_plan(self.task, self.config, scenario_ids=self.settings.scenario_ids,
                             task_hashes=self.task_hashes, task_source=self.task_source,
                             libraries=self.pinned_libraries)
@@ -472,7 +474,7 @@ class AttachedCampaign:
         from socratic.harness.engine.startup import versions
 
         self.emit("campaign.start", **start_fields(
-            self.settings, self.resolve(), self.config, agent_label=self.settings.agent,
+            self.settings, self.plan, self.config, agent_label=self.settings.agent,
             session_dir=self.session.dir, versions=versions(), recovered=True,
             session_id=self.session.session_id))
         return read_events(self.session.events)[0].events

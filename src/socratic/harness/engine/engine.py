@@ -8,6 +8,9 @@ Three adapters drive an `Engine`, each in its own way of running an agent:
 - attached_campaign.py + hooks.py (and the session server), an outside agent's hooks, where each
   hook call acts on the campaign and saves what it changed;
 - manual.py, the steps a person runs by hand.
+Each hands it, when it is made, the campaign plan (plan.py: task, goal, goal set, limits,
+resolved once), a sink for events and itself as the host (host.py: clock, sync, sleep,
+whether the caller waits, who holds the campaign).
 
 Its state is the inbox's (state.json), the evaluations' (the log and evals/), the counters
 (the log) and `Marks`: what the rules remember between two events (stop attempts in a row,
