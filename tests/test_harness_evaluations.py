@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from socratic.contracts import Event, build_event
+from socratic.contracts import Event, Question, build_event
 from socratic.harness.core.config import TriggerConfig
 from socratic.harness.core.inbox import Inbox
 from socratic.harness.core.redaction import Redactor, scrubbed_env
@@ -22,12 +22,12 @@ from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, ma
 
 
 class Log(list):
-    """Stands in for the event log: emit(type, **fields) checks the event against its
-    declaration, as the log does, and appends it (without seq, t and ts)."""
+    """Stands in for the event log: emit(event) checks the event against its declaration,
+    as the log does, and appends it as logged (without seq, t and ts)."""
 
-    def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
-        build_event(type_, **ENVELOPE, **fields)
-        self.append({"type": type_, **fields})
+    def __call__(self, event: Event) -> dict[str, Any]:
+        build_event(event.TYPE, **ENVELOPE, **event.body())
+        self.append({"type": event.TYPE, **event.body()})
         return self[-1]
 
     def of(self, type_: str) -> list[dict[str, Any]]:
@@ -197,10 +197,10 @@ def test_a_trigger_logs_suggestions_and_queues_the_first_fresh_one(tmp_path):
     p.triggers.fire(Fired("plateau", "flat"))
     assert p.log.of("trigger") == [{"type": "trigger", "kind": "plateau", "reason": "flat",
                                     "suggestions": ["plateau.q0", "plateau.q1", "plateau.q2"]}]
-    assert p.inbox.questions == [{"text": "Q1 for plateau?", "bank_id": "plateau.q1",
-                                  "trigger": "plateau", "source": "auto"}]
+    assert p.inbox.questions == [Question(text="Q1 for plateau?", bank_id="plateau.q1",
+                                          trigger="plateau", source="auto")]
     p.triggers.fire(Fired("plateau", "still flat"))         # q1 is queued: q2 is next
-    assert [q["bank_id"] for q in p.inbox.questions] == ["plateau.q1", "plateau.q2"]
+    assert [q.bank_id for q in p.inbox.questions] == ["plateau.q1", "plateau.q2"]
     p.inbox.auto_questions = False
     p.triggers.fire(Fired("plateau", "flat again"))
     assert len(p.inbox.questions) == 2 and len(p.log.of("trigger")) == 3

@@ -16,7 +16,6 @@ the context handoff), resume.py (state rebuilt from the log).
 from __future__ import annotations
 
 import signal
-import socket
 import threading
 import time
 from contextlib import AbstractContextManager, nullcontext
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic import chain
-from socratic.contracts import EndReason, ToolResult
+from socratic.contracts import ApiRetry, ContextHandoff, EndReason, Problem, ToolResult, Usage
 from socratic.errors import InputError
 from socratic.eventlog import EventLog
 from socratic.gpuinfo import gpu_info
@@ -43,7 +42,6 @@ from socratic.harness.core.pins import (
     resume_changes,
 )
 from socratic.harness.core.pins import hashes as pinned_hashes
-from socratic.harness.core.pins import start_fields as pinned_start_fields
 from socratic.harness.core.record import Recorder, TextStream
 from socratic.harness.core.redaction import Redactor, scrubbed_env
 from socratic.harness.core.resume import ResumeState, restart_messages, resume_state
@@ -51,7 +49,7 @@ from socratic.harness.core.session import Session, repair_tail
 from socratic.harness.core.task import CampaignTask, changed_files, restore
 from socratic.harness.engine import prompt
 from socratic.harness.engine.engine import Engine, Marks
-from socratic.harness.engine.plan import CampaignPlan, goal_scenarios, resolve_plan
+from socratic.harness.engine.plan import CampaignPlan, goal_scenarios, resolve_plan, start_event
 from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 from socratic.harness.engine.triggers import Suggester
 
@@ -134,15 +132,9 @@ class Campaign:
         session, hashes = Session.create(src, config, session_dir)
         plan = resolve_plan(CampaignTask.load(session.task_dir), config, sets=sets,
                             task_hashes=hashes, task_source=src.dir.resolve())
-        task = plan.task
         c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester)
-        c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
-               scenarios={"set": c.goal_set, "ids": c.scenario_ids},
-               gpu=gpu, host=socket.gethostname(), versions=versions(),
-               session=session.dir.name, task_source=str(src.dir.resolve()),
-               task_hashes=hashes, auto_questions=config.auto_questions,
-               limits=plan.limits.to_dict(),
-               **pinned_start_fields(config, hashes, task.baseline, session.session_id))
+        c.emit(start_event(plan, config, model=config.model, session=session.dir.name,
+                           versions=versions(), gpu=gpu, session_id=session.session_id))
         c.pending = [{"type": "text", "text": (
             "Begin. The workspace holds candidate.cu (a copy of the baseline), NOTES.md and "
             "task/. The goal predicate is checked each time you end your turn.")}]
@@ -205,7 +197,7 @@ class Campaign:
                              if record.status == chain.BROKEN else []) + \
                 ([(CONFIG_FILE, problem_line(said))] if said else []):
             if not already_said(parsed.events, where, error):
-                c.emit("problem", where=where, error=error)
+                c.emit(Problem(where=where, error=error))
         return c
 
     # ------------------------------------------------------------------ the loop
@@ -283,7 +275,7 @@ class Campaign:
         self.engine.model_turn(u.get("cost_usd", 0.0))
         self.context_tokens = (u.get("input_tokens", 0) + u.get("cache_read", 0)
                                + u.get("cache_write", 0) + u.get("output_tokens", 0))
-        self.emit("usage", **u, model=self.config.model, context_tokens=self.context_tokens)
+        self.emit(Usage(**u, model=self.config.model, context_tokens=self.context_tokens))
         return resp
 
     def _run_tools(self, resp: Response) -> EndReason | None:
@@ -368,12 +360,12 @@ class Campaign:
                             self.evals.history, self.inbox.asked_texts, self.pending)
         self.convo.new_context()
         self.pending = [{"type": "text", "text": seed}]
-        self.emit("context.handoff", ctx=self.convo.ctx, reason=why, tokens=self.context_tokens)
+        self.emit(ContextHandoff(ctx=self.convo.ctx, reason=why, tokens=self.context_tokens))
         self.context_tokens = 0
 
     # ------------------------------------------------------------------ API retries
     def _on_retry(self, attempt: int, error: str, wait: float) -> None:
-        self.emit("api.retry", attempt=attempt, error=self.redact(error), wait_s=round(wait, 3))
+        self.emit(ApiRetry(attempt=attempt, error=self.redact(error), wait_s=round(wait, 3)))
 
     def _retry_sleep(self, seconds: float) -> None:
         """Back off between API attempts while still obeying stop and the time limit."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from socratic.contracts import Goal
 from socratic.errors import InputError
 from socratic.harness.attached import agentspec, hookcheck
-from socratic.harness.attached.attached_campaign import AttachSettings, env_secrets, start_fields
+from socratic.harness.attached.attached_campaign import AttachSettings, env_secrets
 from socratic.harness.attached.hooks import MARKER
 from socratic.harness.core.config import Config
 from socratic.harness.core.redaction import scrubbed_env
@@ -117,7 +117,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     (InputError) before anything is written."""
     from socratic.gpuinfo import gpu_info
     from socratic.harness.core.evaluator_process import built_libraries, list_sets
-    from socratic.harness.engine.plan import resolve_plan
+    from socratic.harness.engine.plan import resolve_plan, start_event
     from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 
     spec = agentspec.load(agent)
@@ -161,12 +161,11 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     # Session.create claimed the session; from here on it is written as the hooks write it,
     # one claim per process (so that --launch's agent can take turns with this one)
     session.release()
-    SessionLog(session.dir, settings.start_epoch, role="attach").append(
-        "campaign.start", **start_fields(
-            settings, plan, config, agent_label=_model_label(spec, model),
-            session_dir=session.dir, versions=versions(), gpu=gpu,
-            session_id=session.session_id), hooks=hookcheck.pins(session.dir) or None,
-        libraries=libraries)
+    start = start_event(plan, config, model=_model_label(spec, model), session=session.dir.name,
+                        versions=versions(), gpu=gpu, session_id=session.session_id,
+                        agent=settings.agent)
+    SessionLog(session.dir, settings.start_epoch, role="attach").write(
+        replace(start, hooks=hookcheck.pins(session.dir) or None, libraries=libraries))
     if not spec.has_hooks:   # by hand: the caller runs its first step (harness/manual)
         return Attachment(session, spec, "", [])
     return Attachment(session, spec, spec.launch_line(prompt, ws, model, as_root=_root()),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -49,7 +48,6 @@ from socratic.harness.core.pins import (
     record_problem,
 )
 from socratic.harness.core.pins import hashes as pinned_hashes
-from socratic.harness.core.pins import start_fields as pinned_start_fields
 from socratic.harness.core.record import Recorder
 from socratic.harness.core.redaction import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.core.resume import resume_state
@@ -59,8 +57,8 @@ from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.engine import MARK_FIELDS, Engine, Marks
 from socratic.harness.engine.evaluations import Evaluations
 from socratic.harness.engine.host import Holder
-from socratic.harness.engine.plan import CampaignPlan, resolve_plan
-from socratic.harness.engine.triggers import Suggester, Triggers
+from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
+from socratic.harness.engine.triggers import Suggester, Suggestion, Triggers
 
 HOOK_STATE = "attach.json"     # what one hook call leaves for the next
 
@@ -142,7 +140,7 @@ def lazy_suggester(settings: AttachSettings) -> Suggester:
 
     loaded: list[Suggester | None] = []
 
-    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
+    def fn(kind: str, asked: list[str], recent_text: str) -> list[Suggestion]:
         if not loaded:
             try:
                 loaded.append(bank_suggester(settings.has_comparison, settings.cc))
@@ -181,25 +179,6 @@ class CatchUp:
 
     texts: Counter[str]
     usage: int
-
-
-def start_fields(settings: AttachSettings, plan: CampaignPlan, config: Config, *,
-                 agent_label: str, session_dir: Path, versions: dict[str, str],
-                 gpu: dict[str, Any] | None = None, recovered: bool = False,
-                 session_id: str | None = None) -> dict[str, Any]:
-    """The fields of an attached campaign's campaign.start."""
-    fields_: dict[str, Any] = dict(
-        task=plan.task.name, goal=plan.goal.to_dict(), model=agent_label, agent=settings.agent,
-        scenarios={"set": plan.goal_set, "ids": settings.scenario_ids}, gpu=gpu,
-        host=socket.gethostname(), versions=versions, session=session_dir.name,
-        task_source=str(plan.task_source) if plan.task_source else None,
-        task_hashes=plan.task_hashes, auto_questions=config.auto_questions,
-        limits=plan.limits.to_dict())
-    fields_.update(pinned_start_fields(config, plan.task_hashes, plan.task.baseline,
-                                       session_id))
-    if recovered:
-        fields_["recovered"] = True
-    return fields_
 
 
 def trusted_events(session_dir: Path) -> tuple[list[Event], chain.ChainCheck]:
@@ -338,16 +317,16 @@ class AttachedCampaign:
             self.catch_up = CatchUp(Counter(e.text for e in events if isinstance(e, AgentText)),
                                     sum(isinstance(e, Usage) for e in events))
             if (self.session.dir / HOOK_STATE).exists():
-                self.emit("problem", where=HOOK_STATE,
-                          error="damaged or of wrong types: rebuilt from the log")
+                self.emit(Problem(where=HOOK_STATE,
+                                  error="damaged or of wrong types: rebuilt from the log"))
         logged_end = Marks.rebuilt(events).ended
         if loaded.ended != logged_end:
             # whether the campaign has ended is the log's to say (an agent can write
             # attach.json): a stop let through on "ended" would need no verdict
-            self.emit("problem", where=HOOK_STATE, error=(
-                f"says the campaign ended {loaded.ended!r} but the log says "
-                f"{'it ended ' + repr(logged_end) if logged_end else 'it is running'}: "
-                f"the log's is kept"))
+            self.emit(Problem(where=HOOK_STATE, error=(
+                        f"says the campaign ended {loaded.ended!r} but the log says "
+                        f"{'it ended ' + repr(logged_end) if logged_end else 'it is running'}: "
+                        f"the log's is kept")))
             loaded.ended = logged_end
         self.state = loaded
         try:
@@ -355,8 +334,8 @@ class AttachedCampaign:
         except (OSError, ValueError):
             saved_state = None
         if Saved.parse(saved_state) is None and self.session.state_file.exists():
-            self.emit("problem", where="state.json",
-                      error="damaged or of wrong types: rebuilt from the log and the inbox")
+            self.emit(Problem(where="state.json",
+                              error="damaged or of wrong types: rebuilt from the log and the inbox"))
         rs = resume_state(events, saved_state, self.session.inbox)
         self.engine = Engine(
             self.session, self.plan, self.config, sink=self.emit, host=self, env=self.env,
@@ -366,7 +345,7 @@ class AttachedCampaign:
         for ev in self.evals.history.evals:   # results rewritten since they were logged
             if ev.result is None and ev.error and "(rewritten)" in ev.error and \
                     not already_said(events, ev.path, ev.error):
-                self.emit("problem", where=ev.path, error=ev.error)
+                self.emit(Problem(where=ev.path, error=ev.error))
 
     def apply_pins(self, events: list[Event]) -> None:
         """The goal, set, limits, evaluator, agent and task hashes as campaign.start pinned
@@ -391,7 +370,7 @@ class AttachedCampaign:
             self.plan = self.resolve()   # the pinned settings, for the engine and the steps
         for where, error in said:
             if not already_said(events, where, error):
-                self.emit("problem", where=where, error=error)
+                self.emit(Problem(where=where, error=error))
 
     def check_hooks(self, spec: agentspec.AgentSpec) -> list[str]:
         """The hooks this agent session runs against what attach wrote (harness/attached/hookcheck.py);
@@ -401,7 +380,7 @@ class AttachedCampaign:
             error = hookcheck.line(found)
             if error not in self.hooks_said:
                 self.hooks_said.add(error)
-                self.emit("problem", where=hookcheck.WHERE, error=error)
+                self.emit(Problem(where=hookcheck.WHERE, error=error))
         return found
 
     # the engine's pieces, by their names
@@ -473,10 +452,10 @@ class AttachedCampaign:
                              f"not a campaign's log (nothing was written to it)")
         from socratic.harness.engine.startup import versions
 
-        self.emit("campaign.start", **start_fields(
-            self.settings, self.plan, self.config, agent_label=self.settings.agent,
-            session_dir=self.session.dir, versions=versions(), recovered=True,
-            session_id=self.session.session_id))
+        self.emit(start_event(self.plan, self.config, model=self.settings.agent,
+                              session=self.session.dir.name, versions=versions(), gpu=None,
+                              session_id=self.session.session_id, agent=self.settings.agent,
+                              recovered=True))
         return read_events(self.session.events)[0].events
 
     def save(self) -> None:
@@ -535,7 +514,7 @@ class AttachedCampaign:
             cost = round(cost_usd(model, u["input_tokens"], u["output_tokens"], u["cache_read"],
                                   u["cache_write"]), 6)
             self.engine.model_turn(cost)  # turns: the agent's model responses
-            self.emit("usage", **u, model=model, cost_usd=cost)
+            self.emit(Usage(**u, model=model, cost_usd=cost))
 
     def last_message(self, text: Any) -> None:
         """The agent's final words as the Stop payload has them: a transcript written

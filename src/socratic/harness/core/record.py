@@ -7,12 +7,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from socratic.contracts import AgentText, Event
 from socratic.eventlog import EventLog
 from socratic.harness.core.redaction import Redactor, redacted
 
-# emit(type, **fields) -> the event as logged
-Emit = Callable[..., dict[str, Any]]
-
+# emit(event built at the call site) -> the event as logged
+Emit = Callable[[Event], dict[str, Any]]
 
 
 class Recorder:
@@ -24,8 +24,8 @@ class Recorder:
         self.redact = redact
         self.on_event: Callable[[dict[str, Any]], None] | None = None
 
-    def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
-        event = self.log.append(type_, **redacted(fields, self.redact))
+    def __call__(self, record: Event) -> dict[str, Any]:
+        event = self.log.append(record.TYPE, **redacted(record.body(), self.redact))
         if self.on_event is not None:
             self.on_event(event)
         return event
@@ -52,6 +52,6 @@ class TextStream:
 
     def flush(self) -> None:
         if self.pieces:
-            self.emit("agent.text", text="".join(self.pieces))
+            self.emit(AgentText(text="".join(self.pieces)))
             self.pieces = []
         self.since = time.monotonic()

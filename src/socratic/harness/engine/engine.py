@@ -28,14 +28,18 @@ from typing import Any
 
 from socratic.contracts import (
     AgentText,
+    BestEvaluation,
     CampaignEnd,
     CampaignResume,
+    Control,
     EndReason,
     EvalEnd,
     Event,
     Goal,
+    Question,
     StopHook,
     ToolCall,
+    ToolResult,
     Trigger,
 )
 from socratic.harness.core.config import Config
@@ -202,10 +206,11 @@ class Engine:
         if self.ended is not None:
             return None
         best = self.evals.history.best(self.goal, self.goal_set)
-        event = self.emit("campaign.end", reason=reason, evaluations=len(self.evals.history),
-                          tool_calls=self.counters.tool_calls, turns=self.counters.turns,
-                          cost_usd=round(self.counters.cost_usd, 4),
-                          best=best.to_record() if best else None, **extra)
+        event = self.emit(CampaignEnd(
+            reason=reason, evaluations=len(self.evals.history),
+            tool_calls=self.counters.tool_calls, turns=self.counters.turns,
+            cost_usd=round(self.counters.cost_usd, 4),
+            best=BestEvaluation.from_dict(best.to_record()) if best else None, **extra))
         self.host.sync()
         self.ended = reason
         self.end_event = event
@@ -214,8 +219,9 @@ class Engine:
 
     def resumed(self, **fields_: Any) -> None:
         """campaign.resume: an ended or interrupted campaign goes on."""
-        self.emit("campaign.resume", evaluations=len(self.evals.history),
-                  tool_calls=self.counters.tool_calls, turns=self.counters.turns, **fields_)
+        self.emit(CampaignResume(evaluations=len(self.evals.history),
+                                 tool_calls=self.counters.tool_calls, turns=self.counters.turns,
+                                 **fields_))
         self.ended = None
         self.inbox.stop_requested = False
         self.stops.reset()
@@ -231,22 +237,19 @@ class Engine:
         self.counters.tool_calls += 1
         self.stops.tool_call()
         self.blocks = 0
-        self.emit("tool.call", id=tool_id, name=name, input=tool_input)
+        self.emit(ToolCall(id=tool_id, name=name, input=tool_input))
 
     def tool_result(self, tool_id: str, name: str, ok: bool, output: str,
                     seconds: float | None = None) -> None:
         """The tool's output for the log: inline, or its head and the full text in a blob."""
-        fields_: dict[str, Any] = {"id": tool_id, "name": name, "ok": ok}
-        if seconds is not None:
-            fields_["seconds"] = round(seconds, 3)
+        result = ToolResult(id=tool_id, name=name, ok=ok, output=output,
+                            seconds=round(seconds, 3) if seconds is not None else None)
         cap = self.config.log_output_cap
         if len(output) > cap:
-            blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", tool_id)[:80] + ".txt"
-            (self.session.dir / blob).write_text(output, encoding="utf-8")
-            fields_.update(output=output[:cap] + "\n[... full text in blob]", blob=blob)
-        else:
-            fields_["output"] = output
-        self.emit("tool.result", **fields_)
+            result.blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", tool_id)[:80] + ".txt"
+            (self.session.dir / result.blob).write_text(output, encoding="utf-8")
+            result.output = output[:cap] + "\n[... full text in blob]"
+        self.emit(result)
 
     def model_turn(self, cost_usd: float = 0.0) -> None:
         self.counters.turns += 1
@@ -258,7 +261,7 @@ class Engine:
 
     def agent_text(self, text: str) -> None:
         if text.strip():
-            self.emit("agent.text", text=text)
+            self.emit(AgentText(text=text))
             self.saw_text(text)
 
     def evaluate(self, set_name: str | None, source: str = "agent") -> Evaluation:
@@ -266,7 +269,7 @@ class Engine:
 
     # ------------------------------------------------------------------ the safe point
     def poll_inbox(self) -> None:
-        self.inbox.poll(on_control=lambda action: self.emit("control", action=action))
+        self.inbox.poll(on_control=lambda action: self.emit(Control(action=action)))
 
     def run_requested_evaluation(self) -> None:
         ib = self.inbox
@@ -301,8 +304,7 @@ class Engine:
         taken = self.inbox.take()
         if taken.notes or taken.questions:
             self._taken.append(taken)
-        return list(taken.notes) + [question_message(q["text"], q.get("source", "human"),
-                                                     q.get("trigger"))
+        return list(taken.notes) + [question_message(q.text, q.source, q.trigger)
                                     for q in taken.questions]
 
     def taken(self) -> list[Taken]:
@@ -316,8 +318,7 @@ class Engine:
         for t in taken:
             if written:
                 for q in t.questions:
-                    self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
-                              trigger=q.get("trigger"), source=q.get("source", "human"))
+                    self.emit(q)   # the record queued (bank or inbox) is the one logged
             self.inbox.settle(t, delivered=written)
 
     def deliver_now(self) -> list[str]:
@@ -328,7 +329,7 @@ class Engine:
 
     def human_question(self, text: str) -> None:
         """Words the engineer typed into the agent directly: a human question."""
-        self.emit("question", text=text, bank_id=None, trigger=None, source="human")
+        self.emit(Question(text=text, source="human"))
         self.inbox.asked_texts.append(text)
 
     # ------------------------------------------------------------------ the stop verdict
@@ -377,7 +378,7 @@ class Engine:
         if not self.config.wait_for_human:
             self.end("stalled", stop_attempts=in_a_row)
             return "stalled"
-        self.emit("control", action="wait", reason=WAIT_REASON)
+        self.emit(Control(action="wait", reason=WAIT_REASON))
         got = self.wait(lambda: ib.stop_requested or ib.has_human_question(), deadline)
         extra: dict[str, Any]
         reason: EndReason
@@ -389,8 +390,8 @@ class Engine:
             reason, extra = "stalled", {"stop_attempts": in_a_row}
         else:
             for q in ib.questions:  # they answer the stop attempts
-                if q.get("source") == "human" and not q.get("trigger"):
-                    q["trigger"] = "declared_done"
+                if q.source == "human" and not q.trigger:
+                    q.trigger = "declared_done"
             self.stops.reset()
             return None
         self.end(reason, **extra)

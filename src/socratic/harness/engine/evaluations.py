@@ -15,9 +15,15 @@ from socratic.contracts import (
     ContractError,
     EvalEnd,
     EvalResult,
+    EvalScenario,
+    EvalStart,
+    EvalSummary,
+    EvalWait,
+    Problem,
     Retractions,
     ScenarioProgress,
     ScenarioResult,
+    TaskModified,
     parse_eval,
     read_eval,
     scenario_fields,
@@ -128,7 +134,7 @@ class Evaluations:
         (agent|stophook|control)."""
         notes = self.check_task_files()
         if notes:
-            self.emit("task.modified", notes=notes)
+            self.emit(TaskModified(notes=notes))
         cand = self.session.candidate
         data = cand.read_bytes() if cand.exists() else b""
         sha = sha256_text(data)
@@ -144,8 +150,8 @@ class Evaluations:
 
         def on_wait(line: dict[str, Any]) -> None:  # another evaluation has this GPU's turn
             with self.holder.inside():
-                self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
-                          holder=str(line.get("holder") or ""))
+                self.emit(EvalWait(n=n, gpu=str(line.get("gpu") or ""),
+                                   holder=str(line.get("holder") or "")))
 
         error: str | None
         if not data:
@@ -164,7 +170,7 @@ class Evaluations:
         odd = library_problem(self.libraries, result.build.libraries) if result is not None \
             else None
         if odd is not None:   # timed against another baseline: no result (and said so)
-            self.emit("problem", where="build", error=odd)
+            self.emit(Problem(where="build", error=odd))
             error, result, code = odd, None, 2
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
@@ -220,11 +226,11 @@ class Evaluations:
             dest = self.session.candidates / f"{sha[:16]}.cu"
             if not dest.exists():
                 dest.write_bytes(data)
-        self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
+        self.emit(EvalStart(n=n, candidate_sha=sha, set=set_name, source=source))
         return n
 
     def _scenario(self, n: int, index: int, total: int, row: ScenarioResult) -> None:
-        self.emit("eval.scenario", n=n, index=index, total=total, **scenario_fields(row))
+        self.emit(EvalScenario(n=n, index=index, total=total, **scenario_fields(row)))
 
     def _end(self, n: int, sha: str, set_name: str | None, source: str, doc: dict[str, Any],
              result: EvalResult | None, code: int, error: str | None, seconds: float | None,
@@ -254,8 +260,8 @@ class Evaluations:
         vs = scenario_vs(result.scenarios if result is not None else [])
         if vs:
             extra["scenario_vs"] = vs
-        self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
-                  summary=ev.summary(), result=rel, **extra)
+        self.emit(EvalEnd(n=n, candidate_sha=sha, set=set_name, source=source,
+                          summary=EvalSummary.from_dict(ev.summary()), result=rel, **extra))
         return ev
 
     def _highest_saved(self) -> int:

@@ -4,12 +4,15 @@ goal set or the limits again from the settings."""
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from socratic.contracts import Goal
+from socratic.contracts import CampaignStart, Goal, GoalScenarios, HostGpu
 from socratic.errors import InputError
 from socratic.harness.core.config import Config
+from socratic.harness.core.pins import start_fields as pinned_start_fields
 from socratic.harness.core.task import CampaignTask
 
 
@@ -60,6 +63,22 @@ def resolve_plan(task: CampaignTask, config: Config, *,
                                       config.max_minutes),
                         task_hashes=dict(task_hashes or {}), task_source=task_source,
                         libraries=libraries)
+
+
+def start_event(plan: CampaignPlan, config: Config, *, model: str, session: str,
+                versions: dict[str, str], gpu: dict[str, Any] | None,
+                session_id: str | None, agent: str | None = None,
+                recovered: bool = False) -> CampaignStart:
+    """campaign.start for the plan, as every adapter logs it (what it pins included)."""
+    return CampaignStart(
+        task=plan.task.name, goal=plan.goal, model=model,
+        scenarios=GoalScenarios(set=plan.goal_set, ids=list(plan.scenario_ids)),
+        gpu=HostGpu.from_dict(gpu, "campaign.start event: gpu") if gpu is not None else None,
+        host=socket.gethostname(), versions=versions, session=session,
+        task_source=str(plan.task_source) if plan.task_source else None,
+        task_hashes=plan.task_hashes, auto_questions=config.auto_questions,
+        limits=plan.limits.to_dict(), agent=agent, recovered=True if recovered else None,
+        **pinned_start_fields(config, plan.task_hashes, plan.task.baseline, session_id))
 
 
 def goal_scenarios(sets: dict[str, list[str]] | None, task: CampaignTask,

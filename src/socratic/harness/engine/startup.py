@@ -9,7 +9,7 @@ import platform
 from socratic.bank import SuggestContext, arch_from_cc, load_bank, suggest
 from socratic.harness.core.config import Config
 from socratic.harness.core.task import CampaignTask
-from socratic.harness.engine.triggers import Suggester
+from socratic.harness.engine.triggers import Suggester, Suggestion
 
 
 def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
@@ -20,10 +20,10 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
     bank = load_bank()
     arch = arch_from_cc(cc) or "hopper"
 
-    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
+    def fn(kind: str, asked: list[str], recent_text: str) -> list[Suggestion]:
         ctx = SuggestContext(arch=arch, has_comparison=has_comparison, asked=list(asked),
                              recent_text=recent_text)
-        return [(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
+        return [Suggestion(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
 
     return fn
 
