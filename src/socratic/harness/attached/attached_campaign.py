@@ -136,12 +136,13 @@ def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
 
 def lazy_suggester(settings: AttachSettings) -> Suggester:
     """The bank's suggester, loaded only when a trigger fires (most hook calls fire none)."""
-    from socratic.harness.engine.startup import bank_suggester
-
     loaded: list[Suggester | None] = []
 
     def fn(kind: str, asked: list[str], recent_text: str) -> list[Suggestion]:
         if not loaded:
+            # here, not above: startup imports the bank, which most hook calls never need
+            from socratic.harness.engine.startup import bank_suggester
+
             try:
                 loaded.append(bank_suggester(settings.has_comparison, settings.cc))
             except InputError:  # a user bank file broken since attach: no suggestions

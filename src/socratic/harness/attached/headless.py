@@ -92,9 +92,8 @@ def gemini_tools(text: str) -> int:
     return sum(1 for d in _json_lines(text) if d.get("type") == "tool_use")
 
 
-OUTPUTS: dict[str, Callable[[str], int]] = {
-    "claude-stream-json": claude_tools, "codex-json": codex_tools,
-    "gemini-stream-json": gemini_tools}
+OUTPUTS: dict[str, Callable[[str], int]] = dict(zip(
+    agentspec.HEADLESS_OUTPUTS, (claude_tools, codex_tools, gemini_tools), strict=True))
 
 
 # ---------------------------------------------------------------------- what the log says
