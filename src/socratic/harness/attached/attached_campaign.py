@@ -268,7 +268,7 @@ class AttachedCampaign:
         # as config.json says; re-resolved where the log's pins say otherwise (apply_pins)
         self.plan = self.resolve()
         self.env = scrubbed_env(secrets)
-        self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
+        self.emit = Recorder(self.log, self.redact)
         self.state = HookState()
         self.record = chain.ChainCheck(chain.UNVERIFIED)   # the log's chain, as last loaded
         # a state file rebuilt from the log: transcripts are read again from their start,

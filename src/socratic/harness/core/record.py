@@ -5,21 +5,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from socratic.contracts import AgentText, Event
-from socratic.eventlog import EventLog
 from socratic.harness.core.redaction import Redactor, redacted
 
 # emit(event built at the call site) -> the event as logged
 Emit = Callable[[Event], dict[str, Any]]
 
 
+class Appender(Protocol):
+    """Where events go: a campaign's EventLog, or a hook's SessionLog (which holds the
+    session while it appends)."""
+
+    def append(self, type_: str, **fields: Any) -> dict[str, Any]: ...
+
+
 class Recorder:
     """Appends events to the log, each redacted first; `on_event` (e.g. a headless run's
     stderr lines) sees each event as logged."""
 
-    def __init__(self, log: EventLog, redact: Redactor) -> None:
+    def __init__(self, log: Appender, redact: Redactor) -> None:
         self.log = log
         self.redact = redact
         self.on_event: Callable[[dict[str, Any]], None] | None = None
