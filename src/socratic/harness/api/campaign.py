@@ -19,6 +19,7 @@ import signal
 import threading
 import time
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ from socratic.harness.core.session import Session, repair_tail
 from socratic.harness.core.task import CampaignTask, changed_files, restore
 from socratic.harness.engine import prompt
 from socratic.harness.engine.engine import Engine, Marks
-from socratic.harness.engine.plan import CampaignPlan, goal_scenarios, resolve_plan, start_event
+from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
 from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 from socratic.harness.engine.triggers import Suggester
 
@@ -122,16 +123,17 @@ class Campaign:
                api_key: str | None = None, base_url: str | None = None,
                suggester: Suggester | None = None) -> Campaign:
         src = CampaignTask.load(task_dir)
-        # an unknown --scenarios is bad input: reported before the session exists
         sets = list_sets(config.evaluator, src.dir.resolve(),
                          env=scrubbed_env([api_key] if api_key else []))
-        goal_scenarios(sets, src, config.scenarios or src.default_set)
+        # the plan, once; an unknown --scenarios is bad input: reported before the session exists
+        plan = resolve_plan(src, config, sets=sets)
         gpu = gpu_info()
         if suggester is None:  # a bad user bank file, too, before the session
-            suggester = bank_suggester(has_comparison(src, config), (gpu or {}).get("cc"))
+            suggester = bank_suggester(has_comparison(src, plan.goal), (gpu or {}).get("cc"))
         session, hashes = Session.create(src, config, session_dir)
-        plan = resolve_plan(CampaignTask.load(session.task_dir), config, sets=sets,
-                            task_hashes=hashes, task_source=src.dir.resolve())
+        # the frozen copy it now runs on, and the hashes that hold it
+        plan = replace(plan, task=CampaignTask.load(session.task_dir), task_hashes=hashes,
+                       task_source=src.dir.resolve())
         c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester)
         c.emit(start_event(plan, config, model=config.model, session=session.dir.name,
                            versions=versions(), gpu=gpu, session_id=session.session_id))
@@ -172,16 +174,16 @@ class Campaign:
         ov = {k: v for k, v in (overrides or {}).items() if v is not None}
         config = Config.from_dict({**config.to_dict(), **ov})
         changes = resume_changes(config, pins) if pins is not None else {}
+        sets = list_sets(config.evaluator, session.task_dir.resolve(),
+                         env=scrubbed_env([api_key] if api_key else []))
+        plan = resolve_plan(task, config, sets=sets, task_hashes=hashes, task_source=source)
         if suggester is None:  # this node's GPU: a resume may move
-            suggester = bank_suggester(has_comparison(task, config),
+            suggester = bank_suggester(has_comparison(task, plan.goal),
                                        (gpu_info() or {}).get("cc"))
         # events that do not match their declaration are skipped, and counted below
         r = resume_state(parsed.events, session.load_state(), session.inbox)
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
-        sets = list_sets(config.evaluator, session.task_dir.resolve(),
-                         env=scrubbed_env([api_key] if api_key else []))
-        plan = resolve_plan(task, config, sets=sets, task_hashes=hashes, task_source=source)
         c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester,
                 resumed=r, marks=Marks.rebuilt(parsed.events),
                 record_note=record.describe() if record.status == chain.BROKEN else None)

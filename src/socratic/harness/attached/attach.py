@@ -139,7 +139,7 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
     plan = resolve_plan(src, config, sets=sets)   # bad --scenarios or goal: now
     goal, goal_set, ids = plan.goal, plan.goal_set, plan.scenario_ids
-    comparison = has_comparison(src, config)
+    comparison = has_comparison(src, goal)
     gpu = gpu_info()
     bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
     session, hashes = Session.create(src, config, session_dir)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import platform
 
 from socratic.bank import SuggestContext, arch_from_cc, load_bank, suggest
-from socratic.harness.core.config import Config
+from socratic.contracts import Goal
 from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.triggers import Suggester, Suggestion
 
@@ -28,8 +28,8 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
     return fn
 
 
-def has_comparison(task: CampaignTask, config: Config) -> bool:
-    goal = task.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
+def has_comparison(task: CampaignTask, goal: Goal) -> bool:
+    """Whether the campaign has a comparison to time (the bank's comparison questions)."""
     return goal.against != "baseline" or bool(task.spec.comparisons)
 
 
