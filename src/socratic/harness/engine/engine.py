@@ -45,7 +45,7 @@ from socratic.contracts import (
 from socratic.harness.core.config import Config
 from socratic.harness.core.history import Evaluation
 from socratic.harness.core.inbox import Inbox, Taken
-from socratic.harness.core.record import Recorder
+from socratic.harness.core.record import Emit
 from socratic.harness.core.redaction import Redactor
 from socratic.harness.core.resume import Counters, ResumeState
 from socratic.harness.core.session import Session
@@ -123,7 +123,7 @@ class StopOutcome:
 class Engine:
     """One campaign's rules over its pieces (inbox, triggers, evaluations, counters)."""
 
-    def __init__(self, session: Session, plan: CampaignPlan, config: Config, *, sink: Recorder,
+    def __init__(self, session: Session, plan: CampaignPlan, config: Config, *, sink: Emit,
                  host: Host, env: dict[str, str], redact: Redactor,
                  suggester: Suggester | None, resumed: ResumeState, marks: Marks,
                  record_note: str | None = None) -> None:
