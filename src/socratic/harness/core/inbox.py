@@ -207,7 +207,9 @@ class Inbox:
 
     def take(self) -> Taken:
         """The notes and questions due, for an answer not yet written (a hook's): they stay
-        queued (and saved) but are not taken again until `settle`d."""
+        queued (and saved) but are not taken again until `settle`d. Each is known by the
+        object queued (the record the log will get), not by its value: the same question
+        typed twice is two questions."""
         taken = Taken([n for n in self.notes if id(n) not in self._out],
                       [q for q in self.questions if id(q) not in self._out])
         self._out |= {id(x) for x in (*taken.notes, *taken.questions)}
