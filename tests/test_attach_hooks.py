@@ -555,3 +555,30 @@ def test_a_session_attached_before_the_move_still_finds_its_hook_client():
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["hookclient", str(Path(hookclient.__file__).resolve())]
+
+
+def test_a_hook_in_a_process_of_its_own_imports_only_what_it_uses(tmp_path, monkeypatch):
+    """Without a session server every hook is a fresh `python -m socratic hook` (issue 44,
+    hook latency): it must not pay for the bank (only a firing trigger asks it), the headless
+    runner and the launcher (reading an agent file needs neither) or importlib.resources."""
+    monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
+    a = make(tmp_path, "claude")
+    ws = a.session.dir / "workspace"
+    # the start trigger (and its bank suggestions) is session-start's, done here
+    run_hook("session-start", {"session_id": "s1", "cwd": str(ws)}, session_dir=a.session.dir)
+    code = ("import runpy, sys; sys.argv = ['socratic', 'hook', 'post-tool']\n"
+            "try:\n    runpy.run_module('socratic', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('socratic.', 'importlib.res',"
+            " 'ctypes'))), file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOCRATIC_SESSION")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ws, capture_output=True, text=True,
+                         env={**env, "SOCRATIC_HOOK_SERVER": "0"}, timeout=60,
+                         input=json.dumps(tool_payload("claude", ws, "ls", "x")))
+    assert out.returncode == 0, out.stderr
+    loaded = set(json.loads(out.stderr.strip().splitlines()[-1].replace("'", '"')))
+    assert "socratic.harness.attached.hooks" in loaded            # it did run the hook
+    unneeded = {"socratic.bank", "socratic.harness.engine.startup",
+                "socratic.harness.attached.headless", "socratic.harness.attached.agentlaunch",
+                "importlib.resources", "ctypes"}
+    assert not loaded & unneeded, sorted(loaded & unneeded)

@@ -343,7 +343,7 @@ def test_a_folder_of_other_files_is_not_taken_for_a_session(tmp_path, monkeypatc
 def test_goal_scenarios_sets_and_ids(tmp_path):
     from socratic.errors import InputError
     from socratic.harness.core.task import CampaignTask
-    from socratic.harness.engine.startup import goal_scenarios
+    from socratic.harness.engine.plan import goal_scenarios
 
     task = CampaignTask.load(make_task(tmp_path))
     sets = {"smoke": ["a"], "bench": ["a", "b", "c"]}

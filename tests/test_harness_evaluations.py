@@ -8,25 +8,26 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from socratic.contracts import Event, build_event
+from socratic.contracts import Event, Question, build_event
 from socratic.harness.core.config import TriggerConfig
 from socratic.harness.core.inbox import Inbox
 from socratic.harness.core.redaction import Redactor, scrubbed_env
 from socratic.harness.core.session import Session
 from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.evaluations import Evaluations
+from socratic.harness.engine.plan import CampaignPlan, Limits
 from socratic.harness.engine.stophook import StopAttempts, judge_stop
 from socratic.harness.engine.triggers import Fired, Triggers
 from socratic_doubles.testing import FAKE_KEY, candidate_source, fake_config, make_task
 
 
 class Log(list):
-    """Stands in for the event log: emit(type, **fields) checks the event against its
-    declaration, as the log does, and appends it (without seq, t and ts)."""
+    """Stands in for the event log: emit(event) checks the event against its declaration,
+    as the log does, and appends it as logged (without seq, t and ts)."""
 
-    def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
-        build_event(type_, **ENVELOPE, **fields)
-        self.append({"type": type_, **fields})
+    def __call__(self, event: Event) -> dict[str, Any]:
+        build_event(event.TYPE, **ENVELOPE, **event.body())
+        self.append({"type": event.TYPE, **event.body()})
         return self[-1]
 
     def of(self, type_: str) -> list[dict[str, Any]]:
@@ -64,10 +65,12 @@ def pieces(tmp_path, *, suggester=None, auto=False, triggers=None) -> Pieces:
     log = Log()
     inbox = Inbox(session.inbox, session.state_file, auto_questions=auto)
     trig = Triggers(cfg.triggers, goal_set="bench", inbox=inbox, emit=log, suggester=suggester)
-    evals = Evaluations(session, evaluator=cfg.evaluator, timeout_s=60, env=scrubbed_env(),
-                        redact=Redactor([FAKE_KEY]), emit=log,
-                        goal=CampaignTask.load(session.task_dir).goal(None), goal_set="bench",
-                        task_hashes=hashes, task_source=src.dir, triggers=trig)
+    task = CampaignTask.load(session.task_dir)
+    plan = CampaignPlan(task=task, goal=task.goal(None), goal_set="bench", scenario_ids=[],
+                        limits=Limits(), task_hashes=hashes, task_source=src.dir)
+    evals = Evaluations(session, plan, evaluator=cfg.evaluator, timeout_s=60,
+                        env=scrubbed_env(), redact=Redactor([FAKE_KEY]), emit=log,
+                        triggers=trig)
     return Pieces(session, log, inbox, trig, evals)
 
 
@@ -194,10 +197,10 @@ def test_a_trigger_logs_suggestions_and_queues_the_first_fresh_one(tmp_path):
     p.triggers.fire(Fired("plateau", "flat"))
     assert p.log.of("trigger") == [{"type": "trigger", "kind": "plateau", "reason": "flat",
                                     "suggestions": ["plateau.q0", "plateau.q1", "plateau.q2"]}]
-    assert p.inbox.questions == [{"text": "Q1 for plateau?", "bank_id": "plateau.q1",
-                                  "trigger": "plateau", "source": "auto"}]
+    assert p.inbox.questions == [Question(text="Q1 for plateau?", bank_id="plateau.q1",
+                                          trigger="plateau", source="auto")]
     p.triggers.fire(Fired("plateau", "still flat"))         # q1 is queued: q2 is next
-    assert [q["bank_id"] for q in p.inbox.questions] == ["plateau.q1", "plateau.q2"]
+    assert [q.bank_id for q in p.inbox.questions] == ["plateau.q1", "plateau.q2"]
     p.inbox.auto_questions = False
     p.triggers.fire(Fired("plateau", "flat again"))
     assert len(p.inbox.questions) == 2 and len(p.log.of("trigger")) == 3

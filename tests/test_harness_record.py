@@ -7,6 +7,7 @@ import subprocess
 import sys
 from importlib import resources
 
+from socratic.contracts import ToolResult
 from socratic.eventlog import EventLog, read_jsonl
 from socratic.harness.api.conversation import Conversation, handoff_seed
 from socratic.harness.core.history import Evaluation, History
@@ -25,7 +26,8 @@ from socratic_doubles.testing import (
 def test_recorder_redacts_every_field_before_logging(tmp_path):
     log = EventLog.open(tmp_path)
     emit = Recorder(log, Redactor([FAKE_KEY]))
-    e = emit("tool.result", id="t1", ok=True, output=f"key={FAKE_KEY}", nested={"x": [FAKE_KEY]})
+    e = emit(ToolResult(id="t1", ok=True, output=f"key={FAKE_KEY}",
+                        extra={"nested": {"x": [FAKE_KEY]}}))
     assert e["output"] == "key=[redacted]" and e["nested"] == {"x": ["[redacted]"]}
     assert FAKE_KEY not in (tmp_path / "events.jsonl").read_text()
     clean = {"a": [1, {"b": "c"}]}
@@ -34,14 +36,14 @@ def test_recorder_redacts_every_field_before_logging(tmp_path):
 
 def test_text_stream_merges_pieces_between_flushes():
     seen = []
-    text = TextStream(lambda t, **f: seen.append((t, f)), flush_s=3600)
+    text = TextStream(lambda ev: seen.append((ev.TYPE, ev.body())), flush_s=3600)
     for piece in ("Let ", "me ", "look."):
         text(piece)
     assert seen == []
     text.flush()
     text.flush()                                                 # nothing more: no event
     assert seen == [("agent.text", {"text": "Let me look."})]
-    eager = TextStream(lambda t, **f: seen.append(f["text"]), flush_s=0)
+    eager = TextStream(lambda ev: seen.append(ev.text), flush_s=0)
     eager("a")
     eager("b")
     assert seen[-2:] == ["a", "b"]

@@ -260,7 +260,7 @@ def test_the_firings_reason_reaches_the_suggester() -> None:
         seen.append(text)
         return []
 
-    t = Triggers(TriggerConfig(), goal_set="bench", inbox=Inbox(), emit=lambda *a, **k: None,  # type: ignore[arg-type]
+    t = Triggers(TriggerConfig(), goal_set="bench", inbox=Inbox(), emit=lambda ev: {},  # type: ignore[arg-type]
                  suggester=suggester, against="fa3")
     t.recent_text = "v24 bench imported"
     t.fire(Fired("suspicious_gain", "d128-s1k 0.92x -> 2.42x against fa3: fa3's time moved, not yours"))

@@ -78,7 +78,7 @@ class Parser(argparse.ArgumentParser):
         return self
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(parts: tuple[str, ...] = PART_CLIS) -> argparse.ArgumentParser:
     parser = Parser(
         prog="socratic",
         description="Question-driven GPU kernel optimization: evaluate candidates, run "
@@ -86,13 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"socratic {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
-    for name in PART_CLIS:
+    for name in parts:
         importlib.import_module(name).register(sub)
     return parser
 
 
+def parts_for(argv: list[str]) -> tuple[str, ...]:
+    """The verb modules a command line needs: `socratic hook ...` runs for every tool call
+    of an agent that has no session server, so it builds only the harness's verbs (the
+    others' modules and parsers cost it ~8 ms); everything else builds them all."""
+    return ("socratic.harness.cli",) if argv[:1] == ["hook"] else PART_CLIS
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(parts_for(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)

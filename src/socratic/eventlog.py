@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from socratic import chain
-from socratic.contracts import InboxCommand, build_event, command_line
+from socratic.contracts import Event, InboxCommand, build_event, command_line
 
 EVENTS_FILE = "events.jsonl"
 INBOX_FILE = "inbox.jsonl"
@@ -196,6 +196,10 @@ class EventLog:
         self._chain = check.last
         self._chained_to += end + 1
         self._chained_lines += data[: end + 1].count(b"\n")
+
+    def write(self, event: Event) -> dict[str, Any]:
+        """Log an event built as its record at the call site (its stamp is the log's)."""
+        return self.append(event.TYPE, **event.body())
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Log one event, built through its declared class (socratic.contracts): an

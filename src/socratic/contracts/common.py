@@ -127,6 +127,8 @@ class Record:
     # (name, checker, required, optional) per declared field, built once per class
     _SPEC: ClassVar[dict[type, list[tuple[str, _Check, bool, bool]]]] = {}
     _RESERVED: ClassVar[frozenset[str]] = frozenset()
+    # fields with a default for records built in code that JSON must still carry
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def _spec(cls) -> list[tuple[str, _Check, bool, bool]]:
@@ -137,7 +139,8 @@ class Record:
             for f in fields(cls):
                 if f.name == "extra":
                     continue
-                required = f.default is MISSING and f.default_factory is MISSING
+                required = (f.default is MISSING and f.default_factory is MISSING) \
+                    or f.name in cls._ALWAYS
                 spec.append((f.name, _checker(hints[f.name]), required,
                              f.default is None))
             Record._SPEC[cls] = spec

@@ -16,20 +16,33 @@ from socratic.contracts.vocab import EndReason, RetractPart, Terms
 @dataclass(kw_only=True)
 class Event(Record):
     """Every event: `seq` increasing from 1, `t` seconds since campaign start, `ts` ISO
-    wall-clock time, and `type` (the class's TYPE)."""
+    wall-clock time, and `type` (the class's TYPE).
+
+    A writer's call site builds the event without its stamp (`Control(action="pause")`:
+    seq 0, no time); the log stamps it as it appends it (eventlog.EventLog.write). A log
+    line must carry all three: parsing one without them fails as before."""
 
     TYPE: ClassVar[str] = ""
     _RESERVED: ClassVar[frozenset[str]] = frozenset({"type"})
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"seq", "t", "ts"})
+    _STAMP: ClassVar[tuple[str, ...]] = ("seq", "t", "ts")
 
-    seq: int
-    t: float
-    ts: str
+    seq: int = 0
+    t: float = 0.0
+    ts: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         body = super().to_dict()
         head = {"seq": body.pop("seq"), "t": body.pop("t"), "ts": body.pop("ts"),
                 "type": self.TYPE}
         return {**head, **body}
+
+    def body(self) -> dict[str, Any]:
+        """The event's own fields as JSON, without the stamp and type the writer adds."""
+        out = super().to_dict()
+        for name in self._STAMP:
+            out.pop(name, None)
+        return out
 
 
 @dataclass(kw_only=True)

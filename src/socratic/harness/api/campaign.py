@@ -16,14 +16,15 @@ the context handoff), resume.py (state rebuilt from the log).
 from __future__ import annotations
 
 import signal
-import socket
 import threading
 import time
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from socratic import chain
-from socratic.contracts import EndReason, ToolResult
+from socratic.contracts import ApiRetry, ContextHandoff, EndReason, Problem, ToolResult, Usage
 from socratic.errors import InputError
 from socratic.eventlog import EventLog
 from socratic.gpuinfo import gpu_info
@@ -42,7 +43,6 @@ from socratic.harness.core.pins import (
     resume_changes,
 )
 from socratic.harness.core.pins import hashes as pinned_hashes
-from socratic.harness.core.pins import start_fields as pinned_start_fields
 from socratic.harness.core.record import Recorder, TextStream
 from socratic.harness.core.redaction import Redactor, scrubbed_env
 from socratic.harness.core.resume import ResumeState, restart_messages, resume_state
@@ -50,7 +50,8 @@ from socratic.harness.core.session import Session, repair_tail
 from socratic.harness.core.task import CampaignTask, changed_files, restore
 from socratic.harness.engine import prompt
 from socratic.harness.engine.engine import Engine, Marks
-from socratic.harness.engine.startup import bank_suggester, goal_scenarios, has_comparison, versions
+from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
+from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 from socratic.harness.engine.triggers import Suggester
 
 
@@ -73,27 +74,28 @@ class EndCampaign(Exception):
 
 
 class Campaign:
-    def __init__(self, session: Session, task: CampaignTask, config: Config, *, api_key: str | None,
-                 base_url: str | None = None, suggester: Suggester | None = None,
-                 task_hashes: dict[str, str], task_source: Path | None = None,
-                 agent: Agent | None = None, sets: dict[str, list[str]] | None = None,
-                 resumed: ResumeState | None = None, marks: Marks | None = None) -> None:
+    """socratic's own API loop; it is the engine's host (engine/host.py): one process
+    holds the campaign throughout, and its clock is the log's."""
+
+    def __init__(self, session: Session, plan: CampaignPlan, config: Config, *,
+                 api_key: str | None, base_url: str | None = None,
+                 suggester: Suggester | None = None, agent: Agent | None = None,
+                 resumed: ResumeState | None = None, marks: Marks | None = None,
+                 record_note: str | None = None) -> None:
         resumed = resumed or ResumeState()
         secrets = [api_key] if api_key else []
         env = scrubbed_env(secrets)  # tools' and the evaluator's: no keys
         self.session = session
-        self.task = task
+        self.plan = plan
+        self.task = plan.task
         self.config = config
         self.log = EventLog.open(session.dir, fsync_every_s=config.fsync_every_s)
         self.redact = Redactor(secrets)
         self.emit = Recorder(self.log, self.redact)
-        self.engine = Engine(session, task, config, emit=self.emit, env=env,
-                             redact=self.redact, suggester=suggester, task_hashes=task_hashes,
-                             task_source=task_source, resumed=resumed, marks=marks or Marks(),
-                             minutes=lambda: (time.monotonic() - self.log.t0) / 60,
-                             sync=self.log.sync)
-        self.engine.sleep = self._wait_sleep
-        self.goal, self.goal_set = self.engine.goal, self.engine.goal_set
+        self.engine = Engine(session, plan, config, sink=self.emit, host=self, env=env,
+                             redact=self.redact, suggester=suggester, resumed=resumed,
+                             marks=marks or Marks(), record_note=record_note)
+        self.goal, self.goal_set = plan.goal, plan.goal_set
         # the engine's pieces, by their names
         self.inbox, self.evals = self.engine.inbox, self.engine.evals
         self.triggers, self.counters = self.engine.triggers, self.engine.counters
@@ -101,10 +103,8 @@ class Campaign:
                            bash_timeout_s=config.bash_timeout_s, redact=self.redact,
                            evaluate=self.evals.tool)
         self.tool_specs = tool_specs(config.output_cap, config.bash_timeout_s)
-        if sets is None:
-            sets = list_sets(config.evaluator, session.task_dir.resolve(), env=env)
-        self.scenario_ids = goal_scenarios(sets, task, self.goal_set)
-        self.system = prompt.system_prompt(task, self.goal, self.goal_set, self.scenario_ids,
+        self.scenario_ids = plan.scenario_ids
+        self.system = prompt.system_prompt(plan.task, self.goal, self.goal_set, self.scenario_ids,
                                            config.output_cap, config.bash_timeout_s)
         self.agent = agent or Agent(config, api_key, base_url=base_url, on_retry=self._on_retry,
                                     sleep=self._retry_sleep)
@@ -123,25 +123,20 @@ class Campaign:
                api_key: str | None = None, base_url: str | None = None,
                suggester: Suggester | None = None) -> Campaign:
         src = CampaignTask.load(task_dir)
-        # an unknown --scenarios is bad input: reported before the session exists
         sets = list_sets(config.evaluator, src.dir.resolve(),
                          env=scrubbed_env([api_key] if api_key else []))
-        goal_scenarios(sets, src, config.scenarios or src.default_set)
+        # the plan, once; an unknown --scenarios is bad input: reported before the session exists
+        plan = resolve_plan(src, config, sets=sets)
         gpu = gpu_info()
         if suggester is None:  # a bad user bank file, too, before the session
-            suggester = bank_suggester(has_comparison(src, config), (gpu or {}).get("cc"))
+            suggester = bank_suggester(has_comparison(src, plan.goal), (gpu or {}).get("cc"))
         session, hashes = Session.create(src, config, session_dir)
-        task = CampaignTask.load(session.task_dir)
-        c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                task_hashes=hashes, task_source=src.dir.resolve(), sets=sets)
-        c.emit("campaign.start", task=task.name, goal=c.goal.to_dict(), model=config.model,
-               scenarios={"set": c.goal_set, "ids": c.scenario_ids},
-               gpu=gpu, host=socket.gethostname(), versions=versions(),
-               session=session.dir.name, task_source=str(src.dir.resolve()),
-               task_hashes=hashes, auto_questions=config.auto_questions,
-               limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
-                       "max_minutes": config.max_minutes},
-               **pinned_start_fields(config, hashes, task.baseline, session.session_id))
+        # the frozen copy it now runs on, and the hashes that hold it
+        plan = replace(plan, task=CampaignTask.load(session.task_dir), task_hashes=hashes,
+                       task_source=src.dir.resolve())
+        c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester)
+        c.emit(start_event(plan, config, model=config.model, session=session.dir.name,
+                           versions=versions(), gpu=gpu, session_id=session.session_id))
         c.pending = [{"type": "text", "text": (
             "Begin. The workspace holds candidate.cu (a copy of the baseline), NOTES.md and "
             "task/. The goal predicate is checked each time you end your turn.")}]
@@ -179,31 +174,32 @@ class Campaign:
         ov = {k: v for k, v in (overrides or {}).items() if v is not None}
         config = Config.from_dict({**config.to_dict(), **ov})
         changes = resume_changes(config, pins) if pins is not None else {}
+        sets = list_sets(config.evaluator, session.task_dir.resolve(),
+                         env=scrubbed_env([api_key] if api_key else []))
+        plan = resolve_plan(task, config, sets=sets, task_hashes=hashes, task_source=source)
         if suggester is None:  # this node's GPU: a resume may move
-            suggester = bank_suggester(has_comparison(task, config),
+            suggester = bank_suggester(has_comparison(task, plan.goal),
                                        (gpu_info() or {}).get("cc"))
         # events that do not match their declaration are skipped, and counted below
         r = resume_state(parsed.events, session.load_state(), session.inbox)
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
-        c = cls(session, task, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                task_hashes=hashes, task_source=source, resumed=r,
-                marks=Marks.rebuilt(parsed.events))
+        c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester,
+                resumed=r, marks=Marks.rebuilt(parsed.events),
+                record_note=record.describe() if record.status == chain.BROKEN else None)
         ctx, messages = session.load_messages()
         kept, c.pending = restart_messages(messages, r.results,
                                            lambda res: logged_output(session, res))
         c.convo = Conversation(session, c.redact, ctx, kept)
         if len(kept) != len(messages):
             c.convo.rewrite()  # the unanswered user message goes out again, as pending
-        if record.status == chain.BROKEN:
-            c.engine.record_note = record.describe()
         c.engine.resumed(ctx=ctx, messages=len(kept), skipped=parsed.skipped or None,
                          **changes)
         for where, error in ([("events.jsonl", record_problem(record))]
                              if record.status == chain.BROKEN else []) + \
                 ([(CONFIG_FILE, problem_line(said))] if said else []):
             if not already_said(parsed.events, where, error):
-                c.emit("problem", where=where, error=error)
+                c.emit(Problem(where=where, error=error))
         return c
 
     # ------------------------------------------------------------------ the loop
@@ -281,7 +277,7 @@ class Campaign:
         self.engine.model_turn(u.get("cost_usd", 0.0))
         self.context_tokens = (u.get("input_tokens", 0) + u.get("cache_read", 0)
                                + u.get("cache_write", 0) + u.get("output_tokens", 0))
-        self.emit("usage", **u, model=self.config.model, context_tokens=self.context_tokens)
+        self.emit(Usage(**u, model=self.config.model, context_tokens=self.context_tokens))
         return resp
 
     def _run_tools(self, resp: Response) -> EndReason | None:
@@ -333,11 +329,27 @@ class Campaign:
             self.overheads.append((now - self._mark[0]) - (busy - self._mark[1]))
         self._mark = (now, busy)
 
-    def _wait_sleep(self, seconds: float) -> None:
+    # ------------------------------------------------------------------ the engine's host
+    def minutes(self) -> float:
+        return (time.monotonic() - self.log.t0) / 60
+
+    def sync(self) -> None:
+        self.log.sync()
+
+    def sleep(self, seconds: float) -> None:
         """The engine's sleep while it waits (paused, a stall): counted as waiting."""
         t = time.monotonic()
         time.sleep(seconds)
         self.stats["wait_s"] += time.monotonic() - t
+
+    def caller_alive(self) -> bool:
+        return True   # the loop is its own caller
+
+    def outside(self) -> AbstractContextManager[object]:
+        return nullcontext()   # no one else to let in
+
+    def inside(self) -> AbstractContextManager[object]:
+        return nullcontext()
 
     def deliver(self) -> None:
         """Questions and harness notes go into the next user message (the safe point)."""
@@ -350,12 +362,12 @@ class Campaign:
                             self.evals.history, self.inbox.asked_texts, self.pending)
         self.convo.new_context()
         self.pending = [{"type": "text", "text": seed}]
-        self.emit("context.handoff", ctx=self.convo.ctx, reason=why, tokens=self.context_tokens)
+        self.emit(ContextHandoff(ctx=self.convo.ctx, reason=why, tokens=self.context_tokens))
         self.context_tokens = 0
 
     # ------------------------------------------------------------------ API retries
     def _on_retry(self, attempt: int, error: str, wait: float) -> None:
-        self.emit("api.retry", attempt=attempt, error=self.redact(error), wait_s=round(wait, 3))
+        self.emit(ApiRetry(attempt=attempt, error=self.redact(error), wait_s=round(wait, 3)))
 
     def _retry_sleep(self, seconds: float) -> None:
         """Back off between API attempts while still obeying stop and the time limit."""

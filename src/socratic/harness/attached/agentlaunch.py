@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import AgentLaunch, Problem
 from socratic.errors import InputError
 from socratic.harness.attached import agentspec, confine, hookcheck
 from socratic.harness.attached.hookclient import connect, socket_path
@@ -149,7 +150,7 @@ def _check_and_say(session_dir: Path, spec: agentspec.AgentSpec, log: Any, when:
         if hookcheck.loads_workspace(spec, True):
             hookcheck.put_back(session_dir, spec)
             found.append(f"the workspace's hook files were put back {when}")
-        log.append("problem", where=hookcheck.WHERE, error=hookcheck.line(found))
+        log.write(Problem(where=hookcheck.WHERE, error=hookcheck.line(found)))
 
 
 def check_hooks(session_dir: Path, spec: agentspec.AgentSpec, log: Any) -> list[Callable[[], None]]:
@@ -200,8 +201,7 @@ def prepare(session_dir: Path, argv: list[str], mode: str,
         conf = confine.decide(policy)
         log = SessionLog(session_dir, camp.settings.start_epoch, role="attach")
         cleanups = check_hooks(session_dir, spec, log)
-        log.append("agent.launch", agent=spec.name, confined=conf.confined, how=conf.how,
-                   mode=mode)
+        log.write(AgentLaunch(agent=spec.name, confined=conf.confined, how=conf.how, mode=mode))
         server = start_server(session_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

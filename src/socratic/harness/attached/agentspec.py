@@ -15,7 +15,6 @@ import json
 import shlex
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +183,9 @@ def inline_hooks(flag: str, settings_file: Path) -> list[str]:
 
 
 def _agents_dir() -> Path:
-    return Path(str(resources.files("socratic.harness.attached"))) / "agents"
+    # the package's own folder (as importlib.resources.files gives it for an installed
+    # package), without importing importlib.resources on every hook call
+    return Path(__file__).parent / "agents"
 
 
 def names() -> list[str]:
@@ -254,11 +255,14 @@ def _confine(c: dict[str, Any]) -> Confine:
                    inline_flag=str(c.get("inline_flag") or ""))
 
 
-def _headless(h: dict[str, Any]) -> Headless:
-    from socratic.harness.attached.headless import OUTPUTS
+# the agents' non-interactive output formats (headless.py counts the tools in each); named
+# here so that reading an agent file does not import the headless runner (each hook does)
+HEADLESS_OUTPUTS = ("claude-stream-json", "codex-json", "gemini-stream-json")
 
-    if str(h["output"]) not in OUTPUTS:
-        raise ValueError(f"headless.output must be one of {', '.join(OUTPUTS)}")
+
+def _headless(h: dict[str, Any]) -> Headless:
+    if str(h["output"]) not in HEADLESS_OUTPUTS:
+        raise ValueError(f"headless.output must be one of {', '.join(HEADLESS_OUTPUTS)}")
     return Headless(command=tuple(str(a) for a in h["command"]), output=str(h["output"]),
                     resume=tuple(str(a) for a in h.get("resume") or ()),
                     env={str(k): str(v) for k, v in (h.get("env") or {}).items()})

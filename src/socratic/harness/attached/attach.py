@@ -16,13 +16,13 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from socratic.contracts import Goal
 from socratic.errors import InputError
 from socratic.harness.attached import agentspec, hookcheck
-from socratic.harness.attached.attached_campaign import AttachSettings, env_secrets, start_fields
+from socratic.harness.attached.attached_campaign import AttachSettings, env_secrets
 from socratic.harness.attached.hooks import MARKER
 from socratic.harness.core.config import Config
 from socratic.harness.core.redaction import scrubbed_env
@@ -117,7 +117,8 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     (InputError) before anything is written."""
     from socratic.gpuinfo import gpu_info
     from socratic.harness.core.evaluator_process import built_libraries, list_sets
-    from socratic.harness.engine.startup import bank_suggester, goal_scenarios, has_comparison, versions
+    from socratic.harness.engine.plan import resolve_plan, start_event
+    from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 
     spec = agentspec.load(agent)
     # a stalled agent waits for the engineer's question (as long as its hook may wait); a
@@ -136,10 +137,9 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
                          f"a new --session-dir")
     env = scrubbed_env(env_secrets())
     sets = list_sets(config.evaluator, src.dir.resolve(), env=env)
-    goal_set = config.scenarios or src.default_set
-    ids = goal_scenarios(sets, src, goal_set)
-    goal = src.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
-    comparison = has_comparison(src, config)
+    plan = resolve_plan(src, config, sets=sets)   # bad --scenarios or goal: now
+    goal, goal_set, ids = plan.goal, plan.goal_set, plan.scenario_ids
+    comparison = has_comparison(src, goal)
     gpu = gpu_info()
     bank_suggester(comparison, (gpu or {}).get("cc"))  # a bad user bank file: now
     session, hashes = Session.create(src, config, session_dir)
@@ -156,16 +156,16 @@ def attach(task_dir: Path, agent: str, config: Config, *, session_dir: Path | No
     write_workspace(session, spec, task, goal, goal_set, ids, settings, eval_task_arg(src))
     # the task's built libraries, pinned: a build cache that later holds others is noticed
     libraries = built_libraries(config.evaluator, session.task_dir.resolve(), env=env)
+    plan = replace(plan, task=task, task_hashes=hashes, task_source=src.dir.resolve(),
+                   libraries=libraries)
     # Session.create claimed the session; from here on it is written as the hooks write it,
     # one claim per process (so that --launch's agent can take turns with this one)
     session.release()
-    SessionLog(session.dir, settings.start_epoch, role="attach").append(
-        "campaign.start", **start_fields(
-            settings, task.name, goal, goal_set, config, agent_label=_model_label(spec, model),
-            session_dir=session.dir, task_source=src.dir.resolve(), task_hashes=hashes,
-            versions=versions(), gpu=gpu, baseline=task.baseline,
-            session_id=session.session_id), hooks=hookcheck.pins(session.dir) or None,
-        libraries=libraries)
+    start = start_event(plan, config, model=_model_label(spec, model), session=session.dir.name,
+                        versions=versions(), gpu=gpu, session_id=session.session_id,
+                        agent=settings.agent)
+    SessionLog(session.dir, settings.start_epoch, role="attach").write(
+        replace(start, hooks=hookcheck.pins(session.dir) or None, libraries=libraries))
     if not spec.has_hooks:   # by hand: the caller runs its first step (harness/manual)
         return Attachment(session, spec, "", [])
     return Attachment(session, spec, spec.launch_line(prompt, ws, model, as_root=_root()),

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from socratic import chain
 from socratic.contracts import (
@@ -49,7 +48,6 @@ from socratic.harness.core.pins import (
     record_problem,
 )
 from socratic.harness.core.pins import hashes as pinned_hashes
-from socratic.harness.core.pins import start_fields as pinned_start_fields
 from socratic.harness.core.record import Recorder
 from socratic.harness.core.redaction import SECRET_NAME, Redactor, scrubbed_env
 from socratic.harness.core.resume import resume_state
@@ -58,7 +56,9 @@ from socratic.harness.core.sessionlog import SessionLog
 from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.engine import MARK_FIELDS, Engine, Marks
 from socratic.harness.engine.evaluations import Evaluations
-from socratic.harness.engine.triggers import Suggester, Triggers
+from socratic.harness.engine.host import Holder
+from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
+from socratic.harness.engine.triggers import Suggester, Suggestion, Triggers
 
 HOOK_STATE = "attach.json"     # what one hook call leaves for the next
 
@@ -136,12 +136,13 @@ def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
 
 def lazy_suggester(settings: AttachSettings) -> Suggester:
     """The bank's suggester, loaded only when a trigger fires (most hook calls fire none)."""
-    from socratic.harness.engine.startup import bank_suggester
-
     loaded: list[Suggester | None] = []
 
-    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
+    def fn(kind: str, asked: list[str], recent_text: str) -> list[Suggestion]:
         if not loaded:
+            # here, not above: startup imports the bank, which most hook calls never need
+            from socratic.harness.engine.startup import bank_suggester
+
             try:
                 loaded.append(bank_suggester(settings.has_comparison, settings.cc))
             except InputError:  # a user bank file broken since attach: no suggestions
@@ -163,7 +164,7 @@ def check_set(session_dir: Path, set_name: str | None) -> None:
     task_dir = Session(session_dir).task_dir
     if not (task_dir / "task.toml").is_file():
         return
-    from socratic.harness.engine.startup import goal_scenarios
+    from socratic.harness.engine.plan import goal_scenarios
     from socratic.taskfile import parse_space
 
     task = CampaignTask.load(task_dir)
@@ -179,27 +180,6 @@ class CatchUp:
 
     texts: Counter[str]
     usage: int
-
-
-def start_fields(settings: AttachSettings, task_name: str, goal: Goal, goal_set: str | None,
-                 config: Config, *, agent_label: str, session_dir: Path,
-                 task_source: Path | None, task_hashes: dict[str, str],
-                 versions: dict[str, str], gpu: dict[str, Any] | None = None,
-                 recovered: bool = False, baseline: str = "",
-                 session_id: str | None = None) -> dict[str, Any]:
-    """The fields of an attached campaign's campaign.start."""
-    fields_: dict[str, Any] = dict(
-        task=task_name, goal=goal.to_dict(), model=agent_label, agent=settings.agent,
-        scenarios={"set": goal_set, "ids": settings.scenario_ids}, gpu=gpu,
-        host=socket.gethostname(), versions=versions, session=session_dir.name,
-        task_source=str(task_source) if task_source else None, task_hashes=task_hashes,
-        auto_questions=config.auto_questions,
-        limits={"max_tool_calls": config.max_tool_calls, "max_turns": config.max_turns,
-                "max_minutes": config.max_minutes})
-    fields_.update(pinned_start_fields(config, task_hashes, baseline, session_id))
-    if recovered:
-        fields_["recovered"] = True
-    return fields_
 
 
 def trusted_events(session_dir: Path) -> tuple[list[Event], chain.ChainCheck]:
@@ -253,11 +233,20 @@ class Undo:
                 path.unlink(missing_ok=True)   # rebuilt from the log on the next call
 
 
+class Server(Holder, Protocol):
+    """A session server that holds the campaign between hook calls (hookserver.py): it lets
+    go of the campaign while a hook waits or evaluates, and knows whether the hook that
+    asked still waits for the answer."""
+
+    def caller_alive(self) -> bool: ...
+
+
 class AttachedCampaign:
     """An attached session's campaign: the engine over its files, as one hook call (or a
-    session server between calls) holds it."""
+    session server between calls) holds it. It is the engine's host (engine/host.py)."""
 
-    def __init__(self, session_dir: Path, secrets: list[str] | None = None) -> None:
+    def __init__(self, session_dir: Path, secrets: list[str] | None = None,
+                 server: Server | None = None) -> None:
         self.session = Session(Path(session_dir))
         saved = self.session.load_config()
         if saved.attach is None:
@@ -270,32 +259,27 @@ class AttachedCampaign:
                              f"({exc})") from None
         self.config = Config.from_dict(saved.config)
         self.task = CampaignTask.load(self.session.task_dir)
-        self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against,
-                                   self.config.goal_hidden)
-        self.goal_set = self.config.scenarios or self.task.default_set
         self.task_hashes: dict[str, str] = dict(saved.task_hashes)
         self.task_source = Path(saved.task_source) if saved.task_source else None
         self.log = SessionLog(self.session.dir, self.settings.start_epoch)
         secrets = env_secrets() if secrets is None else secrets
         self.redact = Redactor(secrets)
+        self.pinned_libraries: dict[str, str] | None = None
+        # as config.json says; re-resolved where the log's pins say otherwise (apply_pins)
+        self.plan = self.resolve()
         self.env = scrubbed_env(secrets)
-        self.emit = Recorder(self.log, self.redact)  # type: ignore[arg-type]
+        self.emit = Recorder(self.log, self.redact)
         self.state = HookState()
         self.record = chain.ChainCheck(chain.UNVERIFIED)   # the log's chain, as last loaded
         # a state file rebuilt from the log: transcripts are read again from their start,
         # skipping the texts (and the first model calls) the log already has
         self.catch_up: CatchUp | None = None
-        # a session server answers other hooks while this one evaluates or waits: it sets
-        # these to let go of the campaign and to take it back (hookserver.py)
-        self.outside: Callable[[], AbstractContextManager[object]] = nullcontext
-        self.inside: Callable[[], AbstractContextManager[object]] = nullcontext
-        parent = os.getppid()
-        # whether whoever runs this hook still waits for its answer (the agent that ran it)
-        self.caller_alive: Callable[[], bool] = lambda: os.getppid() == parent
+        # a session server answers other hooks while this one evaluates or waits
+        self.server = server
+        self._parent = os.getppid()   # the agent that ran this hook
         self._hook_state_written: dict[str, Any] | None = None
         self.hook_facts = hookcheck.Facts(None, launched=False)   # the log's, at load
         self.hooks_said: set[str] = set()
-        self.pinned_libraries: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -334,16 +318,16 @@ class AttachedCampaign:
             self.catch_up = CatchUp(Counter(e.text for e in events if isinstance(e, AgentText)),
                                     sum(isinstance(e, Usage) for e in events))
             if (self.session.dir / HOOK_STATE).exists():
-                self.emit("problem", where=HOOK_STATE,
-                          error="damaged or of wrong types: rebuilt from the log")
+                self.emit(Problem(where=HOOK_STATE,
+                                  error="damaged or of wrong types: rebuilt from the log"))
         logged_end = Marks.rebuilt(events).ended
         if loaded.ended != logged_end:
             # whether the campaign has ended is the log's to say (an agent can write
             # attach.json): a stop let through on "ended" would need no verdict
-            self.emit("problem", where=HOOK_STATE, error=(
-                f"says the campaign ended {loaded.ended!r} but the log says "
-                f"{'it ended ' + repr(logged_end) if logged_end else 'it is running'}: "
-                f"the log's is kept"))
+            self.emit(Problem(where=HOOK_STATE, error=(
+                        f"says the campaign ended {loaded.ended!r} but the log says "
+                        f"{'it ended ' + repr(logged_end) if logged_end else 'it is running'}: "
+                        f"the log's is kept")))
             loaded.ended = logged_end
         self.state = loaded
         try:
@@ -351,26 +335,18 @@ class AttachedCampaign:
         except (OSError, ValueError):
             saved_state = None
         if Saved.parse(saved_state) is None and self.session.state_file.exists():
-            self.emit("problem", where="state.json",
-                      error="damaged or of wrong types: rebuilt from the log and the inbox")
+            self.emit(Problem(where="state.json",
+                              error="damaged or of wrong types: rebuilt from the log and the inbox"))
         rs = resume_state(events, saved_state, self.session.inbox)
         self.engine = Engine(
-            self.session, self.task, self.config, emit=self.emit, env=self.env,
-            redact=self.redact, suggester=lazy_suggester(self.settings),
-            task_hashes=self.task_hashes, task_source=self.task_source, resumed=rs,
-            marks=loaded, minutes=lambda: (time.time() - self.settings.start_epoch) / 60,
-            sync=self.log.sync)
-        self.engine.evals.libraries = self.pinned_libraries
-        if self.record.status == chain.BROKEN:
-            self.engine.record_note = self.record.describe()
+            self.session, self.plan, self.config, sink=self.emit, host=self, env=self.env,
+            redact=self.redact, suggester=lazy_suggester(self.settings), resumed=rs,
+            marks=loaded,
+            record_note=self.record.describe() if self.record.status == chain.BROKEN else None)
         for ev in self.evals.history.evals:   # results rewritten since they were logged
             if ev.result is None and ev.error and "(rewritten)" in ev.error and \
                     not already_said(events, ev.path, ev.error):
-                self.emit("problem", where=ev.path, error=ev.error)
-        self.engine.sleep = self._sleep
-        self.engine.caller_alive = lambda: self.caller_alive()
-        self.evals.outside = lambda: self.outside()
-        self.evals.inside = lambda: self.inside()
+                self.emit(Problem(where=ev.path, error=ev.error))
 
     def apply_pins(self, events: list[Event]) -> None:
         """The goal, set, limits, evaluator, agent and task hashes as campaign.start pinned
@@ -392,11 +368,10 @@ class AttachedCampaign:
                 self.settings.agent = p.agent
             if diffs:
                 said.append((CONFIG_FILE, problem_line(diffs)))
-            self.goal = self.task.goal(self.config.goal_min_speedup, self.config.goal_against)
-            self.goal_set = self.config.scenarios or self.task.default_set
+            self.plan = self.resolve()   # the pinned settings, for the engine and the steps
         for where, error in said:
             if not already_said(events, where, error):
-                self.emit("problem", where=where, error=error)
+                self.emit(Problem(where=where, error=error))
 
     def check_hooks(self, spec: agentspec.AgentSpec) -> list[str]:
         """The hooks this agent session runs against what attach wrote (harness/attached/hookcheck.py);
@@ -406,7 +381,7 @@ class AttachedCampaign:
             error = hookcheck.line(found)
             if error not in self.hooks_said:
                 self.hooks_said.add(error)
-                self.emit("problem", where=hookcheck.WHERE, error=error)
+                self.emit(Problem(where=hookcheck.WHERE, error=error))
         return found
 
     # the engine's pieces, by their names
@@ -430,9 +405,44 @@ class AttachedCampaign:
     def tool_calls(self) -> int:
         return self.engine.counters.tool_calls
 
-    def _sleep(self, seconds: float) -> None:
+    # ------------------------------------------------------------------ the engine's host
+    def minutes(self) -> float:
+        return (time.time() - self.settings.start_epoch) / 60
+
+    def sync(self) -> None:
+        self.log.sync()
+
+    def sleep(self, seconds: float) -> None:
         with self.outside():  # other hooks are answered meanwhile
             time.sleep(seconds)
+
+    def caller_alive(self) -> bool:
+        """Whether whoever runs this hook still waits for its answer."""
+        if self.server is not None:
+            return self.server.caller_alive()
+        return os.getppid() == self._parent
+
+    def outside(self) -> AbstractContextManager[object]:
+        return self.server.outside() if self.server is not None else nullcontext()
+
+    def inside(self) -> AbstractContextManager[object]:
+        return self.server.inside() if self.server is not None else nullcontext()
+
+    # the plan's parts, by their names
+    @property
+    def goal(self) -> Goal:
+        return self.plan.goal
+
+    @property
+    def goal_set(self) -> str | None:
+        return self.plan.goal_set
+
+    def resolve(self) -> CampaignPlan:
+        """The plan as the settings say (config.json and attach's; the log's pins once
+        applied): attach.py resolved the same from the same settings at the start."""
+        return resolve_plan(self.task, self.config, scenario_ids=self.settings.scenario_ids,
+                            task_hashes=self.task_hashes, task_source=self.task_source,
+                            libraries=self.pinned_libraries)
 
     def recover_start(self, events: list[Event]) -> list[Event]:
         """A log without its campaign.start: empty (the attach was killed before it wrote
@@ -443,12 +453,10 @@ class AttachedCampaign:
                              f"not a campaign's log (nothing was written to it)")
         from socratic.harness.engine.startup import versions
 
-        self.emit("campaign.start", **start_fields(
-            self.settings, self.task.name, self.goal, self.goal_set, self.config,
-            agent_label=self.settings.agent, session_dir=self.session.dir,
-            task_source=self.task_source, task_hashes=self.task_hashes,
-            versions=versions(), recovered=True, baseline=self.task.baseline,
-            session_id=self.session.session_id))
+        self.emit(start_event(self.plan, self.config, model=self.settings.agent,
+                              session=self.session.dir.name, versions=versions(), gpu=None,
+                              session_id=self.session.session_id, agent=self.settings.agent,
+                              recovered=True))
         return read_events(self.session.events)[0].events
 
     def save(self) -> None:
@@ -507,7 +515,7 @@ class AttachedCampaign:
             cost = round(cost_usd(model, u["input_tokens"], u["output_tokens"], u["cache_read"],
                                   u["cache_write"]), 6)
             self.engine.model_turn(cost)  # turns: the agent's model responses
-            self.emit("usage", **u, model=model, cost_usd=cost)
+            self.emit(Usage(**u, model=model, cost_usd=cost))
 
     def last_message(self, text: Any) -> None:
         """The agent's final words as the Stop payload has them: a transcript written

@@ -29,7 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import CampaignEnd, CampaignResume, EndReason, StopHook, ToolCall, read_events
+from socratic.contracts import (
+    CampaignEnd,
+    CampaignResume,
+    EndReason,
+    Problem,
+    StopHook,
+    ToolCall,
+    read_events,
+)
 from socratic.errors import InputError
 from socratic.harness.attached import agentlaunch, agentspec
 from socratic.harness.attached.attached_campaign import HOOK_STATE, AttachedCampaign, HookState
@@ -84,9 +92,8 @@ def gemini_tools(text: str) -> int:
     return sum(1 for d in _json_lines(text) if d.get("type") == "tool_use")
 
 
-OUTPUTS: dict[str, Callable[[str], int]] = {
-    "claude-stream-json": claude_tools, "codex-json": codex_tools,
-    "gemini-stream-json": gemini_tools}
+OUTPUTS: dict[str, Callable[[str], int]] = dict(zip(
+    agentspec.HEADLESS_OUTPUTS, (claude_tools, codex_tools, gemini_tools), strict=True))
 
 
 # ---------------------------------------------------------------------- what the log says
@@ -233,9 +240,9 @@ def settle_end(session_dir: Path, first_seq: int, code: int, tools_reported: int
         unreported = tools_reported is not None and tools_reported > rec.tools_logged
         if camp.ended is not None:
             if unreported:  # the end stands (judged by the hooks), the gap is on the record
-                camp.emit("problem", where="hooks", error=(
-                    f"the agent ran {tools_reported} tools, its hooks reported "
-                    f"{rec.tools_logged}"))
+                camp.emit(Problem(where="hooks", error=(
+                            f"the agent ran {tools_reported} tools, its hooks reported "
+                            f"{rec.tools_logged}")))
             return camp.ended
         silent = rec.stop_consulted == 0 or unreported
         if interrupted:

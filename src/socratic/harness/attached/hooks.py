@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import Problem
 from socratic.errors import InputError
 from socratic.harness.attached import agentspec
 from socratic.harness.attached.attached_campaign import AttachedCampaign, check_set
@@ -205,7 +206,7 @@ def answer(camp: AttachedCampaign, event: str, payload: dict[str, Any], started:
     except Exception as exc:
         line = one_line(exc)
         try:
-            camp.emit("problem", where=f"hook.{event}", error=line)
+            camp.emit(Problem(where=f"hook.{event}", error=line))
         except Exception:
             pass
         if event != "stop":

@@ -63,14 +63,11 @@ class HookServer:
         self.agents: set[int] = set()         # the pids of the agents its launcher started
         self.lock = threading.Lock()          # whoever holds it changes the campaign
         self.local = threading.local()        # the request this thread answers
-        self.camp = AttachedCampaign(session_dir)
+        self.camp = AttachedCampaign(session_dir, server=self)
         self.spec = agentspec.load(self.camp.settings.agent)
         if not self.spec.has_hooks:
             raise InputError(f"{session_dir}: a campaign by hand (--agent {self.spec.name}) "
                              f"has no hooks to serve")
-        self.camp.outside = self.outside
-        self.camp.inside = self.inside
-        self.camp.caller_alive = self.caller_alive
         with self.lock, self.camp.log.locked():
             self.camp.load()
             self.stamp = self.files()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from socratic.cliargs import positive_int
-from socratic.contracts import number_runs
+from socratic.contracts import RetractPart, number_runs
 from socratic.errors import InputError
 
 
@@ -51,7 +51,7 @@ def handle_retract(args) -> int:
     why = args.why.strip()
     if not why:
         raise InputError("--why: empty reason")
-    part = "comparisons" if args.comparisons else "all"
+    part: RetractPart = "comparisons" if args.comparisons else "all"
     event = retract(session, sorted(set(args.evals)), part, why)
     what = "the comparisons of evaluation(s)" if part == "comparisons" else "evaluation(s)"
     print(f"socratic: retracted {what} {number_runs(event['evals'])} of {session} "
@@ -78,11 +78,11 @@ def bank_entries_citing(session_name: str, ns: list[int]) -> list[str]:
     return sorted(e.id for e in bank.entries if files & set(e.evidence))
 
 
-def retract(session: Path, ns: list[int], part: str, why: str) -> dict[str, Any]:
+def retract(session: Path, ns: list[int], part: RetractPart, why: str) -> dict[str, Any]:
     """Append `eval.retract` for evaluations `ns` while holding the session; InputError (and
     nothing written) when the session is not a readable campaign, another process runs it,
     or an N is not a recorded evaluation or is retracted already on these terms."""
-    from socratic.contracts import CampaignStart, EvalEnd, Retractions, read_events
+    from socratic.contracts import CampaignStart, EvalEnd, EvalRetract, Retractions, read_events
     from socratic.eventlog import EVENTS_FILE, EventLog
     from socratic.harness.core.sessionlog import CLAIM_WAIT_S
     from socratic.ownership import SessionBusy, SessionOwner
@@ -113,4 +113,4 @@ def retract(session: Path, ns: list[int], part: str, why: str) -> dict[str, Any]
             if done.part(n) in ("all", part):
                 raise InputError(f"{log}: evaluation {n} is already retracted "
                                  f"({done.part(n)}: {done.why(n)}); nothing recorded")
-        return EventLog.open(session).append("eval.retract", evals=ns, part=part, why=why)
+        return EventLog.open(session).write(EvalRetract(evals=ns, part=part, why=why))

@@ -15,11 +15,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.contracts import CONTROL_ACTIONS, AskCommand, ControlCommand, parse_command
+from socratic.contracts import CONTROL_ACTIONS, AskCommand, ControlCommand, Question, parse_command
 from socratic.eventlog import read_jsonl
 from socratic.harness.core.atomicwrite import write_json_atomic
 
-__all__ = ["CONTROL_ACTIONS", "Inbox", "Saved", "Taken", "read_commands"]
+__all__ = ["CONTROL_ACTIONS", "Inbox", "Saved", "Taken", "question_of", "read_commands"]
+
+
+def question_of(cmd: AskCommand) -> Question:
+    """The engineer's question from the inbox, as the record the log will hold."""
+    return Question(text=cmd.text, bank_id=cmd.bank_id, trigger=cmd.trigger, source="human")
+
+
+def _from_state(d: dict[str, Any]) -> Question:
+    """A queued question as state.json keeps it (tolerant: what is not a string is
+    dropped; `Saved.parse` checked the text)."""
+    def opt(key: str) -> str | None:
+        v = d.get(key)
+        return v if isinstance(v, str) else None
+    source = d.get("source")
+    return Question(text=str(d.get("text", "")), bank_id=opt("bank_id"), trigger=opt("trigger"),
+                    source=source if isinstance(source, str) else "human")
+
+
+def _to_state(q: Question) -> dict[str, Any]:
+    """A queued question for state.json, in the keys and order it has always had."""
+    return {"text": q.text, "bank_id": q.bank_id, "trigger": q.trigger, "source": q.source}
 
 
 @dataclass
@@ -27,7 +48,7 @@ class Saved:
     """state.json: what the inbox keeps across a restart."""
 
     inbox_offset: int = 0
-    questions: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)   # unstamped: not logged yet
     notes: list[str] = field(default_factory=list)
     paused: bool = False
     auto_questions: bool | None = None  # None: not saved yet (the config decides)
@@ -40,7 +61,8 @@ class Saved:
         auto = d.get("auto_questions")
         notes = d.get("notes")
         return cls(inbox_offset=offset if isinstance(offset, int) else 0,
-                   questions=[q for q in _list(d.get("questions")) if isinstance(q, dict)],
+                   questions=[_from_state(q) for q in _list(d.get("questions"))
+                              if isinstance(q, dict)],
                    notes=[str(n) for n in _list(notes)],
                    paused=bool(d.get("paused", False)),
                    auto_questions=bool(auto) if auto is not None else None)
@@ -100,7 +122,7 @@ class Taken:
     """Notes and questions handed to an answer that is still being written."""
 
     notes: list[str]
-    questions: list[dict[str, Any]]
+    questions: list[Question]
 
 
 class Inbox:
@@ -114,7 +136,7 @@ class Inbox:
         self.path = path
         self.state_file = state_file
         self.offset = saved.inbox_offset
-        self.questions: list[dict[str, Any]] = list(saved.questions)  # delivered next
+        self.questions: list[Question] = list(saved.questions)  # delivered next
         self.notes: list[str] = list(saved.notes)                      # harness notes, next
         self.paused = saved.paused
         self.auto_questions = auto_questions
@@ -139,8 +161,7 @@ class Inbox:
         actions = []
         for c in map(parse_command, cmds):
             if isinstance(c, AskCommand):
-                self.questions.append({"text": c.text, "bank_id": c.bank_id,
-                                       "trigger": c.trigger, "source": "human"})
+                self.questions.append(question_of(c))
             elif isinstance(c, ControlCommand):
                 if on_control is not None:
                     on_control(c.action)
@@ -162,10 +183,9 @@ class Inbox:
             self.eval_requested = True
 
     # -------------------------------------------------------------- questions and notes
-    def ask(self, text: str, bank_id: str | None, trigger: str | None, source: str) -> None:
-        """Queue a question for the next user message."""
-        self.questions.append({"text": text, "bank_id": bank_id, "trigger": trigger,
-                               "source": source})
+    def ask(self, question: Question) -> None:
+        """Queue a question for the next user message (logged as it is once delivered)."""
+        self.questions.append(question)
         self.save()
 
     def note(self, text: str) -> None:
@@ -174,11 +194,11 @@ class Inbox:
         self.save()
 
     def has_human_question(self) -> bool:
-        return any(q.get("source") == "human" for q in self.questions)
+        return any(q.source == "human" for q in self.questions)
 
     def known_bank_ids(self) -> list[str]:
         """Bank ids asked or queued: a trigger does not suggest them again."""
-        return self.asked_ids + [q["bank_id"] for q in self.questions if q.get("bank_id")]
+        return self.asked_ids + [q.bank_id for q in self.questions if q.bank_id]
 
     def delivered(self) -> None:
         """The queued notes and questions went out (their events are logged): the
@@ -187,7 +207,9 @@ class Inbox:
 
     def take(self) -> Taken:
         """The notes and questions due, for an answer not yet written (a hook's): they stay
-        queued (and saved) but are not taken again until `settle`d."""
+        queued (and saved) but are not taken again until `settle`d. Each is known by the
+        object queued (the record the log will get), not by its value: the same question
+        typed twice is two questions."""
         taken = Taken([n for n in self.notes if id(n) not in self._out],
                       [q for q in self.questions if id(q) not in self._out])
         self._out |= {id(x) for x in (*taken.notes, *taken.questions)}
@@ -201,9 +223,9 @@ class Inbox:
         if not delivered:
             return
         for q in taken.questions:
-            if q.get("bank_id"):
-                self.asked_ids.append(str(q["bank_id"]))
-            self.asked_texts.append(q["text"])
+            if q.bank_id:
+                self.asked_ids.append(q.bank_id)
+            self.asked_texts.append(q.text)
         self.questions = [q for q in self.questions if id(q) not in mine]
         self.notes = [n for n in self.notes if id(n) not in mine]
         self.save()
@@ -215,7 +237,8 @@ class Inbox:
     def save(self) -> None:
         # written and flushed before the next step, not fsync'd: the event log is the record
         s = self.saved()
-        data = {"inbox_offset": s.inbox_offset, "questions": s.questions, "notes": s.notes,
+        data = {"inbox_offset": s.inbox_offset, "questions": [_to_state(q) for q in s.questions],
+                "notes": s.notes,
                 "paused": s.paused, "auto_questions": s.auto_questions}
         if data == self._written and self.state_file.exists():
             return  # unchanged since our last write (a hook server saves after every hook)

@@ -5,27 +5,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from socratic.eventlog import EventLog
+from socratic.contracts import AgentText, Event
 from socratic.harness.core.redaction import Redactor, redacted
 
-# emit(type, **fields) -> the event as logged
-Emit = Callable[..., dict[str, Any]]
+# emit(event built at the call site) -> the event as logged
+Emit = Callable[[Event], dict[str, Any]]
 
+
+class Appender(Protocol):
+    """Where events go: a campaign's EventLog, or a hook's SessionLog (which holds the
+    session while it appends)."""
+
+    def append(self, type_: str, **fields: Any) -> dict[str, Any]: ...
 
 
 class Recorder:
     """Appends events to the log, each redacted first; `on_event` (e.g. a headless run's
     stderr lines) sees each event as logged."""
 
-    def __init__(self, log: EventLog, redact: Redactor) -> None:
+    def __init__(self, log: Appender, redact: Redactor) -> None:
         self.log = log
         self.redact = redact
         self.on_event: Callable[[dict[str, Any]], None] | None = None
 
-    def __call__(self, type_: str, **fields: Any) -> dict[str, Any]:
-        event = self.log.append(type_, **redacted(fields, self.redact))
+    def __call__(self, record: Event) -> dict[str, Any]:
+        event = self.log.append(record.TYPE, **redacted(record.body(), self.redact))
         if self.on_event is not None:
             self.on_event(event)
         return event
@@ -52,6 +58,6 @@ class TextStream:
 
     def flush(self) -> None:
         if self.pieces:
-            self.emit("agent.text", text="".join(self.pieces))
+            self.emit(AgentText(text="".join(self.pieces)))
             self.pieces = []
         self.since = time.monotonic()

@@ -23,7 +23,7 @@ from socratic.contracts import (
     Retractions,
     ToolResult,
 )
-from socratic.harness.core.inbox import CONTROL_ACTIONS, Saved, read_commands
+from socratic.harness.core.inbox import CONTROL_ACTIONS, Saved, question_of, read_commands
 from socratic.logread import read_log
 
 RESTARTED = ("(The campaign process was restarted; the workspace and your notes are as you "
@@ -100,14 +100,10 @@ def rebuild_saved(events: list[Event], inbox: Path) -> Saved:
         elif action in ("auto_on", "auto_off"):
             auto = action == "auto_on"
         # a question read before this point but not asked yet was queued: queue it again
-        saved.questions += [_queued(c) for c, e in read if e <= end]
+        saved.questions += [question_of(c) for c, e in read if e <= end]
         read = [(c, e) for c, e in read if e > end]
     saved.auto_questions = auto
     return saved
-
-
-def _queued(cmd: AskCommand) -> dict[str, Any]:
-    return {"text": cmd.text, "bank_id": cmd.bank_id, "trigger": cmd.trigger, "source": "human"}
 
 
 def restart_messages(messages: list[dict[str, Any]], results: dict[str, ToolResult],

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import Event
 from socratic.eventlog import EventLog
 from socratic.ownership import SessionOwner
 
@@ -68,6 +69,10 @@ class SessionLog:
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         with self.locked():
             return self.log.append(type_, **fields)
+
+    def write(self, event: Event) -> dict[str, Any]:
+        with self.locked():
+            return self.log.write(event)
 
     def sync(self) -> None:
         self.log.sync()

@@ -8,6 +8,9 @@ Three adapters drive an `Engine`, each in its own way of running an agent:
 - attached_campaign.py + hooks.py (and the session server), an outside agent's hooks, where each
   hook call acts on the campaign and saves what it changed;
 - manual.py, the steps a person runs by hand.
+Each hands it, when it is made, the campaign plan (plan.py: task, goal, goal set, limits,
+resolved once), a sink for events and itself as the host (host.py: clock, sync, sleep,
+whether the caller waits, who holds the campaign).
 
 Its state is the inbox's (state.json), the evaluations' (the log and evals/), the counters
 (the log) and `Marks`: what the rules remember between two events (stop attempts in a row,
@@ -21,29 +24,35 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from socratic.contracts import (
     AgentText,
+    BestEvaluation,
     CampaignEnd,
     CampaignResume,
+    Control,
     EndReason,
     EvalEnd,
     Event,
+    Goal,
+    Question,
     StopHook,
     ToolCall,
+    ToolResult,
     Trigger,
 )
 from socratic.harness.core.config import Config
 from socratic.harness.core.history import Evaluation
 from socratic.harness.core.inbox import Inbox, Taken
-from socratic.harness.core.record import Recorder
+from socratic.harness.core.record import Emit
 from socratic.harness.core.redaction import Redactor
 from socratic.harness.core.resume import Counters, ResumeState
 from socratic.harness.core.session import Session
 from socratic.harness.core.task import CampaignTask
 from socratic.harness.engine.evaluations import Evaluations
+from socratic.harness.engine.host import Host
+from socratic.harness.engine.plan import CampaignPlan
 from socratic.harness.engine.prompt import question_message
 from socratic.harness.engine.stophook import StopAttempts, Verdict, judge_stop
 from socratic.harness.engine.triggers import Suggester, Triggers
@@ -114,35 +123,28 @@ class StopOutcome:
 class Engine:
     """One campaign's rules over its pieces (inbox, triggers, evaluations, counters)."""
 
-    def __init__(self, session: Session, task: CampaignTask, config: Config, *, emit: Recorder,
-                 env: dict[str, str], redact: Redactor, suggester: Suggester | None,
-                 task_hashes: dict[str, str], task_source: Path | None,
-                 resumed: ResumeState, marks: Marks, minutes: Callable[[], float],
-                 sync: Callable[[], None]) -> None:
+    def __init__(self, session: Session, plan: CampaignPlan, config: Config, *, sink: Emit,
+                 host: Host, env: dict[str, str], redact: Redactor,
+                 suggester: Suggester | None, resumed: ResumeState, marks: Marks,
+                 record_note: str | None = None) -> None:
         self.session = session
-        self.task = task
+        self.plan = plan
         self.config = config
-        self.goal = task.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
-        self.goal_set = config.scenarios or task.default_set
-        self.emit = emit
-        self.minutes = minutes      # campaign time so far, the clock of max_minutes
-        self.sync = sync            # the log made durable (at the end)
-        # how the adapter sleeps while it waits (a session server lets go of the campaign)
-        self.sleep: Callable[[float], None] = time.sleep
-        # whether whoever waits for this step's answer is still there (a hook's agent)
-        self.caller_alive: Callable[[], bool] = lambda: True
+        self.emit = sink
+        self.host = host
+        # the log's chain is broken (the adapter checked it when it loaded the campaign):
+        # where, in one line, for the stop verdicts (the broken lines are not in the state)
+        self.record_note = record_note
         auto = resumed.saved.auto_questions
         self.inbox = Inbox(session.inbox, session.state_file,
                            auto_questions=config.auto_questions if auto is None else auto,
                            saved=resumed.saved, asked_ids=resumed.asked_ids,
                            asked_texts=resumed.asked_texts)
-        self.triggers = Triggers(config.triggers, goal_set=self.goal_set, inbox=self.inbox,
-                                 emit=emit, suggester=suggester, against=self.goal.against)
-        self.evals = Evaluations(session, evaluator=config.evaluator,
+        self.triggers = Triggers(config.triggers, goal_set=plan.goal_set, inbox=self.inbox,
+                                 emit=sink, suggester=suggester, against=plan.goal.against)
+        self.evals = Evaluations(session, plan, evaluator=config.evaluator,
                                  timeout_s=config.eval_timeout_s, env=env, redact=redact,
-                                 emit=emit, goal=self.goal, goal_set=self.goal_set,
-                                 task_hashes=task_hashes, task_source=task_source,
-                                 triggers=self.triggers)
+                                 emit=sink, triggers=self.triggers, holder=host)
         # replays the detectors: nothing fires
         self.evals.restore(resumed.eval_ends, resumed.eval_seq, resumed.retractions)
         self.counters: Counters = resumed.counters
@@ -151,10 +153,20 @@ class Engine:
         self.ended: EndReason | None = None
         self.end_event: dict[str, Any] | None = None   # the campaign.end logged by this process
         self._taken: list[Taken] = []
-        # the log's chain is broken (the adapter checked it when it loaded the campaign):
-        # where, in one line, for the stop verdicts (the broken lines are not in the state)
-        self.record_note: str | None = None
         self.restore_marks(marks)
+
+    # the plan's parts, by their names
+    @property
+    def task(self) -> CampaignTask:
+        return self.plan.task
+
+    @property
+    def goal(self) -> Goal:
+        return self.plan.goal
+
+    @property
+    def goal_set(self) -> str | None:
+        return self.plan.goal_set
 
     # ------------------------------------------------------------------ state
     def marks(self) -> Marks:
@@ -176,12 +188,12 @@ class Engine:
 
     # ------------------------------------------------------------------ the campaign's life
     def limit_reached(self) -> EndReason | None:
-        c, n = self.config, self.counters
+        c, n = self.plan.limits, self.counters
         if c.max_tool_calls is not None and n.tool_calls >= c.max_tool_calls:
             return "max_tool_calls"
         if c.max_turns is not None and n.turns >= c.max_turns:
             return "max_turns"
-        if c.max_minutes is not None and self.minutes() >= c.max_minutes:
+        if c.max_minutes is not None and self.host.minutes() >= c.max_minutes:
             return "max_minutes"
         return None
 
@@ -194,11 +206,12 @@ class Engine:
         if self.ended is not None:
             return None
         best = self.evals.history.best(self.goal, self.goal_set)
-        event = self.emit("campaign.end", reason=reason, evaluations=len(self.evals.history),
-                          tool_calls=self.counters.tool_calls, turns=self.counters.turns,
-                          cost_usd=round(self.counters.cost_usd, 4),
-                          best=best.to_record() if best else None, **extra)
-        self.sync()
+        event = self.emit(CampaignEnd(
+            reason=reason, evaluations=len(self.evals.history),
+            tool_calls=self.counters.tool_calls, turns=self.counters.turns,
+            cost_usd=round(self.counters.cost_usd, 4),
+            best=BestEvaluation.from_dict(best.to_record()) if best else None, **extra))
+        self.host.sync()
         self.ended = reason
         self.end_event = event
         self.inbox.save()
@@ -206,8 +219,9 @@ class Engine:
 
     def resumed(self, **fields_: Any) -> None:
         """campaign.resume: an ended or interrupted campaign goes on."""
-        self.emit("campaign.resume", evaluations=len(self.evals.history),
-                  tool_calls=self.counters.tool_calls, turns=self.counters.turns, **fields_)
+        self.emit(CampaignResume(evaluations=len(self.evals.history),
+                                 tool_calls=self.counters.tool_calls, turns=self.counters.turns,
+                                 **fields_))
         self.ended = None
         self.inbox.stop_requested = False
         self.stops.reset()
@@ -223,22 +237,19 @@ class Engine:
         self.counters.tool_calls += 1
         self.stops.tool_call()
         self.blocks = 0
-        self.emit("tool.call", id=tool_id, name=name, input=tool_input)
+        self.emit(ToolCall(id=tool_id, name=name, input=tool_input))
 
     def tool_result(self, tool_id: str, name: str, ok: bool, output: str,
                     seconds: float | None = None) -> None:
         """The tool's output for the log: inline, or its head and the full text in a blob."""
-        fields_: dict[str, Any] = {"id": tool_id, "name": name, "ok": ok}
-        if seconds is not None:
-            fields_["seconds"] = round(seconds, 3)
+        result = ToolResult(id=tool_id, name=name, ok=ok, output=output,
+                            seconds=round(seconds, 3) if seconds is not None else None)
         cap = self.config.log_output_cap
         if len(output) > cap:
-            blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", tool_id)[:80] + ".txt"
-            (self.session.dir / blob).write_text(output, encoding="utf-8")
-            fields_.update(output=output[:cap] + "\n[... full text in blob]", blob=blob)
-        else:
-            fields_["output"] = output
-        self.emit("tool.result", **fields_)
+            result.blob = "blobs/" + re.sub(r"[^A-Za-z0-9_-]", "_", tool_id)[:80] + ".txt"
+            (self.session.dir / result.blob).write_text(output, encoding="utf-8")
+            result.output = output[:cap] + "\n[... full text in blob]"
+        self.emit(result)
 
     def model_turn(self, cost_usd: float = 0.0) -> None:
         self.counters.turns += 1
@@ -250,7 +261,7 @@ class Engine:
 
     def agent_text(self, text: str) -> None:
         if text.strip():
-            self.emit("agent.text", text=text)
+            self.emit(AgentText(text=text))
             self.saw_text(text)
 
     def evaluate(self, set_name: str | None, source: str = "agent") -> Evaluation:
@@ -258,7 +269,7 @@ class Engine:
 
     # ------------------------------------------------------------------ the safe point
     def poll_inbox(self) -> None:
-        self.inbox.poll(on_control=lambda action: self.emit("control", action=action))
+        self.inbox.poll(on_control=lambda action: self.emit(Control(action=action)))
 
     def run_requested_evaluation(self) -> None:
         ib = self.inbox
@@ -280,8 +291,8 @@ class Engine:
         """Read the inbox (running a requested evaluation) until `until()` holds, the
         deadline passes, max_minutes is reached or the caller is gone; returns until()."""
         while not until() and (deadline is None or time.monotonic() < deadline) \
-                and self.caller_alive() and self.limit_reached() != "max_minutes":
-            self.sleep(max(self.config.poll_s, 0.01))
+                and self.host.caller_alive() and self.limit_reached() != "max_minutes":
+            self.host.sleep(max(self.config.poll_s, 0.01))
             self.poll_inbox()
             self.run_requested_evaluation()
         return until()
@@ -293,8 +304,7 @@ class Engine:
         taken = self.inbox.take()
         if taken.notes or taken.questions:
             self._taken.append(taken)
-        return list(taken.notes) + [question_message(q["text"], q.get("source", "human"),
-                                                     q.get("trigger"))
+        return list(taken.notes) + [question_message(q.text, q.source, q.trigger)
                                     for q in taken.questions]
 
     def taken(self) -> list[Taken]:
@@ -308,8 +318,7 @@ class Engine:
         for t in taken:
             if written:
                 for q in t.questions:
-                    self.emit("question", text=q["text"], bank_id=q.get("bank_id"),
-                              trigger=q.get("trigger"), source=q.get("source", "human"))
+                    self.emit(q)   # the record queued (bank or inbox) is the one logged
             self.inbox.settle(t, delivered=written)
 
     def deliver_now(self) -> list[str]:
@@ -320,7 +329,7 @@ class Engine:
 
     def human_question(self, text: str) -> None:
         """Words the engineer typed into the agent directly: a human question."""
-        self.emit("question", text=text, bank_id=None, trigger=None, source="human")
+        self.emit(Question(text=text, source="human"))
         self.inbox.asked_texts.append(text)
 
     # ------------------------------------------------------------------ the stop verdict
@@ -369,7 +378,7 @@ class Engine:
         if not self.config.wait_for_human:
             self.end("stalled", stop_attempts=in_a_row)
             return "stalled"
-        self.emit("control", action="wait", reason=WAIT_REASON)
+        self.emit(Control(action="wait", reason=WAIT_REASON))
         got = self.wait(lambda: ib.stop_requested or ib.has_human_question(), deadline)
         extra: dict[str, Any]
         reason: EndReason
@@ -381,8 +390,8 @@ class Engine:
             reason, extra = "stalled", {"stop_attempts": in_a_row}
         else:
             for q in ib.questions:  # they answer the stop attempts
-                if q.get("source") == "human" and not q.get("trigger"):
-                    q["trigger"] = "declared_done"
+                if q.source == "human" and not q.trigger:
+                    q.trigger = "declared_done"
             self.stops.reset()
             return None
         self.end(reason, **extra)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +15,15 @@ from socratic.contracts import (
     ContractError,
     EvalEnd,
     EvalResult,
-    Goal,
+    EvalScenario,
+    EvalStart,
+    EvalSummary,
+    EvalWait,
+    Problem,
     Retractions,
     ScenarioProgress,
     ScenarioResult,
+    TaskModified,
     parse_eval,
     read_eval,
     scenario_fields,
@@ -34,6 +37,8 @@ from socratic.harness.core.record import Emit
 from socratic.harness.core.redaction import Redactor, redacted
 from socratic.harness.core.session import Session
 from socratic.harness.core.task import changed_files, restore, sha256_text
+from socratic.harness.engine.host import ALONE, Holder
+from socratic.harness.engine.plan import CampaignPlan
 from socratic.harness.engine.triggers import Triggers
 
 
@@ -71,28 +76,24 @@ def load_evaluation(session_dir: Path, end: EvalEnd) -> Evaluation:
 
 
 class Evaluations:
-    def __init__(self, session: Session, *, evaluator: list[str], timeout_s: float,
-                 env: dict[str, str], redact: Redactor, emit: Emit, goal: Goal,
-                 goal_set: str | None, task_hashes: dict[str, str], task_source: Path | None,
-                 triggers: Triggers) -> None:
+    def __init__(self, session: Session, plan: CampaignPlan, *, evaluator: list[str],
+                 timeout_s: float, env: dict[str, str], redact: Redactor, emit: Emit,
+                 triggers: Triggers, holder: Holder = ALONE) -> None:
         self.session = session
         self.evaluator = evaluator
         self.timeout_s = timeout_s
         self.env = env
         self.redact = redact
         self.emit = emit
-        self.goal = goal
-        self.goal_set = goal_set
-        self.task_hashes = task_hashes
-        self.task_source = task_source
+        self.goal = plan.goal
+        self.goal_set = plan.goal_set
+        self.task_hashes = plan.task_hashes
+        self.task_source = plan.task_source
+        self.libraries = plan.libraries   # pinned by campaign.start (pins.py)
         self.triggers = triggers
         self.history = History()
-        self.libraries: dict[str, str] | None = None   # pinned by campaign.start (pins.py)
         self.seq = 0  # the highest number given, a run cut short by a kill included
-        # a session server lets go of the campaign while the evaluator runs (other hooks
-        # are answered meanwhile) and takes it back for each row it logs (hookserver.py)
-        self.outside: Callable[[], AbstractContextManager[object]] = nullcontext
-        self.inside: Callable[[], AbstractContextManager[object]] = nullcontext
+        self.holder = holder   # lets go of the campaign while the evaluator runs (host.py)
 
     def restore(self, ends: list[EvalEnd], seq: int,
                 retractions: Retractions | None = None) -> None:
@@ -133,7 +134,7 @@ class Evaluations:
         (agent|stophook|control)."""
         notes = self.check_task_files()
         if notes:
-            self.emit("task.modified", notes=notes)
+            self.emit(TaskModified(notes=notes))
         cand = self.session.candidate
         data = cand.read_bytes() if cand.exists() else b""
         sha = sha256_text(data)
@@ -144,19 +145,19 @@ class Evaluations:
         t0 = time.monotonic()
 
         def on_row(row: ScenarioProgress) -> None:
-            with self.inside():
+            with self.holder.inside():
                 self._scenario(n, row.index, row.total, row)
 
         def on_wait(line: dict[str, Any]) -> None:  # another evaluation has this GPU's turn
-            with self.inside():
-                self.emit("eval.wait", n=n, gpu=str(line.get("gpu") or ""),
-                          holder=str(line.get("holder") or ""))
+            with self.holder.inside():
+                self.emit(EvalWait(n=n, gpu=str(line.get("gpu") or ""),
+                                   holder=str(line.get("holder") or "")))
 
         error: str | None
         if not data:
             result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
         else:
-            with self.outside():
+            with self.holder.outside():
                 result, code, stderr, error = run_evaluator(
                     self.evaluator, self.session.task_dir.resolve(), judged, set_name,
                     env=self.env, timeout_s=self.timeout_s, on_scenario=on_row,
@@ -169,7 +170,7 @@ class Evaluations:
         odd = library_problem(self.libraries, result.build.libraries) if result is not None \
             else None
         if odd is not None:   # timed against another baseline: no result (and said so)
-            self.emit("problem", where="build", error=odd)
+            self.emit(Problem(where="build", error=odd))
             error, result, code = odd, None, 2
         doc = result.to_dict() if result is not None else {"error": error, "exit_code": code,
                                                            "stderr": stderr[-20000:]}
@@ -225,11 +226,11 @@ class Evaluations:
             dest = self.session.candidates / f"{sha[:16]}.cu"
             if not dest.exists():
                 dest.write_bytes(data)
-        self.emit("eval.start", n=n, candidate_sha=sha, set=set_name, source=source)
+        self.emit(EvalStart(n=n, candidate_sha=sha, set=set_name, source=source))
         return n
 
     def _scenario(self, n: int, index: int, total: int, row: ScenarioResult) -> None:
-        self.emit("eval.scenario", n=n, index=index, total=total, **scenario_fields(row))
+        self.emit(EvalScenario(n=n, index=index, total=total, **scenario_fields(row)))
 
     def _end(self, n: int, sha: str, set_name: str | None, source: str, doc: dict[str, Any],
              result: EvalResult | None, code: int, error: str | None, seconds: float | None,
@@ -259,8 +260,8 @@ class Evaluations:
         vs = scenario_vs(result.scenarios if result is not None else [])
         if vs:
             extra["scenario_vs"] = vs
-        self.emit("eval.end", n=n, candidate_sha=sha, set=set_name, source=source,
-                  summary=ev.summary(), result=rel, **extra)
+        self.emit(EvalEnd(n=n, candidate_sha=sha, set=set_name, source=source,
+                          summary=EvalSummary.from_dict(ev.summary()), result=rel, **extra))
         return ev
 
     def _highest_saved(self) -> int:

@@ -1,5 +1,5 @@
 """What a campaign starts from, whichever adapter drives it (campaign.py, attach.py): the
-goal's scenario ids, the bank's suggester for the triggers, and the facts of the machine
+bank's suggester for the triggers, and the facts of the machine
 and the software that campaign.start records."""
 
 from __future__ import annotations
@@ -7,10 +7,9 @@ from __future__ import annotations
 import platform
 
 from socratic.bank import SuggestContext, arch_from_cc, load_bank, suggest
-from socratic.errors import InputError
-from socratic.harness.core.config import Config
+from socratic.contracts import Goal
 from socratic.harness.core.task import CampaignTask
-from socratic.harness.engine.triggers import Suggester
+from socratic.harness.engine.triggers import Suggester, Suggestion
 
 
 def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
@@ -21,34 +20,17 @@ def bank_suggester(has_comparison: bool, cc: str | None = None) -> Suggester:
     bank = load_bank()
     arch = arch_from_cc(cc) or "hopper"
 
-    def fn(kind: str, asked: list[str], recent_text: str) -> list[tuple[str, str]]:
+    def fn(kind: str, asked: list[str], recent_text: str) -> list[Suggestion]:
         ctx = SuggestContext(arch=arch, has_comparison=has_comparison, asked=list(asked),
                              recent_text=recent_text)
-        return [(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
+        return [Suggestion(e.id, e.text) for e in suggest(bank, kind, ctx, limit=5)]
 
     return fn
 
 
-def has_comparison(task: CampaignTask, config: Config) -> bool:
-    goal = task.goal(config.goal_min_speedup, config.goal_against, config.goal_hidden)
+def has_comparison(task: CampaignTask, goal: Goal) -> bool:
+    """Whether the campaign has a comparison to time (the bank's comparison questions)."""
     return goal.against != "baseline" or bool(task.spec.comparisons)
-
-
-def goal_scenarios(sets: dict[str, list[str]] | None, task: CampaignTask,
-                   name: str | None) -> list[str]:
-    """The ids of the goal set `name`: a set of the evaluator's `--list`, or scenario ids
-    joined by commas (as `socratic eval --scenarios` takes them). InputError when the list
-    knows neither; when the evaluator could not list, task.toml's explicit ids."""
-    if sets is None or not name:
-        return (sets or {}).get(name or "") or task.scenario_ids(name)
-    if name in sets:
-        return sets[name]
-    known = {i for ids in sets.values() for i in ids}
-    ids = [i.strip() for i in name.split(",") if i.strip()]
-    if ids and all(i in known for i in ids):
-        return ids
-    raise InputError(f"--scenarios {name}: not a scenario set or id of task {task.name} "
-                     f"(sets: {', '.join(sets)})")
 
 
 def versions() -> dict[str, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from socratic.contracts import Failing
+from socratic.contracts import Failing, Problem, StopHook
 from socratic.harness.core.history import Evaluation, describe_failing, judge
 from socratic.harness.engine.evaluations import Evaluations, result_matches
 from socratic.harness.engine.prompt import stophook_message
@@ -31,18 +31,17 @@ def judge_stop(evals: Evaluations, record: str | None = None) -> Verdict:
     ev = evals.history.find(evals.candidate_sha(), evals.goal_set, evals.goal.against)
     if ev is not None and not result_matches(evals.session.dir, ev):
         # its result file was rewritten since it was logged: judged afresh, and said so
-        evals.emit("problem", where=ev.path, error=(
+        evals.emit(Problem(where=ev.path, error=(
             f"its bytes differ from what eval.end #{ev.n} recorded (sha256 "
-            f"{ev.result_sha[:16]}...): not reused; the candidate is evaluated again"))
+            f"{ev.result_sha[:16]}...): not reused; the candidate is evaluated again")))
         ev.result, ev.error = None, f"{ev.path} was rewritten after it was logged"
         ev = None
     reused = ev is not None
     if ev is None:
         ev = evals.run(evals.goal_set, source="stophook")
     met, failing = judge(ev, evals.goal)
-    extra = {"record": record} if record else {}
-    evals.emit("stophook", met=met, failing=[f.to_dict() for f in failing], n=ev.n, reused=reused,
-               goal=evals.goal.to_dict(), **extra)
+    evals.emit(StopHook(met=met, failing=failing, n=ev.n, reused=reused, goal=evals.goal,
+                        record=record or None))
     message = "" if met else stophook_message(describe_failing(failing, evals.goal),
                                               len(failing), ev.n)
     return Verdict(ev, met, failing, reused, message)

@@ -12,14 +12,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from socratic.contracts import Problem, Question, Trigger
 from socratic.harness.core.config import TriggerConfig
 from socratic.harness.core.history import Evaluation
 from socratic.harness.core.inbox import Inbox
 from socratic.harness.core.record import Emit
 
-# suggester(kind, asked_ids, recent_text) -> [(bank_id, text), ...], best first
-Suggester = Callable[[str, list[str], str], list[tuple[str, str]]]
+
+class Suggestion(NamedTuple):
+    """A bank entry the bank suggests for a firing (a plain (id, text) pair reads the same)."""
+
+    bank_id: str
+    text: str
+
+
+# (kind, bank ids asked or queued, recent text) -> the bank's suggestions, best first
+Suggester = Callable[[str, list[str], str], list[Suggestion]]
 
 
 @dataclass
@@ -351,7 +361,7 @@ class Triggers:
             self.fire(f)
 
     def fire(self, fired: Fired) -> None:
-        suggestions: list[tuple[str, str]] = []
+        suggestions: list[Suggestion] = []
         if self.suggester is not None:
             try:
                 # the firing's own reason is context too: "fa3's time moved" lifts the
@@ -359,12 +369,12 @@ class Triggers:
                 suggestions = self.suggester(fired.kind, self.inbox.known_bank_ids(),
                                              self.recent_text[-2000:] + "\n" + fired.reason)
             except Exception as exc:
-                self.emit("problem", where="bank.suggest", error=f"{type(exc).__name__}: {exc}")
+                self.emit(Problem(where="bank.suggest", error=f"{type(exc).__name__}: {exc}"))
                 suggestions = []
-        self.emit("trigger", kind=fired.kind, reason=fired.reason,
-                  suggestions=[s[0] for s in suggestions])
+        self.emit(Trigger(kind=fired.kind, reason=fired.reason,
+                          suggestions=[s[0] for s in suggestions]))
         known = set(self.inbox.known_bank_ids())
         fresh = [s for s in suggestions if s[0] not in known]
         if self.inbox.auto_questions and fresh:
             bid, text = fresh[0]  # the bank's top suggestion not posed yet
-            self.inbox.ask(text, bid, fired.kind, "auto")
+            self.inbox.ask(Question(text=text, bank_id=bid, trigger=fired.kind, source="auto"))

@@ -34,11 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from socratic.contracts import (
+    AgentText,
     CampaignEnd,
     CampaignResume,
     ContractError,
     EvalEnd,
     EvalResult,
+    Problem,
     Question,
     Trigger,
     parse_eval,
@@ -87,7 +89,7 @@ class Step:
                 lines.append(f"socratic: campaign resumed (it had ended: {e.ended})")
         if not self.by_hand:
             agent = self.camp.settings.agent
-            lines += [f"socratic: question due at {agent}'s next hook: {q['text']}"
+            lines += [f"socratic: question due at {agent}'s next hook: {q.text}"
                       for q in self.camp.inbox.questions]
         return lines + [f"socratic: {n}" for n in notes]
 
@@ -262,8 +264,8 @@ def import_evaluation(session_dir: Path, path: Path,
             # are the ones socratic runs (./evaluate, the stop)
             why = (f"{camp.session.dir} is driven by {camp.settings.agent}'s hooks; imports "
                    f"are for campaigns by hand (--agent manual)")
-            camp.emit("problem", where="hook evaluate --import",
-                      error=f"refused {path.name} (sha256 {file_sha[:16]}...): {why}")
+            camp.emit(Problem(where="hook evaluate --import",
+                              error=f"refused {path.name} (sha256 {file_sha[:16]}...): {why}"))
             raise InputError(f"hook evaluate --import: {why}; the refusal is logged, nothing "
                              f"else recorded")
         cand = candidate or camp.session.candidate
@@ -296,7 +298,7 @@ def say(session_dir: Path, text: str) -> str:
     with step(session_dir) as s:
         _by_hand_only(s, "say")
         if s.camp.ended is not None:
-            s.camp.emit("agent.text", text=text)  # closing words: the campaign stays ended
+            s.camp.emit(AgentText(text=text))  # closing words: the campaign stays ended
         else:
             s.camp.engine.agent_text(text)  # a failure explained, a limit declared: triggers
             s.limit()
@@ -361,7 +363,7 @@ def give_up(session_dir: Path, why: str) -> str:
             if verdict.met:
                 return "\n".join([f"socratic: the goal is met on evaluation #{verdict.ev.n}: "
                                   f"not given up", *s.surfaced()])
-        camp.emit("agent.text", text=why)
+        camp.emit(AgentText(text=why))
         camp.end("stalled", gave_up=why)
         return "\n".join(s.surfaced())
 
