@@ -1,7 +1,7 @@
 # Issue 42's GPU check, on an H100 or H200 node, from the repository root, with .whl/ (the
 # fa3-fwd wheel) carried: head dims 96 and 192 on the Hopper path (tests/candidates/
 # fa3_hd_all.cu) beside the shipped kernel (tests/candidates/fa3_h200_best.cu, where they
-# take the fa2 kernel), FA3, cuDNN and FA2 timed beside each. Under $OUT/hd_paths:
+# take the fa2 kernel), FA3, cuDNN and FA2 timed beside each. In $OUT/hd_paths.tgz (hd_paths/):
 #   gpu.txt, draws.txt          the GPU; the space draws (seed SEED, first DRAWS) listed first
 #   smoke_new.{json,err}        4 edge shapes on the new kernel, correctness only, 20 s a
 #                               scenario: a hang or crash there skips its other runs
@@ -22,7 +22,10 @@ export PATH=/tmp/venv/bin:$PATH
 PY=/tmp/venv/bin/python
 NEW=${NEW:-tests/candidates/fa3_hd_all.cu}; OLD=${OLD:-tests/candidates/fa3_h200_best.cu}
 SEED=${SEED:-42042}; DRAWS=${DRAWS:-80}; BUDGET=${BUDGET:-500}
-D=${OUT:-/tmp/out}/hd_paths; mkdir -p $D
+# the work in /tmp/hd_paths; $OUT gets hd_paths.tgz (all of it) and table.txt: a call brings
+# back at most 8 files
+D=/tmp/hd_paths; rm -rf $D; mkdir -p $D ${OUT:=/tmp/out}
+trap 'tar czf $OUT/hd_paths.tgz -C /tmp hd_paths; cp $D/table.txt $OUT/ 2>/dev/null' EXIT
 left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 # the seconds a step may take: its own cap, or what is left of the budget less 15 s for the table
 cap() { local l=$(( $(left) - 15 )); [ $l -lt $1 ] && echo $l || echo $1; }
