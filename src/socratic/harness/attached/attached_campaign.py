@@ -324,7 +324,7 @@ class AttachedCampaign:
         if loaded is None:
             loaded = HookState.of(marks)
             self.catch_up = CatchUp(Counter(e.text for e in events if isinstance(e, AgentText)),
-                                    sum(isinstance(e, Usage) for e in events))
+                                    log.turns)   # the usage events
             if (self.session.dir / HOOK_STATE).exists():
                 self.emit(Problem(where=HOOK_STATE,
                                   error="damaged or of wrong types: rebuilt from the log"))
