@@ -1,6 +1,8 @@
 """The one reading of a campaign's log (events.jsonl): typed events folded, one at a time,
 into a `LogState` that the engine's resume, the TUI, the report, fleet status and watch all
-read, so that they agree on the clock, the counts, the evaluations and the bests.
+read, so that they agree on the clock, the counts, the evaluations and the bests. The
+campaign engine's rule marks (`RuleMarks`: stop attempts in a row, the triggers' marks,
+whether the campaign has ended) are kept by the same fold.
 
 Only the writers (socratic.eventlog, the harness) and this module look at event types; a
 reader asks `LogState` (or, for what only it shows, `isinstance` on the typed event).
@@ -163,6 +165,26 @@ class Clock:
 
 
 @dataclass
+class RuleMarks:
+    """What the campaign's rules remember between events, as the log leaves them (the
+    engine's `Marks` are made from these, plus the inbox's requests, which are not in the
+    log). Kept from the typed events only: a malformed campaign.end ends the reading's
+    status but not these (as the engine's own fold never saw it)."""
+
+    in_a_row: int = 0          # stop attempts in a row with no tool call between
+    calls_since: int = 0       # tool calls since the last stop attempt
+    blocks: int = 0            # refused stops in a row with no tool call between them
+    recent_text: str = ""      # the agent's latest words (RECENT_TEXT characters of them)
+    start_fired: bool = False
+    declared_last_at: int | None = None   # evaluations ended when declared_done last fired
+    explained_n: int = 0       # the last failing evaluation correctness_failure fired for
+    ended: EndReason | None = None   # the campaign.end reason, while ended
+
+
+RECENT_TEXT = 4000             # how much of the agent's latest words the marks keep
+
+
+@dataclass
 class LogState:
     """A campaign log, read so far. `apply` folds one typed event in (in place)."""
 
@@ -193,6 +215,7 @@ class LogState:
     auto: bool | None = None        # auto-questions, as started or last switched
     auto_switches: int = 0          # control auto_on / auto_off events seen
     explanations: dict[int, str] = field(default_factory=dict)  # by evaluation index
+    marks: RuleMarks = field(default_factory=RuleMarks)   # the campaign engine's rule marks
     _rows: dict[int, list[EvalScenario]] = field(default_factory=dict)
     _shas: dict[int, str] = field(default_factory=dict)
     _explaining: int | None = None
@@ -319,7 +342,8 @@ class LogState:
 
     def copy(self) -> LogState:
         """A checkpoint: containers copied, records shared (they are never mutated)."""
-        return replace(self, clock=replace(self.clock), evaluations=list(self.evaluations),
+        return replace(self, clock=replace(self.clock), marks=replace(self.marks),
+                       evaluations=list(self.evaluations),
                        end_reasons=list(self.end_reasons),
                        retractions=self.retractions.copy(), questions=list(self.questions),
                        triggers=dict(self.triggers), met_stops=list(self.met_stops),
@@ -353,6 +377,8 @@ class LogState:
     def _resume(self, ev: CampaignResume, t: float) -> None:
         self.clock.open(t)
         self.end = None
+        m = self.marks
+        m.ended, m.in_a_row, m.blocks = None, 0, 0
         if self.status in ("ended", "starting", "stopping"):
             self.status = "running"
 
@@ -362,8 +388,18 @@ class LogState:
         self.end_reasons.append(ev.reason)
         self.running, self.gpu_wait = None, None
 
+    def _campaign_end(self, ev: CampaignEnd, t: float) -> None:
+        self._end(ev, t)
+        self.marks.ended = ev.reason   # a typed end only (apply_malformed's goes to _end)
+
     def _tool_call(self, ev: ToolCall, t: float) -> None:
         self.tool_calls += 1
+        self.marks.calls_since += 1
+        self.marks.blocks = 0
+
+    def _agent_text(self, ev: AgentText, t: float) -> None:
+        m = self.marks
+        m.recent_text = (m.recent_text + "\n" + ev.text)[-RECENT_TEXT:]
 
     def _usage(self, ev: Usage, t: float) -> None:
         self.turns += 1
@@ -405,8 +441,19 @@ class LogState:
     def _trigger(self, ev: Trigger, t: float) -> None:
         self.triggers[ev.kind] = self.triggers.get(ev.kind, 0) + 1
         self.last_trigger = ev
+        m = self.marks
+        if ev.kind == "start":
+            m.start_fired = True
+        elif ev.kind == "declared_done":
+            m.declared_last_at = len(self.evaluations)
+        elif ev.kind == "correctness_failure" and self.evaluations:
+            m.explained_n = self.evaluations[-1].n   # the latest evaluation's
 
     def _stophook(self, ev: StopHook, t: float) -> None:
+        m = self.marks
+        m.in_a_row = m.in_a_row + 1 if m.calls_since == 0 and m.in_a_row else 1
+        m.calls_since = 0
+        m.blocks += 0 if ev.met else 1
         if ev.met:
             self.met_stops.append(MetStop(ev, t, self.tool_calls, len(self.evaluations)))
 
@@ -424,7 +471,8 @@ class LogState:
 
 _HANDLERS: dict[type[Event], Any] = {
     CampaignStart: LogState._start, CampaignResume: LogState._resume,
-    CampaignEnd: LogState._end, ToolCall: LogState._tool_call, Usage: LogState._usage,
+    CampaignEnd: LogState._campaign_end, ToolCall: LogState._tool_call,
+    AgentText: LogState._agent_text, Usage: LogState._usage,
     EvalStart: LogState._eval_start, EvalScenario: LogState._eval_scenario,
     EvalWait: LogState._eval_wait, EvalEnd: LogState._eval_end,
     EvalRetract: LogState._retract, Question: LogState._question,

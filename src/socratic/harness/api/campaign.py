@@ -185,7 +185,7 @@ class Campaign:
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
         c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester,
-                resumed=r, marks=Marks.rebuilt(parsed.events),
+                resumed=r, marks=Marks.of(r.marks),
                 record_note=record.describe() if record.status == chain.BROKEN else None)
         ctx, messages = session.load_messages()
         kept, c.pending = restart_messages(messages, r.results,

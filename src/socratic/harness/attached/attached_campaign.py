@@ -59,6 +59,7 @@ from socratic.harness.engine.evaluations import Evaluations
 from socratic.harness.engine.host import Holder
 from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
 from socratic.harness.engine.triggers import Suggester, Suggestion, Triggers
+from socratic.logread import RuleMarks, read_log
 
 HOOK_STATE = "attach.json"     # what one hook call leaves for the next
 
@@ -122,7 +123,12 @@ class HookState(Marks):
         """The marks as the log leaves them (a state file lost or damaged). Transcript
         offsets are not in the log: the transcripts are read again, skipping what the log
         has (`CatchUp`)."""
-        return cls(**asdict(Marks.rebuilt(events)))
+        return cls.of(read_log(events).marks)
+
+    @classmethod
+    def of(cls, marks: RuleMarks) -> HookState:
+        """The marks the one reading of the log keeps, with no transcript read yet."""
+        return cls(**asdict(marks))
 
 
 def env_secrets(environ: dict[str, str] | None = None) -> list[str]:
@@ -312,15 +318,17 @@ class AttachedCampaign:
         self.hook_facts = hookcheck.facts(events)
         self.hooks_said = {e.error for e in events if isinstance(e, Problem)
                            and e.where == hookcheck.WHERE}
+        log = read_log(events)   # the one reading (socratic.logread), its rule marks here
+        marks = log.marks
         loaded = HookState.load(self.session.dir / HOOK_STATE)
         if loaded is None:
-            loaded = HookState.rebuilt(events)
+            loaded = HookState.of(marks)
             self.catch_up = CatchUp(Counter(e.text for e in events if isinstance(e, AgentText)),
-                                    sum(isinstance(e, Usage) for e in events))
+                                    log.turns)   # the usage events
             if (self.session.dir / HOOK_STATE).exists():
                 self.emit(Problem(where=HOOK_STATE,
                                   error="damaged or of wrong types: rebuilt from the log"))
-        logged_end = Marks.rebuilt(events).ended
+        logged_end = marks.ended
         if loaded.ended != logged_end:
             # whether the campaign has ended is the log's to say (an agent can write
             # attach.json): a stop let through on "ended" would need no verdict
@@ -337,7 +345,7 @@ class AttachedCampaign:
         if Saved.parse(saved_state) is None and self.session.state_file.exists():
             self.emit(Problem(where="state.json",
                               error="damaged or of wrong types: rebuilt from the log and the inbox"))
-        rs = resume_state(events, saved_state, self.session.inbox)
+        rs = resume_state(events, saved_state, self.session.inbox, log=log)
         self.engine = Engine(
             self.session, self.plan, self.config, sink=self.emit, host=self, env=self.env,
             redact=self.redact, suggester=lazy_suggester(self.settings), resumed=rs,

@@ -82,9 +82,10 @@ def retract(session: Path, ns: list[int], part: RetractPart, why: str) -> dict[s
     """Append `eval.retract` for evaluations `ns` while holding the session; InputError (and
     nothing written) when the session is not a readable campaign, another process runs it,
     or an N is not a recorded evaluation or is retracted already on these terms."""
-    from socratic.contracts import CampaignStart, EvalEnd, EvalRetract, Retractions, read_events
+    from socratic.contracts import EvalRetract, read_events
     from socratic.eventlog import EVENTS_FILE, EventLog
     from socratic.harness.core.sessionlog import CLAIM_WAIT_S
+    from socratic.logread import read_log
     from socratic.ownership import SessionBusy, SessionOwner
 
     log = session / EVENTS_FILE
@@ -102,10 +103,11 @@ def retract(session: Path, ns: list[int], part: RetractPart, why: str) -> dict[s
             events = read_events(log)[0].events
         except OSError as exc:
             raise InputError(f"{log}: cannot read ({exc.strerror or exc})") from None
-        if not any(isinstance(e, CampaignStart) for e in events):
+        reading = read_log(events)   # the one reading (socratic.logread)
+        if reading.start is None:
             raise InputError(f"{log}: no readable campaign.start event: not a campaign log")
-        recorded = {e.n for e in events if isinstance(e, EvalEnd)}
-        done = Retractions.of(events)
+        recorded = {e.n for e in reading.evaluations}
+        done = reading.retractions
         for n in ns:
             if n not in recorded:
                 have = f"recorded: {number_runs(sorted(recorded))}" if recorded else "none recorded"

@@ -24,7 +24,7 @@ from socratic.contracts import (
     ToolResult,
 )
 from socratic.harness.core.inbox import CONTROL_ACTIONS, Saved, question_of, read_commands
-from socratic.logread import read_log
+from socratic.logread import LogState, RuleMarks, read_log
 
 RESTARTED = ("(The campaign process was restarted; the workspace and your notes are as you "
              "left them. Continue.)")
@@ -51,23 +51,27 @@ class ResumeState:
     asked_ids: list[str] = field(default_factory=list)
     asked_texts: list[str] = field(default_factory=list)
     saved: Saved = field(default_factory=Saved)                   # state.json
+    marks: RuleMarks = field(default_factory=RuleMarks)           # the engine's, from the log
 
 
-def resume_state(events: Iterable[Event], state: Any, inbox: Path | None = None) -> ResumeState:
+def resume_state(events: Iterable[Event], state: Any, inbox: Path | None = None, *,
+                 log: LogState | None = None) -> ResumeState:
     """The campaign's counters, evaluations, tool results and questions asked, from its
     (parsed) events; the inbox's offset, queue and flags from state.json (`state`, as
     parsed), or, when that is missing, damaged or of wrong types and the `inbox` file is
-    given, rebuilt from the log and the inbox (`rebuild_saved`)."""
+    given, rebuilt from the log and the inbox (`rebuild_saved`). `log`: the caller's reading
+    of these same events, if it has one (else they are read here)."""
     events = list(events)
     saved = Saved.parse(state)
     if saved is None:
         saved = rebuild_saved(events, inbox) if inbox is not None else Saved.from_dict(state)
-    log = read_log(events)   # the one reading (socratic.logread)
+    if log is None:
+        log = read_log(events)   # the one reading (socratic.logread)
     r = ResumeState(saved=saved, eval_seq=log.highest_n,
                     eval_ends=[e.end for e in log.evaluations], retractions=log.retractions,
                     counters=Counters(log.tool_calls, log.turns, log.cost_usd),
                     asked_ids=[q.event.bank_id for q in log.questions if q.event.bank_id],
-                    asked_texts=[q.event.text for q in log.questions])
+                    asked_texts=[q.event.text for q in log.questions], marks=log.marks)
     r.results = {e.id: e for e in events if isinstance(e, ToolResult)}   # for the conversation
     return r
 

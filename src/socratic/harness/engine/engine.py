@@ -14,8 +14,10 @@ whether the caller waits, who holds the campaign).
 
 Its state is the inbox's (state.json), the evaluations' (the log and evals/), the counters
 (the log) and `Marks`: what the rules remember between two events (stop attempts in a row,
-the triggers' marks, whether the campaign has ended). `Marks.rebuilt` derives them from the
-log, so a campaign resumed, or a hook whose saved state is lost, goes on as it was.
+the triggers' marks, whether the campaign has ended). The one reading of the log
+(socratic.logread's `LogState`) keeps them as it folds the events (`RuleMarks`), and
+`Marks.rebuilt` / `Marks.of` take them from it, so a campaign resumed, or a hook whose saved
+state is lost, goes on as it was.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from socratic.contracts import (
@@ -33,14 +35,11 @@ from socratic.contracts import (
     CampaignResume,
     Control,
     EndReason,
-    EvalEnd,
     Event,
     Goal,
     Question,
-    StopHook,
     ToolCall,
     ToolResult,
-    Trigger,
 )
 from socratic.harness.core.config import Config
 from socratic.harness.core.history import Evaluation
@@ -56,6 +55,7 @@ from socratic.harness.engine.plan import CampaignPlan
 from socratic.harness.engine.prompt import question_message
 from socratic.harness.engine.stophook import StopAttempts, Verdict, judge_stop
 from socratic.harness.engine.triggers import Suggester, Triggers
+from socratic.logread import RuleMarks, read_log
 
 WAIT_REASON = "repeated stop attempts; waiting for a question"
 
@@ -76,35 +76,16 @@ class Marks:
     ended: EndReason | None = None   # the campaign.end reason, while ended
 
     @classmethod
+    def of(cls, marks: RuleMarks) -> Marks:
+        """The marks the one reading of the log keeps (`LogState.marks`), as the engine's."""
+        return cls(**asdict(marks))
+
+    @classmethod
     def rebuilt(cls, events: list[Event]) -> Marks:
         """The marks as the log leaves them (the inbox's requests are not in it: a request
-        read but not acted on when the state was lost is lost with it)."""
-        m = cls()
-        n_evals, last_n = 0, 0
-        for e in events:
-            if isinstance(e, EvalEnd):
-                n_evals, last_n = n_evals + 1, e.n
-            elif isinstance(e, ToolCall):
-                m.calls_since += 1
-                m.blocks = 0
-            elif isinstance(e, StopHook):
-                m.in_a_row = m.in_a_row + 1 if m.calls_since == 0 and m.in_a_row else 1
-                m.calls_since = 0
-                m.blocks += 0 if e.met else 1
-            elif isinstance(e, Trigger):
-                if e.kind == "start":
-                    m.start_fired = True
-                elif e.kind == "declared_done":
-                    m.declared_last_at = n_evals
-                elif e.kind == "correctness_failure" and n_evals:
-                    m.explained_n = last_n
-            elif isinstance(e, AgentText):
-                m.recent_text = (m.recent_text + "\n" + e.text)[-4000:]
-            elif isinstance(e, CampaignEnd):
-                m.ended = e.reason
-            elif isinstance(e, CampaignResume):
-                m.ended, m.in_a_row, m.blocks = None, 0, 0
-        return m
+        read but not acted on when the state was lost is lost with it): the one reading's
+        (socratic.logread), which keeps them as it folds the events."""
+        return cls.of(read_log(events).marks)
 
 
 MARK_FIELDS = tuple(f.name for f in fields(Marks))
