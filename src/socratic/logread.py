@@ -2,7 +2,9 @@
 into a `LogState` that the engine's resume, the TUI, the report, fleet status and watch all
 read, so that they agree on the clock, the counts, the evaluations and the bests. The
 campaign engine's rule marks (`RuleMarks`: stop attempts in a row, the triggers' marks,
-whether the campaign has ended) are kept by the same fold.
+whether the campaign has ended) are kept by the same fold, and so are the goal and limits in
+force (`goals`, `goal`, `limits`: the start's, as the engineer's resumes changed them), which
+the harness's pins and the report's verdict read.
 
 Only the writers (socratic.eventlog, the harness) and this module look at event types; a
 reader asks `LogState` (or, for what only it shows, `isinstance` on the typed event).
@@ -33,6 +35,7 @@ from socratic.contracts import (
     EvalStart,
     EvalWait,
     Event,
+    Goal,
     Question,
     Retractions,
     StopHook,
@@ -216,6 +219,11 @@ class LogState:
     auto_switches: int = 0          # control auto_on / auto_off events seen
     explanations: dict[int, str] = field(default_factory=dict)  # by evaluation index
     marks: RuleMarks = field(default_factory=RuleMarks)   # the campaign engine's rule marks
+    # the goals in force, in order: (seq from which it holds, goal): the first start's (when
+    # no goal is kept yet), then each campaign.resume's that sets one
+    goals: list[tuple[int, Goal]] = field(default_factory=list)
+    # what the campaign.resume events changed of the limits, folded in order (any key)
+    resumed_limits: dict[str, float | None] = field(default_factory=dict)
     _rows: dict[int, list[EvalScenario]] = field(default_factory=dict)
     _shas: dict[int, str] = field(default_factory=dict)
     _explaining: int | None = None
@@ -237,6 +245,20 @@ class LogState:
     def terms(self) -> Terms:
         """What the goal's speedups are against (baseline, or a comparison)."""
         return (self.start.goal.against or "baseline") if self.start else "baseline"
+
+    @property
+    def goal(self) -> Goal | None:
+        """The goal in force: the latest a resume set, else the start's (None before a
+        campaign.start, and with only resumes before it: see `goals`)."""
+        return self.goals[-1][1] if self.start is not None and self.goals else None
+
+    @property
+    def limits(self) -> dict[str, float | None]:
+        """The limits in force: the first campaign.start's, updated by each campaign.resume's
+        (empty without a campaign.start)."""
+        if self.start is None:
+            return {}
+        return {**(self.start.limits or {}), **self.resumed_limits}
 
     @property
     def duration_s(self) -> float:
@@ -347,7 +369,8 @@ class LogState:
                        end_reasons=list(self.end_reasons),
                        retractions=self.retractions.copy(), questions=list(self.questions),
                        triggers=dict(self.triggers), met_stops=list(self.met_stops),
-                       explanations=dict(self.explanations),
+                       explanations=dict(self.explanations), goals=list(self.goals),
+                       resumed_limits=dict(self.resumed_limits),
                        _rows={k: list(v) for k, v in self._rows.items()},
                        _shas=dict(self._shas), _said=list(self._said))
 
@@ -369,6 +392,8 @@ class LogState:
         self.clock.open(t)
         if self.start is None:  # a second start (a recovered one) does not move the goal
             self.start = ev
+        if not self.goals:
+            self.goals.append((ev.seq, ev.goal))
         if ev.auto_questions is not None:
             self.auto = ev.auto_questions
         if self.status in ("starting", "ended"):
@@ -377,6 +402,10 @@ class LogState:
     def _resume(self, ev: CampaignResume, t: float) -> None:
         self.clock.open(t)
         self.end = None
+        if ev.goal is not None:   # the engineer's `run --resume --goal-...`
+            self.goals.append((ev.seq, ev.goal))
+        if ev.limits is not None:
+            self.resumed_limits.update(ev.limits)
         m = self.marks
         m.ended, m.in_a_row, m.blocks = None, 0, 0
         if self.status in ("ended", "starting", "stopping"):

@@ -43,7 +43,6 @@ from socratic.report.verdict import (
     Verdict,
     broken_record,
     check_results,
-    goals_in_force,
     logged_tampering,
     meets,
     record_dict,
@@ -282,7 +281,7 @@ class _Judge:
         broken_record(files.record, self.verdict)
         check_results(files.files.read_bytes, files.events, self.verdict)
         logged_tampering(files.events, self.verdict)
-        self.goals = goals_in_force(files.events)
+        self.goals = log.goals   # the goals in force, in order (socratic.logread)
         self.points: dict[int, Point] = {}
 
     def stands(self, n: int | None) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from socratic.chain import BROKEN, ChainCheck
-from socratic.contracts import CampaignResume, CampaignStart, EvalEnd, Event, Goal, Problem
+from socratic.contracts import EvalEnd, Event, Goal, Problem
 
 # the same source measured twice: the baseline against itself lands within 0.997-1.001x;
 # a relative change of geomean or min above this is no noise
@@ -60,18 +60,9 @@ def check_results(read_bytes: Any, events: list[Event], verdict: Verdict) -> Non
                         + ": it counts as no evaluation")
 
 
-def goals_in_force(events: list[Event]) -> list[tuple[int, Goal]]:
-    """(seq from which it holds, goal): the start's, then any a resume set."""
-    out: list[tuple[int, Goal]] = []
-    for e in events:
-        if isinstance(e, CampaignStart) and not out:
-            out.append((e.seq, e.goal))
-        elif isinstance(e, CampaignResume) and e.goal is not None:
-            out.append((e.seq, e.goal))
-    return out
-
-
 def goal_at(goals: list[tuple[int, Goal]], seq: int) -> Goal | None:
+    """The goal in force at `seq`, of the goals in force in order (LogState.goals: the
+    start's, then any a resume set)."""
     g = None
     for s, goal in goals:
         if s <= seq:

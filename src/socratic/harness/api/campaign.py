@@ -53,6 +53,7 @@ from socratic.harness.engine.engine import Engine, Marks
 from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
 from socratic.harness.engine.startup import bank_suggester, has_comparison, versions
 from socratic.harness.engine.triggers import Suggester
+from socratic.logread import read_log
 
 
 def logged_output(session: Session, result: ToolResult) -> str:
@@ -159,7 +160,8 @@ class Campaign:
         saved = session.load_config()
         # what the verdict depends on comes from the log's verified start, not config.json
         parsed, record = chain.read_trusted(session.dir)
-        pins = pins_of(parsed.events)
+        log = read_log(parsed.events)   # the one reading (socratic.logread)
+        pins = pins_of(log)
         hashes, said = pinned_hashes(saved.task_hashes, pins)
         source = Path(saved.task_source) if saved.task_source else None
         if pins is not None and pins.task_source is not None:
@@ -181,7 +183,7 @@ class Campaign:
             suggester = bank_suggester(has_comparison(task, plan.goal),
                                        (gpu_info() or {}).get("cc"))
         # events that do not match their declaration are skipped, and counted below
-        r = resume_state(parsed.events, session.load_state(), session.inbox)
+        r = resume_state(parsed.events, session.load_state(), session.inbox, log=log)
         if r.saved.auto_questions is not None and not (overrides or {}).get("auto_questions"):
             config.auto_questions = r.saved.auto_questions  # as last toggled
         c = cls(session, plan, config, api_key=api_key, base_url=base_url, suggester=suggester,

@@ -59,7 +59,7 @@ from socratic.harness.engine.evaluations import Evaluations
 from socratic.harness.engine.host import Holder
 from socratic.harness.engine.plan import CampaignPlan, resolve_plan, start_event
 from socratic.harness.engine.triggers import Suggester, Suggestion, Triggers
-from socratic.logread import RuleMarks, read_log
+from socratic.logread import LogState, RuleMarks, read_log
 
 HOOK_STATE = "attach.json"     # what one hook call leaves for the next
 
@@ -314,11 +314,11 @@ class AttachedCampaign:
         events, self.record = trusted_events(self.session.dir)
         if not any(isinstance(e, CampaignStart) for e in events[:1]):
             events = self.recover_start(events)
-        self.apply_pins(events)
+        log = read_log(events)   # the one reading (socratic.logread): pins, rule marks
+        self.apply_pins(events, log)
         self.hook_facts = hookcheck.facts(events)
         self.hooks_said = {e.error for e in events if isinstance(e, Problem)
                            and e.where == hookcheck.WHERE}
-        log = read_log(events)   # the one reading (socratic.logread), its rule marks here
         marks = log.marks
         loaded = HookState.load(self.session.dir / HOOK_STATE)
         if loaded is None:
@@ -356,14 +356,14 @@ class AttachedCampaign:
                     not already_said(events, ev.path, ev.error):
                 self.emit(Problem(where=ev.path, error=ev.error))
 
-    def apply_pins(self, events: list[Event]) -> None:
+    def apply_pins(self, events: list[Event], log: LogState) -> None:
         """The goal, set, limits, evaluator, agent and task hashes as campaign.start pinned
         them, whatever config.json says now; a difference, and a broken chain, said once in
         the log."""
         said: list[tuple[str, str]] = []
         if self.record.status == chain.BROKEN:
             said.append(("events.jsonl", record_problem(self.record)))
-        p = pins_of(events)
+        p = pins_of(log)
         self.pinned_libraries = p.libraries if p is not None else None
         if p is not None:
             diffs = enforce(self.config, p, self.task.default_set)

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from socratic.chain import ChainCheck
-from socratic.contracts import CampaignResume, CampaignStart, Event, Goal, Problem
+from socratic.contracts import Event, Goal, Problem
 from socratic.harness.core.config import Config
+from socratic.logread import LogState
 
 LIMITS = ("max_tool_calls", "max_turns", "max_minutes")
 CONFIG_FILE = "config.json"
@@ -33,24 +34,18 @@ class Pins:
     libraries: dict[str, str] | None = None   # the built baseline/reference (sha256)
 
 
-def pins_of(events: list[Event]) -> Pins | None:
-    """The pins of a log: its campaign.start's, then what the engineer changed at a resume;
-    None without a campaign.start."""
-    start = next((e for e in events if isinstance(e, CampaignStart)), None)
-    if start is None:
+def pins_of(log: LogState) -> Pins | None:
+    """The pins of a log, from its one reading (socratic.logread): its campaign.start's,
+    with the goal and limits in force (what the engineer changed at a resume); None without
+    a campaign.start."""
+    start, goal = log.start, log.goal
+    if start is None or goal is None:
         return None
-    pins = Pins(goal=start.goal, goal_set=start.scenarios.set, limits=dict(start.limits or {}),
+    return Pins(goal=goal, goal_set=start.scenarios.set, limits=log.limits,
                 evaluator=list(start.evaluator) if start.evaluator else None, agent=start.agent,
                 task_hashes=dict(start.task_hashes) if start.task_hashes is not None else None,
                 task_source=start.task_source,
                 libraries=dict(start.libraries) if start.libraries else None)
-    for e in events:
-        if isinstance(e, CampaignResume):
-            if e.goal is not None:
-                pins.goal = e.goal
-            if e.limits is not None:
-                pins.limits.update(e.limits)
-    return pins
 
 
 def start_fields(config: Config, task_hashes: dict[str, str], baseline: str,
