@@ -109,7 +109,7 @@ def main() -> int:
     ap.add_argument("variants", nargs="*", default=list(VARIANTS))
     ap.add_argument("--space", type=int, default=16)
     ap.add_argument("--seed", type=int, default=39039)
-    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp")) / "launch_order")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide"}]
     if bad:
@@ -122,6 +122,13 @@ def main() -> int:
     lines = [summary(v, run_variant(v, task, a.space, a.seed, a.out)) for v in a.variants]
     print("\n".join(lines))
     (a.out / "summary.txt").write_text("\n".join(lines) + "\n")
+    if os.environ.get("OUT"):   # a device call brings back at most 8 files: one tarball, the summary
+        import shutil
+        import tarfile
+
+        with tarfile.open(Path(os.environ["OUT"]) / "launch_order.tgz", "w:gz") as tar:
+            tar.add(a.out, arcname="launch_order")
+        shutil.copy(a.out / "summary.txt", Path(os.environ["OUT"]) / "launch_order_summary.txt")
     return 0
 
 
