@@ -8,17 +8,18 @@ resume and at the end, the reading's values are the oracles'."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from socratic.contracts import CampaignResume, CampaignStart, Event, Goal, ToolCall
+from socratic.contracts import CampaignResume, CampaignStart, Event, Goal
 from socratic.harness.core.pins import Pins, pins_of
 from socratic.logread import LogState, read_log
 from socratic.resources import demo_session_dir
 from socratic.sessionfiles import open_session
 from tests.fa3data import TRIMMED, shipped
+from tests.logseq import Seq, demo_start
 
 # ------------------------------------------------------------------ the old folds (oracles)
 
@@ -94,38 +95,7 @@ def test_the_bundled_logs_give_the_old_folds_pins_and_goals(name, path):
 # ------------------------------------------------------------------ made-up sequences
 
 
-def _demo_start() -> CampaignStart:
-    demo = open_session(demo_session_dir()).events().events
-    return next(e for e in demo if isinstance(e, CampaignStart))
-
-
-class Seq:
-    """Events stamped as a log would stamp them."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def add(self, ev: Event) -> Seq:
-        ev.seq, ev.t, ev.ts = len(self.events) + 1, float(len(self.events)), "x"
-        self.events.append(ev)
-        return self
-
-    def start(self, goal: float = 1.2, limits: dict[str, float | None] | None = None) -> Seq:
-        s = _demo_start()
-        return self.add(replace(s, goal=Goal(min_speedup=goal, against=s.goal.against),
-                                limits=limits))
-
-    def call(self) -> Seq:
-        return self.add(ToolCall(id=f"c{len(self.events)}", name="bash", input={}))
-
-    def resume(self, goal: float | None = None, against: str = "baseline",
-               limits: dict[str, float | None] | None = None) -> Seq:
-        return self.add(CampaignResume(
-            evaluations=0, tool_calls=0, turns=0, ctx=0, messages=0, limits=limits,
-            goal=Goal(min_speedup=goal, against=against) if goal is not None else None))
-
-
-LIMITS = {"max_tool_calls": 100, "max_turns": 50, "max_minutes": 30.0}
+LIMITS: dict[str, float | None] = {"max_tool_calls": 100, "max_turns": 50, "max_minutes": 30.0}
 
 SEQUENCES: dict[str, Callable[[Seq], Seq]] = {
     "start only": lambda s: s.start(limits=LIMITS).call(),
@@ -158,4 +128,4 @@ def test_the_goal_and_limits_in_force():
     assert log.goal == Goal(min_speedup=1.4, against="baseline")
     assert [g.min_speedup for _, g in log.goals] == [1.1, 1.3, 1.0, 1.4]
     assert log.limits == {**LIMITS, "max_minutes": 60.0, "max_tool_calls": 300}
-    assert log.terms == (_demo_start().goal.against or "baseline")   # the start's, as before
+    assert log.terms == (demo_start().goal.against or "baseline")   # the start's, as before

@@ -16,10 +16,8 @@ from socratic.contracts import (
     AgentText,
     CampaignEnd,
     CampaignResume,
-    CampaignStart,
     EndReason,
     EvalEnd,
-    EvalSummary,
     Event,
     StopHook,
     ToolCall,
@@ -31,6 +29,7 @@ from socratic.logread import LogReader, LogState, RuleMarks, read_log
 from socratic.resources import demo_session_dir
 from socratic.sessionfiles import open_session
 from tests.fa3data import TRIMMED, shipped
+from tests.logseq import Seq
 
 # ------------------------------------------------------------------ the old fold (oracle)
 
@@ -140,46 +139,6 @@ def test_the_reader_polling_a_log_gives_the_same_marks(tmp_path):
 # ------------------------------------------------------------------ made-up sequences
 
 
-class Seq:
-    """Events stamped as a log would stamp them."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def add(self, ev: Event) -> Seq:
-        ev.seq, ev.t, ev.ts = len(self.events) + 1, float(len(self.events)), "x"
-        self.events.append(ev)
-        return self
-
-    def call(self) -> Seq:
-        return self.add(ToolCall(id=f"c{len(self.events)}", name="bash", input={}))
-
-    def stop(self, met: bool = False) -> Seq:
-        return self.add(StopHook(met=met, failing=[]))
-
-    def say(self, text: str) -> Seq:
-        return self.add(AgentText(text=text))
-
-    def trig(self, kind: str) -> Seq:
-        return self.add(Trigger(kind=kind, reason="r", suggestions=[]))
-
-    def evaluated(self, n: int, correct: bool = True) -> Seq:
-        return self.add(EvalEnd(n=n, result=f"evals/{n:04d}.json",
-                                summary=EvalSummary(all_correct=correct)))
-
-    def end(self, reason: EndReason = "stalled") -> Seq:
-        return self.add(CampaignEnd(reason=reason))
-
-    def resume(self) -> Seq:
-        return self.add(CampaignResume(evaluations=0, tool_calls=0, turns=0, ctx=0, messages=0))
-
-
-def _start(s: Seq) -> Seq:
-    demo = open_session(demo_session_dir()).events().events
-    start = next(e for e in demo if isinstance(e, CampaignStart))
-    return s.add(start)
-
-
 SEQUENCES = {
     "stops in a row": lambda s: s.stop().stop().stop(met=True).stop(),
     "tool calls between": lambda s: s.stop().call().stop().stop().call().call().stop(met=True)
@@ -193,7 +152,7 @@ SEQUENCES = {
     .trig("correctness_failure").trig("correctness_failure"),
     "start and words": lambda s: s.trig("start").say("a" * 3000).say("b" * 3000).say("")
     .trig("plateau"),
-    "everything": lambda s: _start(s).trig("start").say("go").call().stop().stop()
+    "everything": lambda s: s.demo_start().trig("start").say("go").call().stop().stop()
     .evaluated(1, False).trig("correctness_failure").call().stop(met=True).end("goal_met")
     .resume().trig("declared_done").stop().call().evaluated(2).trig("declared_done")
     .end("limit").stop().resume(),
