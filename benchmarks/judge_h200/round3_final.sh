@@ -2,6 +2,7 @@
 # (the machine stays warm between them: /tmp/venv is made once):
 #   bash benchmarks/judge_h200/round3_final.sh tests     # tests/test_round3_gpu.py (hostile candidates, hangs, planted modules)
 #   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files + RMSNorm's 3 controls
+#   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls alone
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
@@ -29,8 +30,9 @@ case "$1" in
   tests) tests 540 tests/test_round3_gpu.py ;;
   gpu)   tests 330 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py
          for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done ;;
+  rms)   for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done ;;
   fa)    for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
          ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
          ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu ;;
-  *) echo "usage: round3_final.sh tests|gpu|fa"; exit 2 ;;
+  *) echo "usage: round3_final.sh tests|gpu|rms|fa"; exit 2 ;;
 esac
