@@ -13,7 +13,9 @@ here (socratic has no switch for them).
 Variants (combine with +): v0 (as shipped), own (before each sample, the other context idle
 and one op of the sample's own context run and synced: the same history for both roles,
 whatever the order), long (the lead-in spin 1 ms instead of 100 us), wide (the lead-in spin
-on every SM, so clocks are up as the sample starts).
+on every SM, so clocks are up as the sample starts), gap (200 us of the candidate context's own
+work after the input copies), l2x2 (each lead-in flushes L2 twice). Every variant prints, per
+timed row, each role's median per order to its .err.
 """
 from __future__ import annotations
 
@@ -69,6 +71,26 @@ def _enqueue(self, role, slots, ids, salt, events):
     finally:
         gpu.delay, cctx.delay = saved
 W.WorkerRun._enqueue = _enqueue
+verdict = W.speed_verdict
+def speed_verdict(base_ms, cand_ms, **kw):   # which role moves with the order: per-order medians
+    m = lambda x: float(G.np.median(x)) * 1e3
+    print("orders copies %d base-first: base %.3f cand %.3f us; cand-first: base %.3f cand %.3f us" % (
+          kw["copies"], m(base_ms[0::2]), m(cand_ms[0::2]), m(base_ms[1::2]), m(cand_ms[1::2])),
+          file=sys.stderr, flush=True)
+    return verdict(base_ms, cand_ms, **kw)
+W.speed_verdict = speed_verdict
+if "gap" in V:   # 200 us of the candidate context's own work after the input copies
+    copy_inputs = W.WorkerRun._copy_inputs
+    def _copy_inputs(self, slots, v):
+        copy_inputs(self, slots, v)
+        with self.cctx.current():
+            self.cctx.delay(200e-6); self.cctx.sync()
+    W.WorkerRun._copy_inputs = _copy_inputs
+if "l2x2" in V:   # each lead-in flushes L2 twice
+    for cls in (G.Gpu, CC.CandidateContext):
+        def twice(self, f=cls.flush_l2):
+            f(self); f(self)
+        cls.flush_l2 = twice
 runpy.run_module("socratic.evaluator.worker", run_name="__main__", alter_sys=True)
 '''
 
@@ -111,9 +133,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=39039)
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
-    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide"}]
+    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, joined by +)", file=sys.stderr)
         return 2
     import socratic
 
