@@ -10,7 +10,7 @@ try:
     fail = next((f for r in doc["scenarios"] for f in r["failures"]), "")
     gm = s.get("geomean_speedup")
     print(f"{label:28s} rc={rc} {float(secs):6.1f}s {s['n_correct']:3d}/{s['n']:<3d} "
-          f"gm {gm if gm is None else round(gm, 4)} {vs} | {fail[:150]}")
+          f"gm {gm if gm is None else round(gm, 4)} {vs} | {fail[:300]}")
 except Exception as exc:
     tail = open(err).read().strip().splitlines()[-2:] if err else []
     print(f"{label:28s} rc={rc} {float(secs):6.1f}s no result ({type(exc).__name__}) {' | '.join(tail)[:300]}")

@@ -72,8 +72,11 @@ def speed_verdict(base_ms: Sequence[float], cand_ms: Sequence[float], *, copies:
         bound_ms=measured, bound_fraction=measured / c_ms if measured else None,
         below_bound=bool(physical and c_ms < physical))
     if v.order_ratio > ORDER_LIMIT:
+        b, c = np.asarray(base_ms), np.asarray(cand_ms)   # which side moved with the order
         v.failures.append(f"speedup depends on launch order ({med_base_first:.3f} when the baseline runs first, "
-                          f"{med_cand_first:.3f} when the candidate does)")
+                          f"{med_cand_first:.3f} when the candidate does; median ms a call, first | second: "
+                          f"baseline {np.median(b[0::2]):.4g} | {np.median(b[1::2]):.4g}, "
+                          f"candidate {np.median(c[1::2]):.4g} | {np.median(c[0::2]):.4g})")
     if took_bytes > OWN_MEMORY_LIMIT:
         v.failures.append(f"candidate took {took_bytes / 2**20:.0f} MiB of device memory during timed runs")
     if v.below_bound and physical is not None:

@@ -798,11 +798,7 @@ class WorkerRun:
         self._copy_inputs(st.slots, v)
         for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
             k = 4 * i + (0 if role == "base" else 2)
-            if role == "cand" or i % 2 == 0:
-                # what the judge holds, fingerprinted before the candidate runs; and before the
-                # baseline when it runs first, so that its sample, like the second's, follows a
-                # judge pass over its inputs (without it, microsecond RMSNorm on an H100 read
-                # ~0.36 us a copy slower baseline-first: order ratio 1.16, research/launch_order)
+            if role == "cand":   # what the judge holds, fingerprinted before the candidate runs
                 judged = self._judge_state(st.slots, st.ref, v, [*st.spot.values(), *st.complete.values(),
                                                                  *st.audit.values()])
                 held = gpu.hashes([(buf, n) for _, buf, n in judged])
