@@ -4,9 +4,13 @@
 Schedule: warm-up pairs until two consecutive pair times agree within 2% (clocks settled),
 then enough pairs for `target_ms` of timed work, within [min_pairs, max_pairs].
 Verdict: the speedup is the lower of the two per-order medians (the baseline runs first in
-even pairs, the candidate in odd ones); medians further apart than ORDER_LIMIT fail the
-scenario: a candidate that profits from what ran just before it, or whose hidden work lands
-in the baseline's time."""
+even pairs, the candidate in odd ones), so a gain seen in one order only never counts. The
+scenario fails when the candidate's own time moves with the order by more than ORDER_LIMIT
+(it profits from what ran just before it), or when the baseline is that much slower right
+after the candidate than before it (work the candidate left lands in the baseline's time).
+The baseline slower when it runs first is the judge's own history (its fills and input copies
+come just before; ~0.36 us a call on an H100, research/launch_order) and fails nothing: the
+lower median already reads it against the candidate."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from socratic.evaluator.protocol import Timing
 
 WARMUP_PAIRS = 30             # at most this many warm-up pairs
 SETTLED = 0.02                # two consecutive warm-up pair times this close: the clocks settled
-ORDER_LIMIT = 1.15            # per-order medians further apart than this fail the scenario
+ORDER_LIMIT = 1.15            # a role's per-order medians further apart than this fail the scenario
 OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
 CHUNK = 16                    # timed pairs between two checks for work left running
 
@@ -71,12 +75,13 @@ def speed_verdict(base_ms: Sequence[float], cand_ms: Sequence[float], *, copies:
         tflops=flops / (c_ms * 1e9) if flops else None, tbps=nbytes / (c_ms * 1e9) if nbytes else None,
         bound_ms=measured, bound_fraction=measured / c_ms if measured else None,
         below_bound=bool(physical and c_ms < physical))
-    if v.order_ratio > ORDER_LIMIT:
-        b, c = np.asarray(base_ms), np.asarray(cand_ms)   # which side moved with the order
+    b, c = np.asarray(base_ms), np.asarray(cand_ms)
+    b_first, b_second = float(np.median(b[0::2])), float(np.median(b[1::2]))
+    c_first, c_second = float(np.median(c[1::2])), float(np.median(c[0::2]))
+    if max(c_first, c_second) > ORDER_LIMIT * min(c_first, c_second) or b_second > ORDER_LIMIT * b_first:
         v.failures.append(f"speedup depends on launch order ({med_base_first:.3f} when the baseline runs first, "
                           f"{med_cand_first:.3f} when the candidate does; median ms a call, first | second: "
-                          f"baseline {np.median(b[0::2]):.4g} | {np.median(b[1::2]):.4g}, "
-                          f"candidate {np.median(c[1::2]):.4g} | {np.median(c[0::2]):.4g})")
+                          f"baseline {b_first:.4g} | {b_second:.4g}, candidate {c_first:.4g} | {c_second:.4g})")
     if took_bytes > OWN_MEMORY_LIMIT:
         v.failures.append(f"candidate took {took_bytes / 2**20:.0f} MiB of device memory during timed runs")
     if v.below_bound and physical is not None:
