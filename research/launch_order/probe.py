@@ -137,6 +137,12 @@ def main() -> int:
     if bad:
         print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, joined by +)", file=sys.stderr)
         return 2
+    if any(v != "v0" for v in a.variants):
+        # sessions 15-16: r.isolated_python is patched in this process, but the evaluation's
+        # judge starts the worker from its own process, so no variant ever ran (the per-order
+        # medians printed nothing); rework through a .pth in /tmp/venv before trusting one
+        print("probe.py: the variants do not reach the judge's worker (see README.md); only v0 runs", file=sys.stderr)
+        return 2
     import socratic
 
     task = Path(socratic.__file__).resolve().parent / "kernels" / "rmsnorm"
