@@ -1,8 +1,8 @@
 # Judge round 3, the record issue 39 asks for, in device calls of under 10 minutes each
 # (the machine stays warm between them: /tmp/venv is made once):
 #   bash benchmarks/judge_h200/round3_final.sh tests     # tests/test_round3_gpu.py (hostile candidates, hangs, planted modules)
-#   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files + RMSNorm's 3 controls
-#   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls alone
+#   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files (330 s was too short, s16)
+#   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
@@ -28,8 +28,7 @@ tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), t
 R=$PWD/src/socratic/kernels
 case "$1" in
   tests) tests 540 tests/test_round3_gpu.py ;;
-  gpu)   tests 330 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py
-         for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done ;;
+  gpu)   tests 500 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
   rms)   for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done ;;
   fa)    for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
          ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
