@@ -1,0 +1,89 @@
+"""Installed into the worker's site-packages by probe.py, with a .pth that imports it.
+
+The judge starts the worker as `python -I -m socratic.evaluator.worker` from its own process,
+so nothing patched in probe.py's process reaches it; .pth files do run there. When this
+process is the worker and FLAG names a variant, the worker is patched and its main run from
+here (the interpreter exits before `-m` runs it again). Research only."""
+import sys
+
+FLAG = "/tmp/launch_order_variant"   # "VARIANT OUTDIR", written by probe.py for one evaluation
+
+
+def _probe() -> None:
+    if "socratic.evaluator.worker" not in getattr(sys, "orig_argv", ()):
+        return
+    try:
+        variant, out = open(FLAG).read().split()
+    except (OSError, ValueError):
+        return
+    import ctypes
+    from functools import partial
+
+    import socratic.evaluator.candidate_context as CC
+    import socratic.evaluator.gpu as G
+    import socratic.evaluator.worker as W
+
+    V = set(variant.split("+"))
+    open(f"{out}/applied.{variant}", "w").close()
+    orig = W.WorkerRun._enqueue
+
+    def _enqueue(self, role, slots, ids, salt, events):
+        if events is None or not V & {"own", "long", "wide"}:
+            return orig(self, role, slots, ids, salt, events)
+        gpu, cctx = self.gpu, self.cctx
+        if "own" in V:   # the other context idle, one op of this one run and synced
+            if role == "base":
+                cctx.sync(); gpu.delay(5e-6); gpu.sync()
+            else:
+                gpu.sync()
+                with cctx.current():
+                    cctx.delay(5e-6); cctx.sync()
+        secs = 1e-3 if "long" in V else 100e-6
+        saved = gpu.delay, cctx.delay
+        if "wide" in V:   # the spin on every SM (4 blocks of 128 each), in each context
+            def gpu_wide(seconds=secs):
+                G.launch(gpu.stream, G.LaunchConfig(grid=gpu.info.sms * 4, block=128), gpu.kernels["spin"],
+                         G.np.int64(int(seconds * 2.0e9)), int(gpu._scratch.handle))
+
+            def cctx_wide(seconds=secs):
+                cycles, scratch = ctypes.c_int64(int(seconds * 2.0e9)), ctypes.c_uint64(cctx._scratch)
+                args = (ctypes.c_void_p * 2)(ctypes.addressof(cycles), ctypes.addressof(scratch))
+                CC.check(CC.driver.cuLaunchKernel(cctx.spin_kernel, gpu.info.sms * 4, 1, 1, 128, 1, 1, 0,
+                                                  cctx.stream, ctypes.addressof(args), 0))
+            gpu.delay, cctx.delay = gpu_wide, cctx_wide
+        else:
+            gpu.delay = partial(type(gpu).delay, gpu, secs)
+            cctx.delay = partial(type(cctx).delay, cctx, secs)
+        try:
+            return orig(self, role, slots, ids, salt, events)
+        finally:
+            gpu.delay, cctx.delay = saved
+
+    W.WorkerRun._enqueue = _enqueue
+    verdict = W.speed_verdict
+
+    def speed_verdict(base_ms, cand_ms, **kw):   # which role moves with the order
+        m = lambda x: float(G.np.median(x)) * 1e3
+        with open(f"{out}/orders.{variant}", "a") as f:
+            f.write("copies %d base-first: base %.3f cand %.3f us; cand-first: base %.3f cand %.3f us\n" % (
+                kw["copies"], m(base_ms[0::2]), m(cand_ms[0::2]), m(base_ms[1::2]), m(cand_ms[1::2])))
+        return verdict(base_ms, cand_ms, **kw)
+
+    W.speed_verdict = speed_verdict
+    if "gap" in V:   # 200 us of the candidate context's own work after the input copies
+        copy_inputs = W.WorkerRun._copy_inputs
+
+        def _copy_inputs(self, slots, v):
+            copy_inputs(self, slots, v)
+            with self.cctx.current():
+                self.cctx.delay(200e-6); self.cctx.sync()
+        W.WorkerRun._copy_inputs = _copy_inputs
+    if "l2x2" in V:   # each lead-in flushes L2 twice
+        for cls in (G.Gpu, CC.CandidateContext):
+            def twice(self, f=cls.flush_l2):
+                f(self); f(self)
+            cls.flush_l2 = twice
+    sys.exit(W.main())
+
+
+_probe()
