@@ -83,6 +83,13 @@ def _probe() -> None:
             def twice(self, f=cls.flush_l2):
                 f(self); f(self)
             cls.flush_l2 = twice
+    if "malloc" in V:   # the judge's buffers from cuMemAlloc, as the candidate context's are,
+        from cuda.core import Buffer   # not from cuda.core's stream-ordered pool (never freed here)
+
+        def alloc(self, nbytes):
+            n = max(int(nbytes), 256)
+            return Buffer.from_handle(int(G.check(G.driver.cuMemAlloc(n))), n)
+        G.Gpu.alloc = alloc
     sys.exit(W.main())
 
 
