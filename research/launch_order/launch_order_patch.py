@@ -33,11 +33,14 @@ def _probe() -> None:
         gpu, cctx = self.gpu, self.cctx
         if "own" in V:   # the other context idle, one op of this one run and synced
             if role == "base":
-                cctx.sync(); gpu.delay(5e-6); gpu.sync()
+                cctx.sync()
+                gpu.delay(5e-6)
+                gpu.sync()
             else:
                 gpu.sync()
                 with cctx.current():
-                    cctx.delay(5e-6); cctx.sync()
+                    cctx.delay(5e-6)
+                    cctx.sync()
         secs = 1e-3 if "long" in V else 100e-6
         saved = gpu.delay, cctx.delay
         if "wide" in V:   # the spin on every SM (4 blocks of 128 each), in each context
@@ -63,10 +66,11 @@ def _probe() -> None:
     verdict = W.speed_verdict
 
     def speed_verdict(base_ms, cand_ms, **kw):   # which role moves with the order
-        m = lambda x: float(G.np.median(x)) * 1e3
+        def m(x):
+            return float(G.np.median(x)) * 1e3
         with open(f"{out}/orders.{variant}", "a") as f:
-            f.write("copies %d base-first: base %.3f cand %.3f us; cand-first: base %.3f cand %.3f us\n" % (
-                kw["copies"], m(base_ms[0::2]), m(cand_ms[0::2]), m(base_ms[1::2]), m(cand_ms[1::2])))
+            f.write(f"copies {kw['copies']} base-first: base {m(base_ms[0::2]):.3f} cand {m(cand_ms[0::2]):.3f} us;"
+                    f" cand-first: base {m(base_ms[1::2]):.3f} cand {m(cand_ms[1::2]):.3f} us\n")
         return verdict(base_ms, cand_ms, **kw)
 
     W.speed_verdict = speed_verdict
@@ -76,15 +80,17 @@ def _probe() -> None:
         def _copy_inputs(self, slots, v):
             copy_inputs(self, slots, v)
             with self.cctx.current():
-                self.cctx.delay(200e-6); self.cctx.sync()
+                self.cctx.delay(200e-6)
+                self.cctx.sync()
         W.WorkerRun._copy_inputs = _copy_inputs
     if "l2x2" in V:   # each lead-in flushes L2 twice
         for cls in (G.Gpu, CC.CandidateContext):
             def twice(self, f=cls.flush_l2):
-                f(self); f(self)
+                f(self)
+                f(self)
             cls.flush_l2 = twice
     if "malloc" in V:   # the judge's buffers from cuMemAlloc, as the candidate context's are,
-        from cuda.core import Buffer   # not from cuda.core's stream-ordered pool (never freed here)
+        from cuda.core import Buffer  # not from cuda.core's stream-ordered pool (never freed here)
 
         def alloc(self, nbytes):
             n = max(int(nbytes), 256)
