@@ -96,6 +96,21 @@ def _probe() -> None:
             n = max(int(nbytes), 256)
             return Buffer.from_handle(int(G.check(G.driver.cuMemAlloc(n))), n)
         G.Gpu.alloc = alloc
+    if "upload" in V:   # each chain uploaded to the stream it runs in (plan_chain uploads it to
+        chain = W.WorkerRun._chain   # the plan's capture stream, which neither role launches in)
+
+        def _chain(self, who, slots, ids):
+            new = (who, tuple(id(slots[i]) for i in ids)) not in self.chains
+            exec_ = chain(self, who, slots, ids)
+            if new and who == "cand":
+                with self.cctx.current():
+                    CC.check(CC.driver.cuGraphUpload(CC.driver.CUgraphExec(exec_), self.cctx.stream))
+                    self.cctx.sync()
+            elif new:
+                G.check(G.driver.cuGraphUpload(G.driver.CUgraphExec(exec_), self.gpu.stream.handle))
+                self.gpu.sync()
+            return exec_
+        W.WorkerRun._chain = _chain
     sys.exit(W.main())
 
 

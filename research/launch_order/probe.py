@@ -17,7 +17,8 @@ and one op of the sample's own context run and synced: the same history for both
 whatever the order), long (the lead-in spin 1 ms instead of 100 us), wide (the lead-in spin
 on every SM, so clocks are up as the sample starts), gap (200 us of the candidate context's own
 work after the input copies), l2x2 (each lead-in flushes L2 twice), malloc (the judge's
-buffers from cuMemAlloc like the candidate context's, not from cuda.core's stream-ordered pool). Every variant writes, per
+buffers from cuMemAlloc like the candidate context's, not from cuda.core's stream-ordered pool), upload (each replay chain uploaded to the stream it is
+launched in, not only to the plan's capture stream). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -84,9 +85,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=39039)
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
-    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc"}]
+    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, joined by +)", file=sys.stderr)
         return 2
     import socratic
 
