@@ -1,5 +1,6 @@
 # Judge round 3, the record issue 39 asks for, in device calls of under 10 minutes each
 # (the machine stays warm between them: /tmp/venv is made once):
+#   bash benchmarks/judge_h200/round3_final.sh probe     # research/launch_order: which lead-in removes the first baseline's offset (~4 min)
 #   bash benchmarks/judge_h200/round3_final.sh tests     # tests/test_round3_gpu.py (hostile candidates, hangs, planted modules)
 #   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files (330 s was too short, s16)
 #   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls
@@ -27,11 +28,13 @@ tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), t
 }
 R=$PWD/src/socratic/kernels
 case "$1" in
+  probe) /tmp/venv/bin/python research/launch_order/probe.py v0 malloc upload own long gap
+         cat /tmp/launch_order/orders.* | tail -40 ;;
   tests) tests 540 tests/test_round3_gpu.py ;;
   gpu)   tests 500 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
   rms)   for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done ;;
   fa)    for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
          ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
          ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu ;;
-  *) echo "usage: round3_final.sh tests|gpu|rms|fa"; exit 2 ;;
+  *) echo "usage: round3_final.sh probe|tests|gpu|rms|fa"; exit 2 ;;
 esac
