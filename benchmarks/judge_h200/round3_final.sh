@@ -28,7 +28,7 @@ tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), t
 }
 R=$PWD/src/socratic/kernels
 case "$1" in
-  probe) /tmp/venv/bin/python research/launch_order/probe.py v0 malloc upload own long gap
+  probe) /tmp/venv/bin/python research/launch_order/probe.py v0 malloc upload prewarm own long
          cat /tmp/launch_order/orders.* | tail -40 ;;
   tests) tests 540 tests/test_round3_gpu.py ;;
   gpu)   tests 500 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
