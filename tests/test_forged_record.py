@@ -47,7 +47,7 @@ def report(sess: Path):
 
 
 def assert_not_met(sess: Path, out: dict) -> None:
-    assert out.get("decision") == "block", out
+    assert out.get("decision") in ("block", "deny"), out   # gemini says deny
     assert not any(e["reason"] == "goal_met" for e in of(sess, "campaign.end"))
     r = report(sess)
     assert not r.goal_met and r.end_reason != "goal_met"
@@ -390,3 +390,188 @@ def test_the_evaluator_reports_its_built_libraries(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     libs = json.loads(r.stdout)["build"]["libraries"]
     assert set(libs) == {"baseline", "reference"} and all(len(v) == 64 for v in libs.values())
+
+
+# ---------------------------------------------------------------------- confused deputies
+# The agent cannot read socratic's key folder nor write the session; socratic's own
+# processes (the session server, the launcher) run outside its domain and can. Nothing they
+# read or write on the agent's behalf may reach through a link the agent planted.
+
+def test_the_candidate_a_symlink_to_the_sessions_key(tmp_path):
+    """candidate.cu -> the session's chain key: the server (outside the domain) would read
+    the key and keep its bytes under candidates/, which the agent reads. A candidate that is
+    not a regular file of the workspace is no candidate: not read, refused, logged."""
+    from socratic import chain
+
+    sess, ws = make(tmp_path)
+    sid = chain.indexed_id(sess)
+    assert sid is not None
+    key_file = chain.key_dir() / f"{sid}.key"
+    secret = key_file.read_bytes()
+    (ws / "candidate.cu").unlink()
+    (ws / "candidate.cu").symlink_to(key_file)
+    code, table = run_evaluate(sess, None)
+    out = stop(sess, ws)
+    assert_not_met(sess, out)
+    for f in (*sess.rglob("*"), *Path(chain.state_home(), "sessions").rglob("*")):
+        if f.is_file() and not f.is_symlink():
+            assert secret.strip() not in f.read_bytes(), f
+    assert "symlink" in table
+    end = of(sess, "eval.end")[0]
+    assert "symlink" in end["summary"]["error"]
+
+
+def test_the_candidate_a_fifo_does_not_hold_the_campaign(tmp_path):
+    """candidate.cu as a FIFO: reading it would block the server, the campaign's lock held,
+    until the agent wrote it (every hook, the stop included, waiting on the agent)."""
+    import os
+
+    sess, ws = make(tmp_path)
+    (ws / "candidate.cu").unlink()
+    os.mkfifo(ws / "candidate.cu")
+    code, table = run_evaluate(sess, None)
+    assert "not a regular file" in table
+    assert_not_met(sess, stop(sess, ws))
+    # nor a FIFO among the workspace's task copies (hashed at every evaluation)
+    (ws / "candidate.cu").unlink()
+    (ws / "candidate.cu").write_text(candidate_source(1.0))
+    (ws / "task" / "baseline.cu").unlink()
+    os.mkfifo(ws / "task" / "baseline.cu")
+    code, table = run_evaluate(sess, None)
+    assert "task/baseline.cu in the workspace differ" in table
+    assert_not_met(sess, stop(sess, ws))
+
+
+def test_a_hand_made_hook_naming_a_fifo_as_its_transcript(tmp_path):
+    """The agent talks to the session server's socket itself (it may: the hooks it runs do)
+    and names a FIFO as its transcript: the server reads transcripts outside the agent's
+    domain, and would wait on it with the campaign's lock held (every hook, the stop's
+    included, stuck until the agent let go). It reads only regular files."""
+    import os
+    import threading
+
+    from socratic.harness.attached.hookserver import HookServer, Request
+
+    sess, ws = make(tmp_path)
+    fifo = ws / "transcript.jsonl"
+    os.mkfifo(fifo)
+    server = HookServer(sess)
+    payload = json.dumps({"session_id": "s1", "cwd": str(ws), "hook_event_name": "Stop",
+                          "transcript_path": str(fifo)}).encode()
+    got: list = []
+
+    def ask() -> None:
+        with server.lock:
+            got.append(server.reply(Request("hook", "stop", 0.0, payload, "")))
+    t = threading.Thread(target=ask, daemon=True)
+    t.start()
+    t.join(10)
+    stuck = t.is_alive()
+    if stuck:                              # let the blocked reader go before failing
+        with open(fifo, "w"):
+            pass
+        t.join(20)
+    assert not stuck and got, "the server waited on the agent's FIFO"
+    assert_not_met(sess, json.loads(got[0][1]))
+
+
+def test_the_launchers_hook_file_writes_through_a_workspace_link(tmp_path):
+    """Before each launch (and after it) socratic, outside the agent's domain, empties and
+    puts back the workspace's hook files (.codex/hooks.json, .codex/config.toml;
+    .gemini/settings.json). The agent's previous run left them as links, to the session's
+    log and to its chain key: followed, socratic would overwrite its own record and key
+    (the log no longer a campaign's, the key a text the agent knows). The links are
+    replaced, their targets untouched."""
+    from socratic import chain
+    from socratic.harness.attached import agentspec, hookcheck
+    from socratic.harness.attached.agentlaunch import check_hooks
+    from socratic.harness.core.sessionlog import SessionLog
+
+    for agent, key_link, log_link in (("codex", ".codex/hooks.json", ".codex/config.toml"),
+                                      ("gemini", ".gemini/settings.json", None)):
+        sess, ws = make(tmp_path / agent, agent=agent)
+        run_evaluate(sess, None)
+        key_file = chain.key_dir() / f"{chain.indexed_id(sess)}.key"
+        key, log = key_file.read_bytes(), (sess / "events.jsonl").read_bytes()
+        for rel, target in ((key_link, key_file), (log_link, sess / "events.jsonl")):
+            if rel is not None:
+                (ws / rel).unlink()
+                (ws / rel).symlink_to(target)
+        spec = agentspec.load(agent)
+        undo = check_hooks(sess, spec, SessionLog(sess, 0.0, role="attach"))
+        for u in undo:
+            u()
+        hookcheck.put_back(sess, spec)
+        assert key_file.read_bytes() == key, agent
+        assert (sess / "events.jsonl").read_bytes().startswith(log), agent
+        assert chain.verify(sess, (sess / "events.jsonl").read_bytes()).status == "verified"
+        for rel in (key_link, log_link):
+            if rel is not None:
+                assert not (ws / rel).is_symlink() and (ws / rel).is_file()
+        assert (ws / spec.config_file).read_bytes() == hookcheck.pristine(sess, spec).read_bytes()
+        assert_not_met(sess, stop(sess, ws))
+
+
+FORGE_PY = '''\
+import hashlib, json, subprocess, sys
+# the agent's `python3`: the fake evaluator's verdict on a 1.5x copy of what it is given
+args = sys.argv[1:]
+i = args.index("--candidate")
+real = open(args[i + 1]).read()
+fast = TMP + "/fast.cu"
+open(fast, "w").write("// speedup: 1.5\\n" + real)
+args[i + 1] = fast
+out = subprocess.run([REAL, *args], stdout=subprocess.PIPE).stdout
+doc = json.loads(out)
+if isinstance(doc.get("candidate"), dict):
+    doc["candidate"]["sha256"] = hashlib.sha256(real.encode()).hexdigest()
+print(json.dumps(doc))
+'''
+
+
+def test_a_program_planted_in_a_path_folder_the_agent_writes(tmp_path, monkeypatch):
+    """The engineer's PATH names a folder inside one the agent may write (here Claude
+    Code's own ~/.claude/, as its local install puts it on PATH); the evaluator (a wrapper
+    here, `nvcc` for socratic's own) runs programs found on PATH, in the session server,
+    outside the agent's domain. The agent plants `python3` there: every evaluation says
+    1.5x for the unchanged kernel. The server's PATH leaves out what the agent can write."""
+    import os
+    import socket as socketlib
+
+    from socratic.harness.attached import agentlaunch
+    from socratic.harness.attached.hookclient import PROTOCOL, ask
+
+    home = tmp_path / "home"
+    agent_bin = home / ".claude" / "local"
+    agent_bin.mkdir(parents=True)
+    user_bin = tmp_path / "userbin"
+    user_bin.mkdir()
+    (user_bin / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (user_bin / "python3").chmod(0o755)
+    wrapper = user_bin / "fake-eval"
+    wrapper.write_text('#!/bin/sh\nexec python3 -m socratic_doubles.fakeeval "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{agent_bin}:{user_bin}:{os.environ['PATH']}")
+    sess, ws = make(tmp_path, evaluator=[str(wrapper)])
+    launch = agentlaunch.prepare(sess, ["claude", "-p", "go"], "headless")
+    try:
+        # the agent, in its shell: a python3 of its own, first on the engineer's PATH
+        (tmp_path / "forge.py").write_text(f"REAL = {sys.executable!r}\nTMP = {str(tmp_path)!r}\n"
+                                          + FORGE_PY)
+        planted = agent_bin / "python3"
+        planted.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'forge.py'} \"$@\"\n")
+        planted.chmod(0o755)
+        s = socketlib.socket(socketlib.AF_UNIX)
+        s.connect(launch.server.path)
+        body = json.dumps({"session_id": "s1", "cwd": str(ws), "hook_event_name": "Stop",
+                           "last_assistant_message": "Done."}).encode()
+        reply = ask(s, "\t".join([PROTOCOL, "hook", "stop", repr(__import__("time").time()),
+                                  str(len(body)), ""]), body)
+        s.close()
+    finally:
+        launch.close()
+    assert reply is not None
+    assert_not_met(sess, json.loads(reply[2]))
+    hook = of(sess, "stophook")[-1]
+    assert not hook["met"] and hook["failing"][0]["speedup"] == 1.0

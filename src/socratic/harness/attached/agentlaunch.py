@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,13 @@ from socratic.pyproc import clean_env, isolated_python
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
 
-def _server_env() -> dict[str, str]:
+def _server_env(writable: Iterable[str] = ()) -> dict[str, str]:
     """The session server's environment: allow-listed, and without any key or token (it
-    needs none; a confined agent can read a process's initial environment as root)."""
-    return {k: v for k, v in clean_env().items() if not any(w in k.upper() for w in _SECRET_WORDS)}
+    needs none; a confined agent can read a process's initial environment as root); its
+    PATH (the evaluator's, the compiler's) without the folders the agent may write."""
+    env = {k: v for k, v in clean_env().items() if not any(w in k.upper() for w in _SECRET_WORDS)}
+    env["PATH"] = confine.path_outside(env["PATH"], writable)
+    return env
 
 
 SERVER_START_S = 30.0     # how long a starting server gets to listen
@@ -75,8 +78,9 @@ class Server:
                 self.proc.kill()
 
 
-def start_server(session_dir: Path) -> Server:
-    """`socratic hook serve --held` for the session, isolated, listening when this returns.
+def start_server(session_dir: Path, writable: Iterable[str] = ()) -> Server:
+    """`socratic hook serve --held` for the session, isolated, listening when this returns;
+    `writable`: the folders the agent may write (left off the server's PATH).
     InputError when another server already serves the session (another launch's, or one
     planted: either way not this launch's to trust)."""
     session_dir = session_dir.resolve()
@@ -92,7 +96,7 @@ def start_server(session_dir: Path) -> Server:
             isolated_python("-m", "socratic", "hook", "serve", "--session", str(session_dir),
                             "--held"),
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log, cwd=session_dir,
-            env=_server_env(), start_new_session=True)
+            env=_server_env(writable), start_new_session=True)
     deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:
         s = connect(path) if os.path.exists(path) else None
@@ -161,9 +165,8 @@ def check_hooks(session_dir: Path, spec: agentspec.AgentSpec, log: Any) -> list[
     _check_and_say(session_dir, spec, log, "before the launch")
     if not spec.confine.strips_workspace or not hookcheck.pristine(session_dir, spec).is_file():
         return []
-    ws_file = session_dir / "workspace" / spec.config_file
-    ws_file.parent.mkdir(parents=True, exist_ok=True)
-    ws_file.write_text(json.dumps({"hooks": {}}) + "\n", encoding="utf-8")
+    hookcheck.write_in_workspace(session_dir / "workspace", spec.config_file,
+                                 (json.dumps({"hooks": {}}) + "\n").encode())
     return [lambda: hookcheck.put_back(session_dir, spec)]
 
 
@@ -202,7 +205,7 @@ def prepare(session_dir: Path, argv: list[str], mode: str,
         log = SessionLog(session_dir, camp.settings.start_epoch, role="attach")
         cleanups = check_hooks(session_dir, spec, log)
         log.write(AgentLaunch(agent=spec.name, confined=conf.confined, how=conf.how, mode=mode))
-        server = start_server(session_dir)
+        server = start_server(session_dir, writable=policy.write)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         for undo in cleanups:

@@ -136,6 +136,17 @@ def agent_policy(*, workspace: Path, session_dir: Path, state: Iterable[Path], t
                            scope_abstract_unix=True)
 
 
+def path_outside(path_var: str, writable: Iterable[str]) -> str:
+    """PATH without the folders the agent may write, or any inside them (nor a relative
+    entry): for socratic's own processes outside its domain (the session server, the
+    evaluator it runs, the compiler that runs), where a program the agent planted on the
+    engineer's PATH (~/.claude/local, say) would measure, or build, whatever it likes."""
+    folders = [_real(w) for w in writable]
+    keep = [e for e in path_var.split(os.pathsep)
+            if e and os.path.isabs(e) and not any(_within(_real(e), f) for f in folders)]
+    return os.pathsep.join(keep) or os.defpath
+
+
 def decide(policy: landlock.Policy, env: Mapping[str, str] | None = None) -> Confinement:
     ok, how = availability(env)
     return Confinement(ok, how, policy if ok else None)

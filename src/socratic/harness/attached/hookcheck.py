@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import os
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,13 +165,45 @@ def put_back(session_dir: Path, spec: agentspec.AgentSpec) -> None:
     src = pristine(session_dir, spec)
     ws = Path(session_dir) / "workspace"
     if src.is_file():
-        dest = ws / spec.config_file
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
+        write_in_workspace(ws, spec.config_file, src.read_bytes())
     for rel, text in spec.extra_files.items():
-        p = ws / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+        write_in_workspace(ws, rel, text.encode("utf-8"))
+
+
+def write_in_workspace(ws: Path, rel: str, data: bytes) -> None:
+    """`data` as the workspace's file `rel`, by socratic outside the agent's domain: a link
+    the agent left on the way (the file, or a folder above it) is replaced, never followed
+    (followed, socratic would write wherever it points: the session's log, its chain key).
+    Folder by folder from descriptors, so a link made meanwhile is not followed either."""
+    *folders, name = Path(rel).parts
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in folders:
+            try:
+                nxt = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(part, dir_fd=fd)
+                nxt = os.open(part, flags, dir_fd=fd)
+            except NotADirectoryError:   # a link (O_NOFOLLOW) or a file in the way
+                os.unlink(part, dir_fd=fd)
+                os.mkdir(part, dir_fd=fd)
+                nxt = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        tmp = f".{name}.{os.getpid()}.tmp"
+        with suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=fd)
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view):]
+        finally:
+            os.close(out)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)   # replaces a link, not its target
+    finally:
+        os.close(fd)
 
 
 def line(found: list[str]) -> str:

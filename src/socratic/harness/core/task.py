@@ -4,8 +4,11 @@ campaign start."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,13 @@ from socratic.taskfile import goal_choices, load_task
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The file's sha256; OSError for anything but a regular file (the workspace's task
+    copies are the agent's to replace: a FIFO there would hold the session server)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return hashlib.sha256(fh.read()).hexdigest()
 
 
 def sha256_text(data: bytes) -> str:

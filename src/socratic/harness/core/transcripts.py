@@ -50,6 +50,10 @@ def read_new(fmt: str, path: str | None, offset: int) -> tuple[Chunk, int]:
     if not path or fmt == "none":
         return Chunk(), offset
     p = Path(path)
+    # the path comes in the agent's payload (a hand-made one too), read outside its domain:
+    # a FIFO or a device (/dev/zero) would hold the session server, the campaign's lock held
+    if not p.is_file():
+        return Chunk(), offset
     try:
         if fmt == "gemini-json" and p.suffix != ".jsonl":
             return _gemini(p, offset)

@@ -7,6 +7,8 @@ campaign loop uses it, and so can anything else that holds a session (stophook.p
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,27 @@ def file_sha256(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def read_candidate(path: Path) -> tuple[bytes, str | None]:
+    """The workspace candidate's bytes (b"" when there is none), or why it cannot be one.
+    Read as the agent's own file, never through a link: socratic reads it outside the
+    agent's Landlock domain, so a link would let the agent read through socratic what it
+    cannot (the session's chain key, kept in candidates/ and shown in build logs); and only
+    a regular file (a FIFO would hold the campaign's lock until the agent writes it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return b"", None
+    except OSError as exc:
+        if os.path.islink(path):
+            return b"", (f"workspace/{path.name} is a symlink (to {os.readlink(path)}): not "
+                         f"read; the candidate is the workspace's own file")
+        return b"", f"workspace/{path.name} cannot be read ({exc.strerror})"
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return b"", f"workspace/{path.name} is not a regular file: not read"
+        return fh.read(), None
 
 
 def result_matches(session_dir: Path, ev: Evaluation) -> bool:
@@ -108,8 +131,8 @@ class Evaluations:
         self.triggers.resume(self.history.evals)
 
     def candidate_sha(self) -> str:
-        cand = self.session.candidate
-        return sha256_text(cand.read_bytes()) if cand.exists() else ""
+        data, bad = read_candidate(self.session.candidate)
+        return sha256_text(data) if not bad and self.session.candidate.exists() else ""
 
     def check_task_files(self) -> list[str]:
         """Edits to the task's files (workspace copies or the frozen copy) change nothing; the
@@ -136,7 +159,7 @@ class Evaluations:
         if notes:
             self.emit(TaskModified(notes=notes))
         cand = self.session.candidate
-        data = cand.read_bytes() if cand.exists() else b""
+        data, bad = read_candidate(cand)
         sha = sha256_text(data)
         n = self._begin(data, sha, set_name, source)
         # the evaluator reads a copy of these very bytes, where the agent cannot write:
@@ -155,7 +178,7 @@ class Evaluations:
 
         error: str | None
         if not data:
-            result, code, stderr, error = None, 2, "", "workspace/candidate.cu is missing or empty"
+            result, code, stderr, error = None, 2, "", bad or "workspace/candidate.cu is missing or empty"
         else:
             with self.holder.outside():
                 result, code, stderr, error = run_evaluator(
