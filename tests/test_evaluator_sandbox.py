@@ -322,3 +322,51 @@ attempt("own", lambda: sc(129, os.getpid(), 0, ctypes.byref(info)))
         if victim.poll() is None:
             os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
+
+
+DROP_CAPS_AND_WAIT = r'''
+import ctypes, time
+class Header(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+data = (ctypes.c_uint32 * 6)()
+ctypes.CDLL(None).syscall(126, ctypes.byref(Header(0x20080522, 0)), data)   # capset: none, as a user's process
+print("ready", flush=True)
+time.sleep(60)
+'''
+
+
+@pytest.mark.skipif(not _x86_64(), reason="the launcher's seccomp filter is x86-64 only")
+def test_the_candidates_process_sets_no_other_processs_limits_or_scheduling():
+    """prlimit64 on another process of the user needs no capability and is not Landlock's
+    to stop: a candidate could give the judge, the runner or the session server a CPU-time
+    limit of one second (killed), no file descriptors or a file-size limit (their writes
+    fail). Its scheduling (SCHED_IDLE, nice, affinity, I/O priority) likewise, wherever
+    that process holds no capability the candidate lacks (any user's but root's)."""
+    import os
+    import signal
+
+    victim = subprocess.Popen([sys.executable, "-I", "-c", DROP_CAPS_AND_WAIT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert victim.stdout is not None and victim.stdout.readline().strip() == "ready"
+        before = open(f"/proc/{victim.pid}/limits").read(), os.sched_getscheduler(victim.pid)
+        lines = _confined(r'''
+v = int(sys.argv[1])
+one = (ctypes.c_uint64 * 2)(1, 1)
+attempt("prlimit-cpu", lambda: sc(302, v, 0, ctypes.byref(one), None))         # RLIMIT_CPU
+attempt("prlimit-files", lambda: sc(302, v, 7, ctypes.byref(one), None))       # RLIMIT_NOFILE
+attempt("sched-idle", lambda: sc(144, v, 5, ctypes.byref(ctypes.c_int(0))))    # SCHED_IDLE
+attempt("nice", lambda: sc(141, 0, v, 19))                                     # PRIO_PROCESS
+attempt("nice-user", lambda: sc(141, 2, os.getuid(), 19))                      # PRIO_USER: all of the user's
+attempt("affinity", lambda: sc(203, v, 8, ctypes.byref(ctypes.c_uint64(1))))
+attempt("ioprio", lambda: sc(251, 1, v, 3 << 13))                              # IOPRIO_CLASS_IDLE
+own = (ctypes.c_uint64 * 2)()
+attempt("own-limits", lambda: sc(302, 0, 7, None, ctypes.byref(own)))          # getrlimit, as glibc asks
+attempt("own-nice", lambda: sc(141, 0, 0, 1))
+''', str(victim.pid))
+        assert (open(f"/proc/{victim.pid}/limits").read(), os.sched_getscheduler(victim.pid)) == before, lines
+        for what in ("prlimit-cpu", "prlimit-files", "sched-idle", "nice", "nice-user", "affinity", "ioprio"):
+            assert lines[what] == "denied", lines
+        assert lines["own-limits"] == lines["own-nice"] == "allowed", lines
+    finally:
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()

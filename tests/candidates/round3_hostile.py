@@ -221,11 +221,13 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 def sandbox_escape_rms() -> str:
     # what Landlock does not guard: a path-named Unix socket (tmux, D-Bus, docker.sock run
     # commands for the user), leaving the judge's process group and its parent-death signal
-    # (outliving the judge), SysV IPC and kernel keys (outliving the process)
+    # (outliving the judge), SysV IPC and kernel keys (outliving the process), the judge's
+    # resource limits
     return PRELUDE + r'''
 #include <sys/socket.h>
 #include <sys/shm.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 static int got_out() {
@@ -236,6 +238,8 @@ static int got_out() {
   int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
   if (shm >= 0) { shmctl(shm, IPC_RMID, 0); return 1; }
   if (syscall(SYS_add_key, "user", "socratic-h", "x", 1, -2 /* its process keyring */) >= 0) return 1;
+  struct rlimit judges;   // reading the judge's limits: setting them (RLIMIT_CPU 1 s) is as open
+  if (prlimit(getppid(), RLIMIT_CORE, NULL, &judges) == 0) return 1;
   return 0;
 }
 extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {

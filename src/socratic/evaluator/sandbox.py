@@ -102,6 +102,9 @@ _DENIED_X86_64 = {"fork": 57, "vfork": 58, "execve": 59, "ptrace": 101, "tkill":
                   "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
                   "add_key": 248, "request_key": 249, "keyctl": 250}
 _SYS_PRCTL = 157
+_SYS_PRLIMIT64 = 302
+_SCHED_SET = (142, 144, 203, 314)   # sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr
+_PRIORITY_SET = ((141, 0), (251, 1))   # setpriority(PRIO_PROCESS), ioprio_set(IOPRIO_WHO_PROCESS)
 
 
 class _SockFilter(ctypes.Structure):
@@ -130,6 +133,15 @@ def _seccomp_program(own_pid: int) -> list[tuple[int, int, int, int]]:
     for nr in (62, 234, 129, 297):
         prog += [(jeq, 0, 4, nr), (ld, 0, 0, 16), (jeq, 1, 0, own_pid), (ret, 0, 0, _RET_ERRNO | _EPERM),
                  (ret, 0, 0, _RET_ALLOW)]
+    # another process's limits and scheduling (neither is Landlock's to stop; prlimit64 on
+    # a process of the same user needs no capability: a CPU-time limit kills the judge):
+    # its own only, pid 0 or its pid (threads use 0, as glibc does)
+    for nr in (_SYS_PRLIMIT64, *_SCHED_SET):
+        prog += [(jeq, 0, 5, nr), (ld, 0, 0, 16), (jeq, 2, 0, 0), (jeq, 1, 0, own_pid),
+                 (ret, 0, 0, _RET_ERRNO | _EPERM), (ret, 0, 0, _RET_ALLOW)]
+    for nr, which in _PRIORITY_SET:   # (which, who): a process, and that one itself
+        prog += [(jeq, 0, 7, nr), (ld, 0, 0, 16), (jeq, 0, 3, which), (ld, 0, 0, 24), (jeq, 2, 0, 0),
+                 (jeq, 1, 0, own_pid), (ret, 0, 0, _RET_ERRNO | _EPERM), (ret, 0, 0, _RET_ALLOW)]
     return prog + [(ret, 0, 0, _RET_ALLOW)]
 
 
@@ -160,8 +172,8 @@ def confine_launcher(library: str = "", extra_reads: tuple[str, ...] = ()) -> di
     nothing it writes outlives it, /dev/shm included), TCP (Landlock, which also keeps it
     from reading or tracing processes outside its domain: the judge, the harness); every
     capability; new processes, programs, signals to others, leaving the judge's process
-    group or its parent-death signal, sockets (local ones included), io_uring, SysV IPC and
-    kernel keys (seccomp); more than CANDIDATE_FILE_LIMIT bytes in a file and core dumps
+    group or its parent-death signal, sockets (local ones included), io_uring, SysV IPC,
+    kernel keys, other processes' limits and scheduling (seccomp); more than CANDIDATE_FILE_LIMIT bytes in a file and core dumps
     (rlimits). Each entry says what is in force or why not."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)   # dies with the judge
