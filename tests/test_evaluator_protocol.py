@@ -318,3 +318,13 @@ def test_the_launcher_job_and_requests_round_trip():
     for msg in (p.LauncherReady(sandbox={"landlock": "ABI 4"}), p.LauncherFatal(error="x"),
                 p.PlanReply(id="ab12", rc=0, plan="00"), p.PlanReply(id="ab12", rc=None, error="why")):
         assert p.parse_message(json.loads(json.dumps(msg.to_dict())), p.LAUNCHER_REPLIES, "reply") == msg
+
+
+def test_a_forged_end_of_replies_is_not_the_end():
+    """The reader marks the pipe's end with a record of its own; a candidate that writes
+    `{"type": "eof"}` itself is not taken for a process that exited (the judge would wait
+    on it, thawed, until the runner's timeout killed the judge and not it)."""
+    cand = ScriptedLauncher.make(lambda nonce: [{"type": "eof"}, {"type": "plan", "id": nonce, "rc": 7, "error": "x"}])
+    cap = cand.capture(b"\x01\x02", [], 5.0)
+    assert (cap.rc, cap.error) == (7, "x")
+

@@ -52,10 +52,11 @@ def test_the_baselines_and_references_results_are_out_of_reach(tmp_path, name):
             assert r["err_baseline"] < 0.05, r
 
 
-@pytest.mark.parametrize("name", ["sandbox_shm_persist_rms", "sandbox_read_secrets_rms", "sandbox_network_rms"])
+@pytest.mark.parametrize("name", ["sandbox_shm_persist_rms", "sandbox_read_secrets_rms", "sandbox_network_rms",
+                                  "sandbox_escape_rms"])
 def test_the_candidates_process_keeps_nothing_reads_nothing_reaches_nothing(tmp_path, name):
     # its forbidden move failed, so it returned 0 and ran its honest kernel: every scenario
-    # correct, no "error code 77/78/79" (its speed is its kernel's, not the baseline's: on an
+    # correct, no "error code 77/78/79/80" (its speed is its kernel's, not the baseline's: on an
     # H100 a microsecond scenario of it once read order-dependent, 1.149 vs 0.994)
     res = run(tmp_path, name, "--scenarios", "smoke")
     assert res.doc is not None, res.stderr[-400:]

@@ -218,6 +218,35 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 ''' + _CORRECT_ENTRY
 
 
+def sandbox_escape_rms() -> str:
+    # what Landlock does not guard: a path-named Unix socket (tmux, D-Bus, docker.sock run
+    # commands for the user), leaving the judge's process group and its parent-death signal
+    # (outliving the judge), SysV IPC and kernel keys (outliving the process), the judge's
+    # resource limits
+    return PRELUDE + r'''
+#include <sys/socket.h>
+#include <sys/shm.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static int got_out() {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd >= 0) { close(fd); return 1; }
+  if (setsid() >= 0 || setpgid(0, 0) == 0) return 1;
+  if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) == 0) return 1;
+  int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+  if (shm >= 0) { shmctl(shm, IPC_RMID, 0); return 1; }
+  if (syscall(SYS_add_key, "user", "socratic-h", "x", 1, -2 /* its process keyring */) >= 0) return 1;
+  struct rlimit judges;   // reading the judge's limits: setting them (RLIMIT_CPU 1 s) is as open
+  if (prlimit(getppid(), RLIMIT_CORE, NULL, &judges) == 0) return 1;
+  return 0;
+}
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (got_out()) return 80;
+''' + _CORRECT_ENTRY
+
+
 def hang_entry_rms() -> str:
     return PRELUDE + r'''
 #include <unistd.h>
@@ -247,6 +276,7 @@ SOURCES = {
     "sandbox_shm_persist_rms": sandbox_shm_persist_rms,
     "sandbox_read_secrets_rms": sandbox_read_secrets_rms,
     "sandbox_network_rms": sandbox_network_rms,
+    "sandbox_escape_rms": sandbox_escape_rms,
     "hang_entry_rms": hang_entry_rms,
     "hang_kernel_rms": hang_kernel_rms,
 }

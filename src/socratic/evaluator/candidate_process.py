@@ -35,6 +35,8 @@ from socratic.pyproc import clean_env, isolated_python
 _NOT_FOR_CANDIDATE = ("ANTHROPIC", "OPENAI", "GEMINI", "GOOGLE", "CLAUDE", "CODEX", "SOCRATIC_", "SSH_")
 MAX_REPLY = 64 << 20   # bytes in one reply line; a longer one is not a plan
 START_TIMEOUT_S = 120.0
+# the end of its replies: a record of the reader's own, not JSON a candidate could write
+_EOF: dict[str, Any] = {"type": "end of replies"}
 
 
 class CandidateProcessError(Exception):
@@ -105,7 +107,7 @@ class CandidateProcess:
                 continue
             if isinstance(msg, dict):
                 self.replies.put(msg)
-        self.replies.put({"type": "eof"})
+        self.replies.put(_EOF)
 
     def _send(self, msg: LauncherJob | PlanRequest) -> None:
         try:
@@ -125,7 +127,7 @@ class CandidateProcess:
             except queue.Empty:
                 self.kill()
                 raise CandidateHang(f"the candidate's entry did not return within {timeout_s:g} s") from None
-            if msg.get("type") == "eof":
+            if msg is _EOF:
                 self.proc.wait()
                 self.replies.put(msg)   # every later wait sees it too
                 code = self.proc.returncode

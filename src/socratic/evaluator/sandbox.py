@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import sys
 
 from socratic.landlock import Policy, restrict_self
@@ -81,14 +82,29 @@ _AUDIT_ARCH_X86_64 = 0xC000003E
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
 _CLONE_THREAD = 0x00010000
+CANDIDATE_FILE_LIMIT = 8 << 20   # bytes: the most it may write to a file (its stdout and stderr)
 # x86-64 system calls the launcher never needs: new processes and programs, and reaching
 # into other processes (their memory, their file descriptors, their signals)
 _DENIED_X86_64 = {"fork": 57, "vfork": 58, "execve": 59, "ptrace": 101, "tkill": 200,
                   "process_vm_readv": 310, "process_vm_writev": 311, "execveat": 322,
                   "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426,
-                  "io_uring_register": 427, "pidfd_open": 434, "pidfd_getfd": 438}
-_SYS_SOCKET = 41
-_AF_UNIX = 1   # the only socket family it keeps (the driver's local sockets); no network
+                  "io_uring_register": 427, "pidfd_open": 434, "pidfd_getfd": 438,
+                  # every socket: a path-named Unix socket is no file to Landlock, so a local
+                  # one reaches any service that trusts the uid (tmux, the systemd user
+                  # manager, D-Bus, docker.sock) and runs commands outside the sandbox; the
+                  # driver's own connections are made before (its context is up)
+                  "socket": 41,
+                  # leaving the judge's process group: its killpg would miss it
+                  "setpgid": 109, "setsid": 112,
+                  # SysV IPC objects and kernel keys outlive the process (and keyrings hold
+                  # the user's keys): a channel to the next evaluation or to the user's things
+                  "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66,
+                  "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
+                  "add_key": 248, "request_key": 249, "keyctl": 250}
+_SYS_PRCTL = 157
+_SYS_PRLIMIT64 = 302
+_SCHED_SET = (142, 144, 203, 314)   # sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr
+_PRIORITY_SET = ((141, 0), (251, 1))   # setpriority(PRIO_PROCESS), ioprio_set(IOPRIO_WHO_PROCESS)
 
 
 class _SockFilter(ctypes.Structure):
@@ -106,16 +122,26 @@ def _seccomp_program(own_pid: int) -> list[tuple[int, int, int, int]]:
     for nr in sorted(_DENIED_X86_64.values()):
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, _RET_ERRNO | _EPERM)]
     prog += [(jeq, 0, 1, 435), (ret, 0, 0, _RET_ERRNO | _ENOSYS)]   # clone3: glibc falls back to clone
-    # socket: local (AF_UNIX) only: UDP, raw and netlink sockets are not Landlock's to stop
-    prog += [(jeq, 0, 4, _SYS_SOCKET), (ld, 0, 0, 16), (jeq, 1, 0, _AF_UNIX), (ret, 0, 0, _RET_ERRNO | _EPERM),
+    # prctl: all but PR_SET_PDEATHSIG (set before the filter: it dies with the judge)
+    prog += [(jeq, 0, 4, _SYS_PRCTL), (ld, 0, 0, 16), (jeq, 0, 1, _PR_SET_PDEATHSIG), (ret, 0, 0, _RET_ERRNO | _EPERM),
              (ret, 0, 0, _RET_ALLOW)]
     # clone: threads only
     prog += [(jeq, 0, 4, 56), (ld, 0, 0, 16), (jset, 1, 0, _CLONE_THREAD), (ret, 0, 0, _RET_ERRNO | _EPERM),
              (ret, 0, 0, _RET_ALLOW)]
-    # kill and tgkill: this process only
-    for nr in (62, 234):
+    # kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo: this process only (Landlock
+    # scopes signals only from ABI 6; sigqueue(3) reaches any process of the user below)
+    for nr in (62, 234, 129, 297):
         prog += [(jeq, 0, 4, nr), (ld, 0, 0, 16), (jeq, 1, 0, own_pid), (ret, 0, 0, _RET_ERRNO | _EPERM),
                  (ret, 0, 0, _RET_ALLOW)]
+    # another process's limits and scheduling (neither is Landlock's to stop; prlimit64 on
+    # a process of the same user needs no capability: a CPU-time limit kills the judge):
+    # its own only, pid 0 or its pid (threads use 0, as glibc does)
+    for nr in (_SYS_PRLIMIT64, *_SCHED_SET):
+        prog += [(jeq, 0, 5, nr), (ld, 0, 0, 16), (jeq, 2, 0, 0), (jeq, 1, 0, own_pid),
+                 (ret, 0, 0, _RET_ERRNO | _EPERM), (ret, 0, 0, _RET_ALLOW)]
+    for nr, which in _PRIORITY_SET:   # (which, who): a process, and that one itself
+        prog += [(jeq, 0, 7, nr), (ld, 0, 0, 16), (jeq, 0, 3, which), (ld, 0, 0, 24), (jeq, 2, 0, 0),
+                 (jeq, 1, 0, own_pid), (ret, 0, 0, _RET_ERRNO | _EPERM), (ret, 0, 0, _RET_ALLOW)]
     return prog + [(ret, 0, 0, _RET_ALLOW)]
 
 
@@ -145,10 +171,16 @@ def confine_launcher(library: str = "", extra_reads: tuple[str, ...] = ()) -> di
     reads but the system's and its own files, writes but the GPU's device files (so
     nothing it writes outlives it, /dev/shm included), TCP (Landlock, which also keeps it
     from reading or tracing processes outside its domain: the judge, the harness); every
-    capability; new processes, programs, signals to others, sockets other than local ones
-    and io_uring (seccomp). Each entry says what is in force or why not."""
+    capability; new processes, programs, signals to others, leaving the judge's process
+    group or its parent-death signal, sockets (local ones included), io_uring, SysV IPC,
+    kernel keys, other processes' limits and scheduling (seccomp); more than CANDIDATE_FILE_LIMIT bytes in a file and core dumps
+    (rlimits). Each entry says what is in force or why not."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)   # dies with the judge
+    # its stdout and stderr are a file of the judge's, which Landlock does not guard once
+    # open: capped (no disk filled); no core dump (a core_pattern helper would keep its memory)
+    for limit, size in ((resource.RLIMIT_FSIZE, CANDIDATE_FILE_LIMIT), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(limit, (size, size))
     got = restrict_self(Policy(read=launcher_reads(library, extra_reads), writable_files=_device_files(),
                                connect_tcp=(), bind_tcp=(), scope_signals=True, scope_abstract_unix=True))
     out = {"files": got["files"], "network": got.get("network", "")}
