@@ -1,0 +1,74 @@
+"""A careless user's input, each as they typed it: one line naming the file or value (exit
+code 2), never a traceback, and nothing that silently means something else."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from socratic.cli import main
+
+
+def _rmsnorm_with(tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the bundled rmsnorm task whose task.toml has `old` replaced by `new`."""
+    from socratic.resources import bundled_dir
+
+    folder = tmp_path / "t"
+    shutil.copytree(bundled_dir("socratic.kernels") / "rmsnorm", folder)
+    toml = folder / "task.toml"
+    assert old in toml.read_text()
+    toml.write_text(toml.read_text().replace(old, new, 1))
+    return folder
+
+
+EXTREME = 'inputs = { x = { rows = { length = "cols", log2_spread = 20 } } }'
+ROWS = 'rows = { min = 1, max = 65536, scale = "log" }'
+GRID = "grid = [\n  { rows = [1, 3, 17, 128, 1000, 4096]"
+
+
+@pytest.mark.parametrize("old,new,words", [
+    # wrong types that crashed the loader (AttributeError, TypeError, ValueError)
+    (EXTREME, "inputs = 5", ["distribution 'extreme_rows'", "`inputs` must be a table"]),
+    (EXTREME, "inputs = { x = { rows = 5 } }", ["input 'x'", "`rows` must be a table"]),
+    (EXTREME, "inputs = { x = { channels = 5 } }", ["`channels` must be a table"]),
+    (EXTREME, 'inputs = { x = { rows = { length = "cols", log2_spread = "x" } } }',
+     ["`log2_spread` must be a whole number"]),
+    (ROWS, 'rows = { min = 1, max = 10, p_equal = "x" }', ["hidden field 'rows'", "`p_equal`"]),
+    ("[sets.smoke]\nscenarios = [", "[sets.smoke]\nscenarios = 5\n[sets.other]\nscenarios = [",
+     ["set 'smoke'", "`scenarios` must be a list of inline tables"]),
+    (GRID, GRID.replace("grid = [", "grid = [5,"), ["set 'full'", "`grid` must be a list"]),
+    (GRID, GRID.replace("{ rows", '{ where = "rows >", rows'),
+     ["set 'full'", "grid `where`", "bad expression 'rows >'"]),
+    (GRID, GRID.replace("{ rows", '{ where = "rowz > 1", rows'), ["unknown name 'rowz'"]),
+    # a [hidden] space that could draw nothing: every evaluation silently without hidden
+    # scenarios, the goal's hidden rule vacuous
+    ("count = 4", 'count = 4\nwhere = "rowz > 3"', ["[hidden]: no scenario can be drawn",
+                                                     "unknown name 'rowz'"]),
+    ("count = 4", 'count = 4\nwhere = "rows >"', ["[hidden]", "bad expression"]),
+    (ROWS, 'rows = "colz * 2"', ["[hidden]", "unknown name 'colz'"]),
+    # misspelt keys and values that were ignored, their defaults used unsaid
+    (ROWS, 'rows = { min = 1, max = 10, scale = "lg" }', ["`scale` must be \"linear\" or \"log\""]),
+    (ROWS, 'rows = { min = 1, max = 10, p_equl = 0.5 }', ["unknown key `p_equl`"]),
+    ("count = 4", "count = 4\nmax_flop = 1e9", ["unknown key `hidden.max_flop`"]),
+    ("[sets.smoke]\nscenarios = [", "[sets.smoke]\nscenario = [",
+     ["set 'smoke': unknown key `sets.smoke.scenario`"]),
+    # a number field of the params struct given a text: it failed only on the GPU node
+    ("eps = 1e-6", 'eps = "tiny"', ["field eps", "'tiny', not a number"]),
+])
+def test_a_damaged_task_file_is_one_line_naming_it(tmp_path, capsys, old, new, words):
+    folder = _rmsnorm_with(tmp_path, old, new)
+    for args in (["--list"], ["--space", "3", "--list"]):
+        assert main(["eval", str(folder), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert err.startswith(f"socratic: error: {folder / 'task.toml'}"), err
+        for w in words:
+            assert w in err, err
+
+
+def test_the_bundled_tasks_still_draw_their_hidden_scenarios(capsys):
+    for task in ("rmsnorm", "flash_attn_fwd"):
+        assert main(["eval", task, "--space", "3", "--list"]) == 0
+        assert "(3 scenarios)" in capsys.readouterr().out
