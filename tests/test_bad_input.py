@@ -54,6 +54,13 @@ GRID = "grid = [\n  { rows = [1, 3, 17, 128, 1000, 4096]"
     ("count = 4", "count = 4\nmax_flop = 1e9", ["unknown key `hidden.max_flop`"]),
     ("[sets.smoke]\nscenarios = [", "[sets.smoke]\nscenario = [",
      ["set 'smoke': unknown key `sets.smoke.scenario`"]),
+    ("max_flops = 4e11", "max_flops = 4e11\nunit_flop = 3", ["unknown key `reference.unit_flop`"]),
+    # top-level tables and lists of the wrong type: a crash at load (derived), at attach
+    # (banned) or only on the GPU node (comparisons)
+    ("seeds = 3", "seeds = 3\nderived = 5", ["`derived` must be a table"]),
+    ("seeds = 3", "seeds = 3\ncomparisons = 5", ["`comparisons` must be a table"]),
+    ("seeds = 3", 'seeds = 3\ncomparisons = { names = "fa3" }', ["`comparisons.names` must be a list"]),
+    ("seeds = 3", 'seeds = 3\nbanned = ["cublas", 5]', ["`banned` must be a list of library names"]),
     # a number field of the params struct given a text: it failed only on the GPU node
     ("eps = 1e-6", 'eps = "tiny"', ["field eps", "'tiny', not a number"]),
 ])

@@ -52,6 +52,7 @@ SPACE_ID_RE = re.compile(r"^space-(\d+)-(\d+)-(.+)$")
 MAX_SPACE = 4096
 MAX_TRIES = 200   # draws per hidden scenario before a space is taken to hold no more
 BUILD_KEYS = ("command", "archs", "arch_specific")
+REFERENCE_KEYS = ("source", "entry", "units", "unit_flops", "max_flops")
 HIDDEN_KEYS = ("count", "fields", "where", "max_flops", "grid")
 HIDDEN_FIELD_KEYS = ("choices", "min", "max", "scale", "equal_to", "p_equal")
 SET_KEYS = ("scenarios", "grid")
@@ -575,6 +576,7 @@ def load_task(task_dir: Path | str) -> Task:
     command, archs, arch_specific = _build(ld, build)
 
     ref = ld.need(d, "reference", dict, "")
+    _known_keys(ld, ref, REFERENCE_KEYS, "", "reference", prefix="reference.")
     reference = ReferenceSpec(
         source=task_dir / ld.need(ref, "source", str, "reference."),
         entry=ld.need(ref, "entry", str, "reference."),
@@ -595,6 +597,7 @@ def load_task(task_dir: Path | str) -> Task:
     params = ld.need(d, "params", dict, "")
     fields = [_field(ld, f, names) for f in ld.need(params, "fields", list, "params.")]
 
+    _check_shapes(ld, d)
     metrics = d.get("metrics", {})
     derived = d.get("derived", {})
     defaults = d.get("defaults", {})
@@ -640,6 +643,25 @@ def load_task(task_dir: Path | str) -> Task:
             hint = f"did you mean `{close[0]}`?" if close else f"known: {', '.join(TOP_KEYS)}"
             raise ld.fail(f"unknown key `{key}` ({hint})", key)
     return task
+
+
+def _check_shapes(ld: _Loader, d: TomlTable) -> None:
+    """The optional top-level keys other parts read as they are: a table given as a number
+    (`derived = 5`) or a list holding a number (`banned`) would crash them later (the
+    comparisons only on a GPU node), so their types are checked here."""
+    for key in ("defaults", "derived", "metrics", "comparisons"):
+        if key in d and not isinstance(d[key], dict):
+            raise ld.fail(f"`{key}` must be a table (got {d[key]!r})"[:200], key)
+    comps = d.get("comparisons", {})
+    names = comps.get("names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ld.fail(f"`comparisons.names` must be a list of names (got {names!r})", "comparisons.names")
+    for key in ("banned", "bans"):   # the agent's instructions list them
+        banned = d.get(key, [])
+        if not isinstance(banned, list) or not all(isinstance(b, str) for b in banned):
+            raise ld.fail(f"`{key}` must be a list of library names (got {banned!r})", key)
+    if not isinstance(d.get("description", ""), str):
+        raise ld.fail(f"`description` must be a string (got {d['description']!r})", "description")
 
 
 def _build(ld: _Loader, build: TomlTable) -> tuple[str, tuple[str, ...], bool]:
