@@ -79,3 +79,21 @@ def test_the_bundled_tasks_still_draw_their_hidden_scenarios(capsys):
     for task in ("rmsnorm", "flash_attn_fwd"):
         assert main(["eval", task, "--space", "3", "--list"]) == 0
         assert "(3 scenarios)" in capsys.readouterr().out
+
+
+def test_a_question_injected_after_a_torn_inbox_line_is_read(tmp_path, capsys):
+    """A writer killed mid-line (a full disk) leaves the inbox without its last newline:
+    the next question was glued onto it, reported queued and never asked."""
+    from socratic.harness.core.inbox import read_commands
+    from socratic.resources import resolve_session_dir
+
+    sess = tmp_path / "my session"
+    shutil.copytree(resolve_session_dir(Path("demo")), sess)
+    inbox = sess / "inbox.jsonl"
+    inbox.write_bytes(inbox.read_bytes() + b'{"type":"question","te')
+    before = inbox.read_bytes()
+    assert main(["inject", str(sess), "--text", "which bound applies?"]) == 0
+    assert "question queued" in capsys.readouterr().err
+    assert inbox.read_bytes().startswith(before)          # nothing already there is lost
+    texts = [getattr(c, "text", None) for c, _ in read_commands(inbox)]
+    assert texts[-1] == "which bound applies?", texts
