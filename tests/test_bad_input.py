@@ -97,3 +97,27 @@ def test_a_question_injected_after_a_torn_inbox_line_is_read(tmp_path, capsys):
     assert inbox.read_bytes().startswith(before)          # nothing already there is lost
     texts = [getattr(c, "text", None) for c, _ in read_commands(inbox)]
     assert texts[-1] == "which bound applies?", texts
+
+
+def test_pack_into_a_missing_folder_names_it(tmp_path, capsys):
+    out = tmp_path / "no such folder" / "demo.socratic"
+    assert main(["pack", "demo", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err    # it named demo.socratic.tmp, a file the user never typed
+    assert f"{out}: no folder {out.parent} to write it in" in err and ".tmp" not in err, err
+
+
+def test_pack_on_a_full_disk_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    import errno
+
+    real = Path.write_bytes
+
+    def full(self, data):   # the disk fills half way through
+        real(self, data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    assert main(["pack", "demo", "-o", str(tmp_path / "demo.socratic")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err, err
+    assert list(tmp_path.iterdir()) == []
