@@ -121,3 +121,14 @@ def test_pack_on_a_full_disk_leaves_no_partial_file(tmp_path, capsys, monkeypatc
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("late", [["--session", "S"], ["--session=S"]])
+def test_agent_with_session_after_the_name_says_where_it_goes(tmp_path, capsys, monkeypatch, late):
+    """After NAME every word is the agent's: the session was looked for in this folder and
+    the error spoke of a missing workspace marker, not of the --session the user typed."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["agent", "claude", *late]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "put it first: `socratic agent --session DIR claude`" in err, err
