@@ -277,6 +277,7 @@ task = "TASK"
     ("[fleet]\ngpus = \"most\"\n[[campaign]]\ntask = \"TASK\"\n",
      "fleet.toml:2: `gpus` must be"),
     ("[fleet]\nmax_parallel = 2\n", "no [[campaign]] table"),
+    ("campaign = [1]\n", "fleet.toml: `campaign` must be [[campaign]] tables (got [1])"),   # a traceback
     ("[fleet\n", "fleet.toml: "),
     ("[fleet]\nslurm_partition = \"gpu\"\nexecutor = \"slurm\"\nslurm_colour = 1\n"
      "[[campaign]]\ntask = \"TASK\"\n", "unknown Slurm parameter `slurm_colour`"),

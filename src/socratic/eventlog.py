@@ -73,12 +73,21 @@ def append_jsonl(path: Path, record: dict[str, Any], fsync: bool = True) -> None
     unless fsync=False, fsync'd (it survives a power loss too). Appenders of one file
     take turns (flock), so two processes' lines never interleave."""
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    with open(path, "ab") as fh:
+    with open(path, "a+b") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # dropped when the file is closed
-        fh.write(line.encode("utf-8"))
+        # a line torn by a killed writer (a full disk) would swallow this one: both one
+        # unreadable line, a question reported queued and never asked
+        torn = not _ends_a_line(fh.fileno())
+        fh.write((("\n" if torn else "") + line).encode("utf-8"))
         fh.flush()
         if fsync:
             os.fsync(fh.fileno())
+
+
+def _ends_a_line(fd: int) -> bool:
+    """Whether the file is empty or its last byte ends a line."""
+    size = os.fstat(fd).st_size
+    return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
 
 
 def _reversed_lines(fh: BinaryIO, size: int, block: int = 1 << 16) -> Iterator[bytes]:

@@ -51,6 +51,9 @@ def _pack(args: argparse.Namespace) -> int:
     dest = args.output or Path(folder.resolve().name + PACK_SUFFIX)
     if dest.exists():
         raise InputError(f"{dest}: exists; remove it or name another file with -o")
+    if not dest.parent.is_dir():   # else the error named the temporary file beside it
+        raise InputError(f"{dest}: no folder {dest.parent} to write it in; create it or name "
+                         f"another file with -o")
     if dest.resolve().is_relative_to(folder.resolve()):
         raise InputError(f"{dest}: inside the session it packs; write it elsewhere")
     manifest = write_pack(folder, dest)

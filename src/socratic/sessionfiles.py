@@ -297,8 +297,12 @@ def write_pack(folder: Path, dest: Path) -> dict[str, Any]:
                 _add(tar, rel, data, executable=bool((folder / rel).stat().st_mode & 0o111))
     packed = lzma.compress(raw.getvalue(), preset=9 | lzma.PRESET_EXTREME)
     tmp = dest.with_name(dest.name + ".tmp")
-    tmp.write_bytes(packed)
-    tmp.replace(dest)
+    try:
+        tmp.write_bytes(packed)
+        tmp.replace(dest)
+    except BaseException:   # a full disk: no half-written pack left beside the named one
+        tmp.unlink(missing_ok=True)
+        raise
     return manifest
 
 

@@ -50,7 +50,12 @@ TRANSFORMS = ("scale", "channels", "rows")
 SPACE_RE = re.compile(r"^space:(\d+)(?:@(\d+))?$")
 SPACE_ID_RE = re.compile(r"^space-(\d+)-(\d+)-(.+)$")
 MAX_SPACE = 4096
+MAX_TRIES = 200   # draws per hidden scenario before a space is taken to hold no more
 BUILD_KEYS = ("command", "archs", "arch_specific")
+REFERENCE_KEYS = ("source", "entry", "units", "unit_flops", "max_flops")
+HIDDEN_KEYS = ("count", "fields", "where", "max_flops", "grid")
+HIDDEN_FIELD_KEYS = ("choices", "min", "max", "scale", "equal_to", "p_equal")
+SET_KEYS = ("scenarios", "grid")
 PLACEHOLDERS = ("src", "out", "arch", "compute")   # what `build.command` may name
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")          # an nvcc real architecture: sm_80, sm_90a
 SUPPORT_RE = re.compile(r"^sm_(\d+)([af]?)(\+?)$")   # `[build] archs`: sm_90a, or sm_80+ (and newer)
@@ -350,13 +355,13 @@ class Task:
             return []
         rng = random.Random(seed)
         out: list[Scenario] = []
-        for _ in range(count * 200):
+        for _ in range(count * MAX_TRIES):
             if len(out) == count:
                 break
             values: dict[str, Any] = {}
-            for f in space.fields:
-                values[f.name] = _draw(f, values, rng)
-            try:
+            try:   # a draw an expression cannot make is skipped, like one `where` refuses
+                for f in space.fields:
+                    values[f.name] = _draw(f, values, rng)
                 sc = self.scenario(values)
                 if space.where and not evaluate(space.where, sc.values):
                     continue
@@ -571,6 +576,7 @@ def load_task(task_dir: Path | str) -> Task:
     command, archs, arch_specific = _build(ld, build)
 
     ref = ld.need(d, "reference", dict, "")
+    _known_keys(ld, ref, REFERENCE_KEYS, "", "reference", prefix="reference.")
     reference = ReferenceSpec(
         source=task_dir / ld.need(ref, "source", str, "reference."),
         entry=ld.need(ref, "entry", str, "reference."),
@@ -591,6 +597,7 @@ def load_task(task_dir: Path | str) -> Task:
     params = ld.need(d, "params", dict, "")
     fields = [_field(ld, f, names) for f in ld.need(params, "fields", list, "params.")]
 
+    _check_shapes(ld, d)
     metrics = d.get("metrics", {})
     derived = d.get("derived", {})
     defaults = d.get("defaults", {})
@@ -627,6 +634,7 @@ def load_task(task_dir: Path | str) -> Task:
         archs=archs, arch_specific=arch_specific,
     )
     _check_expressions(ld, task)
+    _check_hidden(ld, task)
     for key in d:  # last: a known key's own problem is the better message
         if key not in TOP_KEYS:
             import difflib
@@ -635,6 +643,25 @@ def load_task(task_dir: Path | str) -> Task:
             hint = f"did you mean `{close[0]}`?" if close else f"known: {', '.join(TOP_KEYS)}"
             raise ld.fail(f"unknown key `{key}` ({hint})", key)
     return task
+
+
+def _check_shapes(ld: _Loader, d: TomlTable) -> None:
+    """The optional top-level keys other parts read as they are: a table given as a number
+    (`derived = 5`) or a list holding a number (`banned`) would crash them later (the
+    comparisons only on a GPU node), so their types are checked here."""
+    for key in ("defaults", "derived", "metrics", "comparisons"):
+        if key in d and not isinstance(d[key], dict):
+            raise ld.fail(f"`{key}` must be a table (got {d[key]!r})"[:200], key)
+    comps = d.get("comparisons", {})
+    names = comps.get("names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ld.fail(f"`comparisons.names` must be a list of names (got {names!r})", "comparisons.names")
+    for key in ("banned", "bans"):   # the agent's instructions list them
+        banned = d.get(key, [])
+        if not isinstance(banned, list) or not all(isinstance(b, str) for b in banned):
+            raise ld.fail(f"`{key}` must be a list of library names (got {banned!r})", key)
+    if not isinstance(d.get("description", ""), str):
+        raise ld.fail(f"`description` must be a string (got {d['description']!r})", "description")
 
 
 def _build(ld: _Loader, build: TomlTable) -> tuple[str, tuple[str, ...], bool]:
@@ -685,18 +712,18 @@ def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Di
             raise ld.fail(f"{where} must be a table", "distributions")
         name = ld.text_key(d, "name", f"{where}.")
         transforms = {}
-        for buf, t in (d.get("inputs") or {}).items():
+        raw_inputs = d.get("inputs") or {}
+        if not isinstance(raw_inputs, dict):
+            raise ld.fail(f"distribution {name!r}: `inputs` must be a table of input buffers "
+                          f"(got {raw_inputs!r})", "distributions", "inputs")
+        for buf, t in raw_inputs.items():
             if buf not in inputs:
                 raise ld.fail(f"distribution {name!r}: {buf!r} is not an input buffer "
                               f"(inputs: {', '.join(sorted(inputs))})", "distributions", buf)
             if not isinstance(t, dict) or set(t) - set(TRANSFORMS):
                 raise ld.fail(f"distribution {name!r}, input {buf!r}: a table of {', '.join(TRANSFORMS)}",
                               "distributions", buf)
-            ch, rows = t.get("channels") or {}, t.get("rows") or {}
-            transforms[buf] = Transform(
-                scale=float(ld.number(t, "scale", 1.0, owner=f"distribution {name!r}")),
-                period=ch.get("period", 0), count=int(ch.get("count", 0)), factor=float(ch.get("factor", 1.0)),
-                row_length=rows.get("length", 0), spread=int(rows.get("log2_spread", 0)))
+            transforms[buf] = _transform(ld, t, f"distribution {name!r}, input {buf!r}", buf)
         out.append(Distribution(name=name, note=str(d.get("note", "")), inputs=transforms))
     names = [d.name for d in out]
     if len(set(names)) != len(names):
@@ -704,11 +731,30 @@ def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Di
     return tuple(out)
 
 
+def _transform(ld: _Loader, t: TomlTable, owner: str, near: str) -> Transform:
+    """One input's reshaping: `channels` and `rows` are tables of numbers (a wrong type
+    is one line here, not a crash when the GPU worker fills the input)."""
+    parts: dict[str, TomlTable] = {}
+    for key in ("channels", "rows"):
+        part = t.get(key) or {}
+        if not isinstance(part, dict):
+            raise ld.fail(f"{owner}: `{key}` must be a table (got {part!r})", "distributions", near)
+        parts[key] = part
+    ch, rows = parts["channels"], parts["rows"]
+    return Transform(
+        scale=float(ld.number(t, "scale", 1.0, owner=owner)),
+        period=ch.get("period", 0), count=int(ld.number(ch, "count", 0, whole=True, low=0, owner=owner)),
+        factor=float(ld.number(ch, "factor", 1.0, owner=owner)),
+        row_length=rows.get("length", 0),
+        spread=int(ld.number(rows, "log2_spread", 0, whole=True, low=0, owner=owner)))
+
+
 def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
     if raw is None:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("fields"), dict) or not raw["fields"]:
         raise ld.fail("`[hidden]` needs `count` and a `[hidden.fields]` table", "hidden")
+    _known_keys(ld, raw, HIDDEN_KEYS, "", "hidden", prefix="hidden.")
     fields = []
     for name, spec in raw["fields"].items():
         owner = f"hidden field {name!r}"
@@ -717,10 +763,12 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
             continue
         if not isinstance(spec, dict):
             raise ld.fail(f"{owner}: an expression or a table (choices, or min and max)", "hidden.fields", name)
+        _known_keys(ld, spec, HIDDEN_FIELD_KEYS, f"{owner}:", "hidden.fields", name)
         equal = spec.get("equal_to")
         if equal is not None and equal not in {f.name for f in fields}:
             raise ld.fail(f"{owner}: equal_to names {equal!r}, which is not drawn before it", "hidden.fields", name)
-        p_equal = float(spec.get("p_equal", 0.5 if equal else 0.0))
+        p_equal = float(ld.number(spec, "p_equal", 0.5 if equal else 0.0, f"hidden.fields.{name}.",
+                                  low=0, owner=owner))
         if "choices" in spec:
             if not isinstance(spec["choices"], list) or not spec["choices"]:
                 raise ld.fail(f"{owner}: `choices` must be a non-empty list", "hidden.fields", name)
@@ -728,7 +776,11 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
             continue
         low = int(ld.number(spec, "min", 1, whole=True, owner=owner))
         high = int(ld.number(spec, "max", low, whole=True, low=low, owner=owner))
-        log = spec.get("scale", "linear") == "log"
+        scale = spec.get("scale", "linear")
+        if scale not in ("linear", "log"):   # else a typo would draw linearly, unsaid
+            raise ld.fail(f"{owner}: `scale` must be \"linear\" or \"log\" (got {scale!r})",
+                          "hidden.fields", name)
+        log = scale == "log"
         if log and low < 1:
             raise ld.fail(f"{owner}: a log scale needs min >= 1", "hidden.fields", name)
         fields.append(HiddenField(name, low=low, high=high, log=log, equal_to=equal, p_equal=p_equal))
@@ -874,13 +926,11 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: TomlTable, deri
                 id_template: str | None) -> list[Scenario]:
     if not isinstance(spec, dict):
         raise ld.fail(f"[sets.{set_name}] must be a table", f"sets.{set_name}")
+    _known_keys(ld, spec, SET_KEYS, f"set {set_name!r}:", f"sets.{set_name}", prefix=f"sets.{set_name}.")
     out: list[Scenario] = []
-    for raw in spec.get("scenarios", []):
-        if not isinstance(raw, dict):
-            raise ld.fail(f"set {set_name!r}: each scenario must be an inline table",
-                          f"sets.{set_name}")
+    for raw in _tables(ld, spec, "scenarios", set_name):
         out.append(_scenario(ld, set_name, raw, defaults, derived, id_template))
-    for grid in spec.get("grid", []):
+    for grid in _tables(ld, spec, "grid", set_name):
         grid = dict(grid)
         where = grid.pop("where", None)  # optional filter expression over each combination
         keys = list(grid)
@@ -888,11 +938,35 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: TomlTable, deri
         for combo in itertools.product(*axes):
             raw = dict(zip(keys, combo, strict=True))
             sc = _scenario(ld, set_name, raw, defaults, derived, id_template)
-            if where is None or evaluate(where, sc.values):
+            try:
+                kept = where is None or evaluate(where, sc.values)
+            except (ExprError, TypeError) as exc:
+                raise ld.fail(f"set {set_name!r}: grid `where`: {exc}", f"sets.{set_name}",
+                              "where") from None
+            if kept:
                 out.append(sc)
     if not out:
         raise ld.fail(f"set {set_name!r} is empty", f"sets.{set_name}")
     return out
+
+
+def _tables(ld: _Loader, spec: TomlTable, key: str, set_name: str) -> list[TomlTable]:
+    """A set's `scenarios` or `grid`: a list of tables (anything else is one line)."""
+    items = spec.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ld.fail(f"set {set_name!r}: `{key}` must be a list of inline tables "
+                      f"(got {items!r})"[:200], f"sets.{set_name}.{key}")
+    return items
+
+
+def _known_keys(ld: _Loader, table: TomlTable, known: tuple[str, ...], owner: str, key: str,
+                near: str | None = None, prefix: str = "") -> None:
+    """A misspelt key (`max_flop`, `scenario`) would be ignored and its default used
+    unsaid, so a key the loader does not read is an error, like a top-level one."""
+    for name in table:
+        if name not in known:
+            what = f"{owner} unknown key `{prefix}{name}`".strip()
+            raise ld.fail(f"{what} (known: {', '.join(known)})", key, near or name)
 
 
 def _scenario_fail(ld: _Loader, sid: str, message: str, key: str, expr: Any) -> TaskError:
@@ -909,6 +983,27 @@ def _scenario_fail(ld: _Loader, sid: str, message: str, key: str, expr: Any) -> 
     return ld.fail_at(f"set {set_name!r}, scenario {sid} ({_written(raw, names)}): {message}"
                       + (f" (`{key}` at line {at})" if at else ""),
                       ld.value_line(set_name, raw, names))
+
+
+def _check_hidden(ld: _Loader, task: Task) -> None:
+    """A [hidden] space that draws nothing (a `where` or a field's expression naming no
+    field, or a typo in either) would silently leave every evaluation without hidden
+    scenarios and the goal's hidden rule vacuous: an error at load instead."""
+    space = task.hidden
+    if space is None or task._draw(1, 0, "check-"):
+        return
+    rng = random.Random(0)
+    values: dict[str, Any] = {}
+    try:   # the first draw again, uncaught: what stops every draw
+        for f in space.fields:
+            values[f.name] = _draw(f, values, rng)
+        sc = task.scenario(values)
+        if space.where:
+            evaluate(space.where, sc.values)
+    except (ExprError, TypeError, ValueError, ZeroDivisionError, KeyError) as exc:
+        raise ld.fail(f"[hidden]: no scenario can be drawn: {exc}", "hidden") from None
+    raise ld.fail(f"[hidden]: no scenario can be drawn: none of {MAX_TRIES} draws meets "
+                  f"`where` and `max_flops`", "hidden")
 
 
 def _check_expressions(ld: _Loader, task: Task) -> None:
@@ -931,6 +1026,10 @@ def _check_expressions(ld: _Loader, task: Task) -> None:
                 value = evaluate(expr, sc.values)
             except (ExprError, TypeError, ValueError) as exc:
                 raise _scenario_fail(ld, sc.id, f"{label}: {exc}", key, expr) from None
+            # a text where the struct holds a number fails only when the GPU worker packs it
+            if label.startswith("field ") and not isinstance(value, (int, float)):
+                raise _scenario_fail(ld, sc.id, f"{label}: {expr!r} is {value!r}, not a "
+                                     f"number", key, expr)
             # a size below zero would reach the GPU worker as an allocation error
             if " shape" in label or " bytes" in label:
                 if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:

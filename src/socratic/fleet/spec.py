@@ -264,6 +264,9 @@ def load_fleet(path: Path) -> FleetSpec:
     raw = data.get("campaign", [])
     if not isinstance(raw, list) or not raw:
         raise InputError(f"{path}: no [[campaign]] table: a fleet needs at least one campaign")
+    if not all(isinstance(table, dict) for table in raw):   # `campaign = [1]`, not tables
+        raise InputError(f"{lines.at('campaign', None, None)}: `campaign` must be [[campaign]] "
+                         f"tables (got {raw!r})"[:200])
     options = _run_options()
     expanded: list[tuple[str, CampaignSpec]] = []
     for i, table in enumerate(raw):

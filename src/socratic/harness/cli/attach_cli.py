@@ -169,6 +169,7 @@ def handle_agent(args) -> int:
     from socratic.harness.attached.attached_campaign import AttachedCampaign
     from socratic.harness.attached.hooks import find_session
 
+    _refuse_late_session(args)
     session = Path(args.session) if args.session else find_session(os.getcwd())
     if not (session / "events.jsonl").is_file():
         raise InputError(f"{session}: not a started campaign session (no events.jsonl)")
@@ -182,6 +183,16 @@ def handle_agent(args) -> int:
     else:
         argv = spec.launch_argv(camp.settings.launch_prompt, camp.session.workspace)
     return run_interactive(session, argv, "wrapper")
+
+
+def _refuse_late_session(args: argparse.Namespace) -> None:
+    """`socratic agent claude --session DIR`: everything after NAME is the agent's own
+    arguments, so the session was looked for in this folder and the error spoke of a
+    workspace marker; say where --session goes instead."""
+    late = next((a for a in args.args if a == "--session" or a.startswith("--session=")), None)
+    if args.session is None and late is not None:
+        raise InputError(f"socratic agent {args.name}: {late} after the agent's name is passed "
+                         f"to the agent; put it first: `socratic agent --session DIR {args.name}`")
 
 
 def _check_launchable(agent: str) -> None:
