@@ -43,6 +43,29 @@ def test_no_copy_of_a_timed_sample_profits_from_another(tmp_path, name):
     honest_or_rejected(run(tmp_path, name, "--scenarios", "smoke"))
 
 
+def test_no_copy_of_a_timed_sample_does_the_work_of_the_copies_after_it(tmp_path):
+    # red team, 2026-12 (unverified on a GPU when written): every copy's inputs are in place
+    # before the sample's first copy runs, so the first can compute them all in one launch
+    # and the others return at once; every output is right, only the speed is false. The
+    # microsecond scenarios (64 copies a sample) are where it pays: r1-c4k, r17-c1000
+    res = run(tmp_path, "copies_batch_ahead_rms", "--scenarios", "r1-c4k,r16-c4k,r17-c1000", "--hidden", "0")
+    honest_or_rejected(res)
+
+
+def test_work_left_running_by_the_timing_captures_is_not_timed_beside(tmp_path):
+    # red team, 2026-12 (unverified on a GPU when written): the captures of the timing-only
+    # copies come after the quiet probe; a spin its process leaves on a stream of its own
+    # then shares the GPU with the pairs. Refused, or waited out: the timing as quiet as the
+    # same kernel's without the spin
+    side = run(tmp_path, "side_work_after_capture_rms", "--scenarios", "smoke", "--hidden", "0")
+    honest = run(tmp_path, "sandbox_shm_persist_rms", "--scenarios", "smoke", "--hidden", "0")  # same kernel
+    if side.code == 1 and any("stayed busy" in f for f in failures(side)):
+        return
+    assert side.doc is not None and honest.doc is not None, side.stderr[-400:]
+    for a, b in zip(side.doc["scenarios"], honest.doc["scenarios"], strict=True):
+        assert a["spread"] is not None and a["spread"] <= 2 * b["spread"] + 0.01, (a["id"], a["spread"], b["spread"])
+
+
 @pytest.mark.parametrize("name", ["tamper_baseline_rms", "tamper_reference_rms"])
 def test_the_baselines_and_references_results_are_out_of_reach(tmp_path, name):
     res = run(tmp_path, name, "--scenarios", "smoke")

@@ -24,6 +24,17 @@ sandbox_network_rms              correct, but returns error 79 if it can open a 
     io_uring descriptor.
 hang_entry_rms                   its entry never returns (host code sleeps forever).
 hang_kernel_rms                  its kernel never ends (a device-side deadlock).
+copies_batch_ahead_rms           (red team, 2026-12) does the *next* copies' work, not the last
+    one's: every call records its buffers in module globals; a call that leads (its inputs are
+    not the ones a leader last computed it on) computes, in one launch, its own rows and those
+    of every call of the same shape it has seen, all of whose inputs the judge copied in before
+    the sample began; a call that finds its output already computed from its current inputs
+    (a fingerprint of its first input words) returns at once. Every output is correct and
+    complete at the end event, checked against the baseline's same copy, audited: only the
+    speed is false (64 microsecond calls cost one batched launch and 63 empty ones).
+side_work_after_capture_rms      (red team, 2026-12) correct, but the calls captured for the
+    timing-only copies (past the scenario's correctness input sets) leave a 1.2 s spin on a
+    stream of its own process: it runs beside the timed pairs, after the quiet probe.
 """
 
 from __future__ import annotations
@@ -266,6 +277,92 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 '''
 
 
+def copies_batch_ahead_rms() -> str:
+    # one kernel per call, grid (rows, 1 + AHEAD): y = 0 does the call's own rows (unless a
+    # leader already did them from these very inputs), y = j > 0 the rows of the j-th call of
+    # this shape seen before, for a leader only
+    return PRELUDE + r'''
+#define AHEAD 72
+#define MAXCALLS 4096
+struct Call { const bf16* x; const bf16* w; bf16* y; int rows, cols; float eps; unsigned long long stamp; };
+__device__ Call g_calls[MAXCALLS];
+__device__ volatile int g_n, g_base, g_rows = -1, g_cols = -1;
+
+__device__ void row_of(const bf16* x, const bf16* w, bf16* y, int cols, float eps, size_t row, float* part) {
+  float s = 0.f;
+  for (int c = threadIdx.x; c < cols; c += 256) { float v = __bfloat162float(x[row * cols + c]); s += v * v; }
+  part[threadIdx.x] = s; __syncthreads();
+  for (int k = 128; k > 0; k >>= 1) { if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k]; __syncthreads(); }
+  float r = rsqrtf(part[0] / cols + eps);
+  for (int c = threadIdx.x; c < cols; c += 256)
+    y[row * cols + c] = __float2bfloat16(__bfloat162float(x[row * cols + c]) * r * __bfloat162float(w[c]));
+}
+
+__global__ void rms_ahead(const bf16* x, const bf16* w, bf16* y, int rows, int cols, float eps, int ahead) {
+  __shared__ float part[256];
+  __shared__ int lead;
+  const size_t row = blockIdx.x;
+  const unsigned long long now = *(const unsigned long long*)x;   // its inputs' first words
+  if (threadIdx.x == 0) {
+    lead = 1;
+    if (ahead && g_rows == rows && g_cols == cols)
+      for (int i = g_base; i < g_n; ++i)
+        if (g_calls[i].y == y) { lead = g_calls[i].stamp != now; break; }
+  }
+  __syncthreads();
+  if (!lead) return;   // a leader computed this call from these inputs already
+  if (blockIdx.y == 0) {
+    row_of(x, w, y, cols, eps, row, part);
+    if (ahead && row == 0 && threadIdx.x == 0) {   // remember this call (once)
+      if (g_rows != rows || g_cols != cols) { g_base = g_n; g_rows = rows; g_cols = cols; __threadfence(); }
+      int found = 0;
+      for (int i = g_base; i < g_n; ++i) found |= g_calls[i].y == y;
+      if (!found && g_n < MAXCALLS) {
+        Call c = {x, w, y, rows, cols, eps, 0ull};
+        g_calls[g_n] = c; __threadfence(); g_n = g_n + 1;
+      }
+    }
+    return;
+  }
+  if (g_rows != rows || g_cols != cols) return;
+  const int i = g_base + (int)blockIdx.y - 1;
+  if (i >= g_n) return;
+  Call c = g_calls[i];
+  if (c.y == y || c.rows != rows || c.cols != cols) return;
+  row_of(c.x, c.w, c.y, cols, eps, row, part);   // its inputs are already in place
+  if (row == 0 && threadIdx.x == 0) g_calls[i].stamp = *(const unsigned long long*)c.x;
+}
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  const int ahead = p->cols >= 64 && p->cols % 4 == 0 && (long long)p->rows * p->cols <= (1 << 17);
+  rms_ahead<<<dim3(p->rows, ahead ? AHEAD + 1 : 1), 256, 0, s>>>((const bf16*)p->x, (const bf16*)p->w, (bf16*)p->y,
+                                                                  p->rows, p->cols, p->eps, ahead);
+  return 0; }
+'''
+
+
+def side_work_after_capture_rms() -> str:
+    # the host code counts its calls per shape: the first three are the correctness input sets
+    # (rmsnorm: 3 seeds), the ones after are captured for the timing-only copies, just before
+    # the warm-up, after the quiet probe
+    return PRELUDE + r'''
+#include <string.h>
+static cudaStream_t side;
+static int seen_rows = -1, seen_cols = -1, calls = 0;
+__attribute__((constructor)) static void make_side() { cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking); }
+__global__ void busy(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  volatile float x = threadIdx.x;
+  do { for (int i = 0; i < 1000; ++i) x = x * 0.999f + 1e-3f; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); }
+  while (t - t0 < ns);
+}
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  if (p->rows != seen_rows || p->cols != seen_cols) { seen_rows = p->rows; seen_cols = p->cols; calls = 0; }
+  if (++calls == 4 && side) busy<<<132, 128, 0, side>>>(1200000000ull);   // the first timing-only copy
+  launch(p, s); return 0; }
+'''
+
+
 SOURCES = {
     "copies_poison_gate_rms": copies_poison_gate_rms,
     "copies_poison_gate_attn": copies_poison_gate_attn,
@@ -279,6 +376,8 @@ SOURCES = {
     "sandbox_escape_rms": sandbox_escape_rms,
     "hang_entry_rms": hang_entry_rms,
     "hang_kernel_rms": hang_kernel_rms,
+    "copies_batch_ahead_rms": copies_batch_ahead_rms,
+    "side_work_after_capture_rms": side_work_after_capture_rms,
 }
 
 

@@ -286,6 +286,11 @@ void plan_unload(CUmodule mod) { cuModuleUnload(mod); }
 int plan_build(const PlanNode* nodes, unsigned n, const PlanEdge* edges, unsigned ne,
                const CUmodule* mods, int nmods, CUgraph* out, char* err, size_t errlen) {
   *out = nullptr;
+  // memsets and copies run in the context the graph is built (and launched) in: the
+  // candidate's for its plans, not the judge's, so that none of its work runs in the judge's
+  // context nor pays a switch into it inside its timed window
+  CUcontext ctx = nullptr;
+  if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) ctx = g_ctx;
   CUgraph g;
   TRY(cuGraphCreate(&g, 0), "cuGraphCreate");
   std::vector<CUgraphNode> made(n);
@@ -356,14 +361,14 @@ int plan_build(const PlanNode* nodes, unsigned n, const PlanEdge* edges, unsigne
       memset(&m, 0, sizeof(m));
       m.dst = node.dst; m.pitch = node.pitch; m.value = node.value; m.elementSize = node.element_size;
       m.width = node.width; m.height = node.height;
-      r = cuGraphAddMemsetNode(&made[i], g, nullptr, 0, &m, g_ctx);
+      r = cuGraphAddMemsetNode(&made[i], g, nullptr, 0, &m, ctx);
     } else if (node.kind == 2) {
       CUDA_MEMCPY3D c;
       memset(&c, 0, sizeof(c));
       c.srcMemoryType = CU_MEMORYTYPE_DEVICE; c.srcDevice = node.src;
       c.dstMemoryType = CU_MEMORYTYPE_DEVICE; c.dstDevice = node.dst;
       c.WidthInBytes = node.width; c.Height = 1; c.Depth = 1;
-      r = cuGraphAddMemcpyNode(&made[i], g, nullptr, 0, &c, g_ctx);
+      r = cuGraphAddMemcpyNode(&made[i], g, nullptr, 0, &c, ctx);
     } else {
       r = cuGraphAddEmptyNode(&made[i], g, nullptr, 0);
     }

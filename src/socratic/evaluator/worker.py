@@ -727,6 +727,10 @@ class WorkerRun:
             complete={b.name: gpu.new_stats() for b in task.outputs},
             audit={b.name: gpu.new_stats() for b in task.outputs})
         failures = self._prepare(st.slots[len(timed):], v)   # the new slots' captures
+        if not failures and len(st.slots) > len(timed):
+            # the candidate's process ran again for those captures, after the quiet probe
+            # before timing: what it left running there would share the GPU with the pairs
+            failures = self._quiet()
         if failures:
             return failures
         pair = partial(self._pair, st)
@@ -752,8 +756,9 @@ class WorkerRun:
             return sorted(set(written))
         n = pairs_needed(per_pair, opts)
         deadline = t_start + opts.max_seconds
-        for buf in [*st.spot.values(), *st.complete.values()]:   # warm-up outputs were judged already
-            buf.fill(0, stream=gpu.stream)
+        # the warm-up pairs' outputs stay in the spot and completeness statistics: they are
+        # timed calls too, and nothing else judges them (a candidate that counts its calls
+        # knows which pairs are warm-up)
         for p in self.rng.choice(n, size=min(n, AUDITED_PAIRS), replace=False):
             st.audit_pairs[int(p)] = int(self.rng.integers(copies))
         gpu.sync()
