@@ -59,8 +59,8 @@ def test_work_left_running_by_the_timing_captures_is_not_timed_beside(tmp_path):
     # same kernel's without the spin
     side = run(tmp_path, "side_work_after_capture_rms", "--scenarios", "smoke", "--hidden", "0")
     honest = run(tmp_path, "sandbox_shm_persist_rms", "--scenarios", "smoke", "--hidden", "0")  # same kernel
-    if side.code == 1 and any("stayed busy" in f for f in failures(side)):
-        return
+    if side.code == 1 and any("stayed busy" in f or "capture forbids" in f for f in failures(side)):
+        return   # refused: its spin seen, or a launch on its own stream during capture not allowed
     assert side.doc is not None and honest.doc is not None, side.stderr[-400:]
     for a, b in zip(side.doc["scenarios"], honest.doc["scenarios"], strict=True):
         assert a["spread"] is not None and a["spread"] <= 2 * b["spread"] + 0.01, (a["id"], a["spread"], b["spread"])
