@@ -31,3 +31,36 @@ def test_a_bank_dir_that_adds_nothing_is_an_error_naming_it(tmp_path, capsys, mo
     make(tmp_path / "empty.cu")
     err = _one_line(capsys, [*verb, "--bank-dir", "empty.cu"], *words)
     assert err.startswith("socratic: error: empty.cu: "), err
+
+
+@pytest.mark.parametrize("value, words", [("nope", ["--scenarios nope", "not a scenario set",
+                                                    "smoke"]),
+                                          ("", ["--scenarios: empty"])])
+def test_run_names_a_bad_scenarios_value_before_the_missing_key(tmp_path, capsys, monkeypatch,
+                                                                value, words):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    sess = tmp_path / "s"
+    for extra in (["--headless"], []):
+        err = _one_line(capsys, ["run", "rmsnorm", *extra, "--session-dir", str(sess),
+                                 "--scenarios", value], *words)
+        assert "ANTHROPIC_API_KEY" not in err
+    err = _one_line(capsys, ["attach", "rmsnorm", "--agent", "manual", "--session-dir",
+                             str(sess), "--scenarios", value], *words)
+    assert not sess.exists()
+
+
+@pytest.mark.parametrize("line, words", [
+    ('scenarios = "nope"', ["f.toml:3: --scenarios nope", "not a scenario set"]),
+    ('scenarios = ""', ["f.toml:3: --scenarios: empty"]),
+    ('goal_against = "fa9"', ["f.toml:3: --goal-against fa9"]),
+    ('agent = "claude"\nscenarios = "nope"', ["f.toml:4: --scenarios nope"]),
+])
+def test_fleet_run_names_a_bad_goal_value_before_the_missing_key(tmp_path, capsys, monkeypatch,
+                                                                 line, words):
+    # it was the key first; with a key, the campaign failed to start and the fleet said 0
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.toml").write_text(f'[[campaign]]\ntask = "rmsnorm"\n{line}\n')
+    err = _one_line(capsys, ["fleet", "run", "f.toml", "--session-dir", "out"], *words)
+    assert "ANTHROPIC_API_KEY" not in err and not (tmp_path / "out").exists()

@@ -121,6 +121,25 @@ def check_numbers(args, names: tuple[str, ...] = NUMBERS) -> None:
             raise InputError(f"--{name.replace('_', '-')} {value}: must be positive{finite}")
 
 
+def check_goal(task_dir: Path, against: str | None, scenarios: str | None,
+               where: str = "") -> None:
+    """A new campaign's --goal-against and --scenarios against its task.toml (`socratic
+    run`, a fleet's campaigns), before anything starts: InputError naming the value,
+    prefixed by `where` (a fleet file's line)."""
+    from socratic.harness.core.task import CampaignTask
+    from socratic.harness.engine.plan import check_goal_set
+
+    try:
+        task = CampaignTask.load(task_dir)
+        task.goal(against=against)
+        if scenarios is not None:
+            check_goal_set(task, scenarios)
+    except InputError as exc:
+        if not where:
+            raise
+        raise InputError(f"{where}: {exc}") from None
+
+
 def goal_overrides(args) -> dict:
     """The Config fields add_goal_options sets (None: not given)."""
     out = {"max_tool_calls": args.max_tool_calls, "max_turns": args.max_turns,
@@ -188,11 +207,8 @@ def handle_run(args) -> int:
             raise InputError(f"{session_dir}: no events.jsonl to resume{hint}")
         _refuse_attached(session_dir)
     else:
-        from socratic.harness.core.task import CampaignTask
-
-        task_dir = resolve_task_dir(args.task)
-        # bad input is reported here, before anything starts
-        CampaignTask.load(task_dir).goal(args.goal_min_speedup, args.goal_against)
+        # bad input is reported here, before anything starts (and before the environment)
+        check_goal(resolve_task_dir(args.task), args.goal_against, args.scenarios)
         session_dir = Path(args.session_dir) if args.session_dir else None
     if session_dir is not None:
         from socratic.ownership import SessionBusy, live_owner

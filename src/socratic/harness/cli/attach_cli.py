@@ -99,7 +99,7 @@ def register(sub) -> None:
 
 def handle_attach(args) -> int:
     from socratic.harness.attached.attach import attach, eval_task_arg
-    from socratic.harness.cli import check_numbers, goal_overrides
+    from socratic.harness.cli import check_goal, check_numbers, goal_overrides
     from socratic.harness.core.config import Config
     from socratic.harness.core.task import CampaignTask
     from socratic.resources import resolve_task_dir
@@ -132,6 +132,7 @@ def handle_attach(args) -> int:
         data["model"] = args.model
     config = Config.from_dict({k: v for k, v in data.items() if v is not None})
     task_dir = resolve_task_dir(args.task)
+    check_goal(task_dir, args.goal_against, args.scenarios)   # `--scenarios ""` too
     a = attach(task_dir, args.agent, config,
                session_dir=Path(args.session_dir) if args.session_dir else None,
                model=args.model, wait_s=args.wait_minutes * 60,
