@@ -64,3 +64,10 @@ def test_fleet_run_names_a_bad_goal_value_before_the_missing_key(tmp_path, capsy
     (tmp_path / "f.toml").write_text(f'[[campaign]]\ntask = "rmsnorm"\n{line}\n')
     err = _one_line(capsys, ["fleet", "run", "f.toml", "--session-dir", "out"], *words)
     assert "ANTHROPIC_API_KEY" not in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("arch", ["", " "])
+def test_an_empty_arch_is_a_bad_value_not_the_default(capsys, monkeypatch, arch):
+    monkeypatch.delenv("SOCRATIC_ARCH", raising=False)
+    _one_line(capsys, ["eval", "rmsnorm", "--check-only", "--arch", arch],
+              f"--arch {arch!r}: not an nvcc arch")

@@ -238,8 +238,9 @@ class Task:
 
         from socratic.gpuinfo import arch_for_cc, gpu_info
 
-        requested = requested or os.environ.get("SOCRATIC_ARCH") or None
-        if requested:
+        if requested is None:   # `--arch ""` is a value (a bad one), not "not given"
+            requested = os.environ.get("SOCRATIC_ARCH") or None
+        if requested is not None:
             if not ARCH_RE.match(requested):
                 raise TaskError(f"--arch {requested!r}: not an nvcc arch such as sm_80, sm_89, sm_90a, sm_100a")
             if not self.supports(requested):
