@@ -71,3 +71,10 @@ def test_an_empty_arch_is_a_bad_value_not_the_default(capsys, monkeypatch, arch)
     monkeypatch.delenv("SOCRATIC_ARCH", raising=False)
     _one_line(capsys, ["eval", "rmsnorm", "--check-only", "--arch", arch],
               f"--arch {arch!r}: not an nvcc arch")
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_task_new_with_an_empty_name_names_the_empty_value(tmp_path, capsys, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    err = _one_line(capsys, ["task", "new", name], f"task name {name!r}: empty")
+    assert "socratic: error: .:" not in err and list(tmp_path.iterdir()) == []
