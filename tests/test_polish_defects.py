@@ -78,3 +78,23 @@ def test_task_new_with_an_empty_name_names_the_empty_value(tmp_path, capsys, mon
     monkeypatch.chdir(tmp_path)
     err = _one_line(capsys, ["task", "new", name], f"task name {name!r}: empty")
     assert "socratic: error: .:" not in err and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", ["{bad", "[", '{"config": {}}'])
+def test_inject_on_an_attached_session_with_a_damaged_config_hints_for_its_kind(
+        tmp_path, monkeypatch, damage):
+    from tests.test_manual import FAKE_EVALUATOR, attach_rmsnorm, cli
+
+    monkeypatch.setenv("SOCRATIC_EVALUATOR", " ".join(FAKE_EVALUATOR))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    sess, _ = attach_rmsnorm(tmp_path)
+    (sess / "config.json").write_text(damage)
+    inbox = (sess / "inbox.jsonl").read_bytes()
+    code, _, err = cli("inject", str(sess), "--pause")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "a campaign by hand: nothing runs between its steps" in err, err
+    assert "run --resume" not in err and (sess / "inbox.jsonl").read_bytes() == inbox
+    code, _, err = cli("run", "--resume", str(sess), "--headless")
+    assert code == 2 and "an attached campaign (manual)" in err and "API_KEY" not in err, err
+    code, _, err = cli("inject", str(sess), "--text", "where does the time go?")
+    assert code == 0 and "run --resume" not in err, err

@@ -229,8 +229,27 @@ def attached_agent(session_dir: Path) -> str | None:
     try:
         attach = Session(session_dir).load_config().attach
     except InputError:
-        return None  # Campaign.resume reports a bad config.json
-    return str(attach.get("agent")) if attach is not None else None
+        attach = None
+    if attach is not None:
+        return str(attach.get("agent"))
+    # a damaged config.json: the log's campaign.start still tells the session's kind
+    # (its hints must not send an attached session to `run --resume`)
+    return _logged_agent(session_dir)
+
+
+def _logged_agent(session_dir: Path) -> str | None:
+    """The outside agent the log's first event (campaign.start) names; None for socratic's
+    own loop or an unreadable start (Campaign.resume then reports the bad config.json)."""
+    import json
+
+    from socratic.contracts import CampaignStart, parse_event
+
+    try:
+        with open(session_dir / EVENTS_FILE, "rb") as fh:
+            event = parse_event(json.loads(fh.readline()))
+    except (OSError, ValueError):   # JSONDecodeError and ContractError are ValueErrors
+        return None
+    return event.agent if isinstance(event, CampaignStart) and event.agent else None
 
 
 def _refuse_attached(session_dir: Path) -> None:
