@@ -98,3 +98,15 @@ def test_inject_on_an_attached_session_with_a_damaged_config_hints_for_its_kind(
     assert code == 2 and "an attached campaign (manual)" in err and "API_KEY" not in err, err
     code, _, err = cli("inject", str(sess), "--text", "where does the time go?")
     assert code == 0 and "run --resume" not in err, err
+
+
+@pytest.mark.parametrize("name, data", [("bad.socratic", b"hello\n"), ("empty.socratic", b""),
+                                        ("odd.bin", b"\xfd7zXZ\x00garbage")])
+def test_pack_of_a_file_that_is_no_pack_says_so_not_packed_already(tmp_path, capsys,
+                                                                    monkeypatch, name, data):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(data)
+    err = _one_line(capsys, ["pack", name], f"{name}: not a readable socratic pack",
+                    "not a session folder")
+    assert "packed already" not in err and (tmp_path / name).read_bytes() == data
+    _one_line(capsys, ["pack", "fa3-h200"], "fa3-h200: packed already")   # a real pack still is

@@ -39,10 +39,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _pack(args: argparse.Namespace) -> int:
     from socratic.ownership import session_held
     from socratic.resources import PACK_SUFFIX, resolve_session_dir, unknown_session_hint
-    from socratic.sessionfiles import is_pack, write_pack
+    from socratic.sessionfiles import is_pack, read_pack, write_pack
 
     folder = resolve_session_dir(args.session)
     if is_pack(folder):
+        try:
+            read_pack(folder)   # a damaged or foreign file named *.socratic is no pack
+        except InputError as exc:
+            raise InputError(f"{exc}, and not a session folder to pack") from None
         raise InputError(f"{args.session}: packed already ({folder})")
     if not folder.is_dir():
         raise InputError(f"{args.session}: no such session folder{unknown_session_hint(folder)}")
