@@ -110,3 +110,31 @@ def test_pack_of_a_file_that_is_no_pack_says_so_not_packed_already(tmp_path, cap
                     "not a session folder")
     assert "packed already" not in err and (tmp_path / name).read_bytes() == data
     _one_line(capsys, ["pack", "fa3-h200"], "fa3-h200: packed already")   # a real pack still is
+
+
+EXTREME = 'inputs = { x = { rows = { length = "cols", log2_spread = 20 } } }'
+
+
+@pytest.mark.parametrize("old, new, words", [
+    # a distribution's transforms: at their distribution's line, not the first one's note
+    ("log2_spread = 20", "log2_spread = -2", ["`log2_spread` must be a whole number >= 0"]),
+    (EXTREME, "inputs = { x = { rows = 5 } }", ["`rows` must be a table"]),
+    (EXTREME, "inputs = { x = { channels = { count = -1 } } }", ["`count` must be a whole"]),
+    (EXTREME, "inputs = { x = { scale = \"big\" } }", ["`scale` must be a number"]),
+    (EXTREME, EXTREME.replace("{ x =", "{ q ="), ["'q' is not an input buffer"]),
+    # [hidden] count and max_flops, and a hidden field's min and max
+    ("count = 4", "count = -4", ["[hidden]: `count` must be a whole number >= 0"]),
+    ("count = 4", "count = 2.5", ["[hidden]: `count`"]),
+    ("max_flops = 4e10", "max_flops = 0", ["[hidden]: `max_flops` must be a number >= 1"]),
+    ("rows = { min = 1, max = 65536", "rows = { min = 1, max = 0", ["hidden field 'rows'", "`max`"]),
+    ("cols = { min = 16", 'cols = { min = "a"', ["hidden field 'cols'", "`min`"]),
+])
+def test_distribution_and_hidden_errors_give_the_line(tmp_path, capsys, old, new, words):
+    from tests.test_bad_input import _rmsnorm_with
+
+    folder = _rmsnorm_with(tmp_path, old, new)
+    toml = folder / "task.toml"
+    line = toml.read_text().splitlines().index(
+        next(ln for ln in toml.read_text().splitlines() if new.splitlines()[0] in ln)) + 1
+    err = _one_line(capsys, ["eval", str(folder), "--list"], *words)
+    assert err.startswith(f"socratic: error: {toml}:{line}: "), err
