@@ -138,3 +138,21 @@ def test_distribution_and_hidden_errors_give_the_line(tmp_path, capsys, old, new
         next(ln for ln in toml.read_text().splitlines() if new.splitlines()[0] in ln)) + 1
     err = _one_line(capsys, ["eval", str(folder), "--list"], *words)
     assert err.startswith(f"socratic: error: {toml}:{line}: "), err
+
+
+@pytest.mark.parametrize("body", ["", "  \n\t\n"])
+def test_an_empty_candidate_is_named_as_empty_before_any_build(tmp_path, capsys, monkeypatch,
+                                                               body):
+    from socratic.evaluator import runner
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("built before saying the candidate is empty")
+
+    monkeypatch.setattr(runner, "build", no_build)
+    monkeypatch.setattr(runner, "build_task_sources", no_build)
+    cand = tmp_path / "cand.cu"
+    cand.write_text(body)
+    for extra in (["--check-only"], ["--check-only", "--json"], ["--scenarios", "smoke"]):
+        err = _one_line(capsys, ["eval", "rmsnorm", "--candidate", str(cand), *extra],
+                        f"{cand}: the candidate file is empty")
+        assert "entry point" not in err
