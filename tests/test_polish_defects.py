@@ -156,3 +156,19 @@ def test_an_empty_candidate_is_named_as_empty_before_any_build(tmp_path, capsys,
         err = _one_line(capsys, ["eval", "rmsnorm", "--candidate", str(cand), *extra],
                         f"{cand}: the candidate file is empty")
         assert "entry point" not in err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["eval", "", "--list"], ["task '': empty", "rmsnorm"]),          # was "task.toml: missing"
+    (["eval", " ", "--check-only"], ["task ' ': empty"]),
+    (["run", "", "--headless"], ["task '': empty"]),
+    (["attach", "", "--agent", "manual"], ["task '': empty"]),
+    (["eval", "rmsnorm", "--candidate", "", "--check-only"], ["--candidate: empty"]),  # was: the baseline
+    (["eval", "rmsnorm", "--hidden", "99999999999999", "--check-only"],
+     ["--hidden must be at most 4096"]),                              # drew for ever on a GPU
+])
+def test_empty_and_huge_eval_values_are_named(tmp_path, capsys, monkeypatch, args, words):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    _one_line(capsys, args, *words)
+    assert list(tmp_path.iterdir()) == []
