@@ -172,3 +172,22 @@ def test_empty_and_huge_eval_values_are_named(tmp_path, capsys, monkeypatch, arg
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     _one_line(capsys, args, *words)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["watch", ""], ["replay", ""], ["report", ""], ["report", "demo", "--html", ""],
+    ["pack", ""], ["pack", "demo", "-o", ""], ["unpack", ""], ["inject", "", "--text", "q"],
+    ["retract", "", "1", "--why", "x"], ["fleet", "status", ""], ["fleet", "run", ""],
+    ["bank", "trace", ""], ["bank", "list", "--bank-dir", ""],
+    ["hook", "say", "--session", "", "hi"],
+])
+def test_an_empty_path_is_named_not_taken_for_the_current_folder(tmp_path, capsys, monkeypatch,
+                                                                 args):
+    # `pack ""` packed the current folder ("fzq.socratic: inside the session it packs"),
+    # the others named "." as the session, the fleet or the pack
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1, err
+    assert "'': an empty path" in err and list(tmp_path.iterdir()) == []

@@ -13,6 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from socratic.cliargs import path_text
 from socratic.contracts import AskCommand, ControlCommand, InboxCommand
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
@@ -68,7 +69,7 @@ def _add_inject_parser(sub) -> None:
     p = sub.add_parser("inject", help="send a question or control command to a campaign",
                        description="Append a question or a control command to a campaign's "
                        "inbox; the campaign acts on it at its next safe point.")
-    p.add_argument("session", metavar="SESSION_DIR",
+    p.add_argument("session", type=path_text, metavar="SESSION_DIR",
                    help="the campaign's session folder (running, or ended: a question waits "
                    "for its --resume)")
     g = p.add_mutually_exclusive_group(required=True)

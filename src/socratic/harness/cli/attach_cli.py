@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from socratic.cliargs import path_text
 from socratic.errors import InputError
 
 
@@ -60,7 +61,7 @@ def register(sub) -> None:
         "ARGS replace the agent's launch arguments (default: its launch prompt).")
     p.add_argument("name", choices=[n for n in agents if n != "manual"], metavar="NAME",
                    help="the agent: " + ", ".join(n for n in agents if n != "manual"))
-    p.add_argument("--session", metavar="DIR", help="the session (default: found from the "
+    p.add_argument("--session", type=path_text, metavar="DIR", help="the session (default: found from the "
                    "workspace marker)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the agent's own arguments")
@@ -79,7 +80,7 @@ def register(sub) -> None:
                    "./evaluate: evaluate, say, stop")
     p.add_argument("text", nargs="?", metavar="TEXT",
                    help="say: the agent's text (- reads it from stdin)")
-    p.add_argument("--session", metavar="DIR",
+    p.add_argument("--session", type=path_text, metavar="DIR",
                    help="the session (default: found from the workspace marker)")
     p.add_argument("--scenarios", metavar="SET", help="evaluate: the scenario set")
     p.add_argument("--import", dest="import_file", metavar="RESULT.json",
