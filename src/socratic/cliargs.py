@@ -21,6 +21,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def path_text(text: str) -> str:
+    """An argparse type: a path as typed, never empty (Path("") is the current folder, so
+    `pack ""` packed it and `inject ""` named "." as the session)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: an empty path")
+    return text
+
+
+def path_arg(text: str) -> Path:
+    """`path_text` as a Path."""
+    return Path(path_text(text))
+
+
 def add_json(container: Any, *, dest: str = "json", suppress: bool = False) -> None:
     """`--json`. With `suppress`, an unset flag leaves no attribute (a subcommand's copy of
     an option its parent has too must not overwrite the parent's value)."""
@@ -31,7 +44,7 @@ def add_json(container: Any, *, dest: str = "json", suppress: bool = False) -> N
 
 def add_bank_dir(container: Any, *, dest: str = "bank_dirs", suppress: bool = False) -> None:
     """`--bank-dir DIR`, repeatable: bank files loaded after the shipped and user ones."""
-    container.add_argument("--bank-dir", dest=dest, action="append", type=Path, metavar="DIR",
+    container.add_argument("--bank-dir", dest=dest, action="append", type=path_arg, metavar="DIR",
                            default=argparse.SUPPRESS if suppress else None,
                            help="also load the bank files in DIR (or the file DIR); "
                            "repeatable")

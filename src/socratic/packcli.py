@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from socratic.cliargs import path_arg
 from socratic.errors import InputError
 
 
@@ -19,9 +20,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Write a session folder as one file (xz-compressed, each file's bytes "
         "stored once) that replay, report, bank trace and bank stats read directly and "
         "that unpacks back into the folder (`socratic unpack`).")
-    p.add_argument("session", type=Path, metavar="SESSION",
+    p.add_argument("session", type=path_arg, metavar="SESSION",
                    help="a session folder, or the name of a bundled campaign")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE",
+    p.add_argument("-o", "--output", type=path_arg, metavar="FILE",
                    help="the file to write (default: ./NAME.socratic)")
     p.set_defaults(handler=_pack)
 
@@ -29,9 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "unpack", help="unpack a packed session (NAME.socratic) into a folder",
         description="Write a pack's files into a new folder: the session as it was packed, "
         "to retract in, resume or read with other tools.")
-    p.add_argument("pack", type=Path, metavar="FILE",
+    p.add_argument("pack", type=path_arg, metavar="FILE",
                    help="a .socratic file, or the name of a bundled packed campaign")
-    p.add_argument("dest", type=Path, nargs="?", metavar="DIR",
+    p.add_argument("dest", type=path_arg, nargs="?", metavar="DIR",
                    help="a new or empty folder (default: ./NAME)")
     p.set_defaults(handler=_unpack)
 
@@ -39,10 +40,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _pack(args: argparse.Namespace) -> int:
     from socratic.ownership import session_held
     from socratic.resources import PACK_SUFFIX, resolve_session_dir, unknown_session_hint
-    from socratic.sessionfiles import is_pack, write_pack
+    from socratic.sessionfiles import is_pack, read_pack, write_pack
 
     folder = resolve_session_dir(args.session)
     if is_pack(folder):
+        try:
+            read_pack(folder)   # a damaged or foreign file named *.socratic is no pack
+        except InputError as exc:
+            raise InputError(f"{exc}, and not a session folder to pack") from None
         raise InputError(f"{args.session}: packed already ({folder})")
     if not folder.is_dir():
         raise InputError(f"{args.session}: no such session folder{unknown_session_hint(folder)}")

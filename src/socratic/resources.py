@@ -20,6 +20,11 @@ def bundled_tasks() -> list[str]:
 def resolve_task_dir(arg: str) -> Path:
     """A task directory given as a path, or the name of a bundled task (e.g. `rmsnorm`).
     Neither: InputError, suggesting a bundled task whose name is close (a typo)."""
+    if not arg.strip():   # Path("") is the current folder: "task.toml: missing task file"
+        from socratic.errors import InputError
+
+        raise InputError(f"task {arg!r}: empty (give a task directory or a bundled task name: "
+                         f"{', '.join(bundled_tasks())})")
     path = Path(arg)
     if path.is_dir():
         return path

@@ -238,8 +238,9 @@ class Task:
 
         from socratic.gpuinfo import arch_for_cc, gpu_info
 
-        requested = requested or os.environ.get("SOCRATIC_ARCH") or None
-        if requested:
+        if requested is None:   # `--arch ""` is a value (a bad one), not "not given"
+            requested = os.environ.get("SOCRATIC_ARCH") or None
+        if requested is not None:
             if not ARCH_RE.match(requested):
                 raise TaskError(f"--arch {requested!r}: not an nvcc arch such as sm_80, sm_89, sm_90a, sm_100a")
             if not self.supports(requested):
@@ -528,15 +529,19 @@ class _Loader:
         return value
 
     def number(self, table: TomlTable, key: str, default: float, ctx: str = "", *,
-               low: float = -math.inf, whole: bool = False, owner: str = "") -> float:
+               low: float = -math.inf, whole: bool = False, owner: str = "",
+               at: str | None = None) -> float:
         """An optional number (a whole one with `whole`) of at least `low`; `owner` names
-        what holds it in the message (`buffer 'y': `floor` ...`)."""
+        what holds it in the message (`buffer 'y': `floor` ...`). `at`: the table's dotted
+        path when it is an inline table `ctx` cannot reach (its line, then the key's)."""
         value: Any = table.get(key, default)
         typed = isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
         if not typed or not math.isfinite(value) or value < low:
             kind = "a whole number" if whole else "a number"
             bound = "" if low == -math.inf else f" >= {low:g}"
             what = f"{owner}: `{key}`" if owner else f"`{ctx}{key}`"
+            if at is not None:
+                raise self.fail(f"{what} must be {kind}{bound} (got {value!r})", at, f"{key} =")
             raise self.fail(f"{what} must be {kind}{bound} (got {value!r})", ctx + key)
         checked: float = value
         return checked
@@ -707,7 +712,7 @@ def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Di
     inputs = {b.name for b in buffers if b.role == "input"}
     out = []
     for i, d in enumerate(raw):
-        where = f"distributions[{i}]"
+        where = f"distributions[{i}]"   # its errors at its own lines, not the first one's
         if not isinstance(d, dict):
             raise ld.fail(f"{where} must be a table", "distributions")
         name = ld.text_key(d, "name", f"{where}.")
@@ -715,15 +720,15 @@ def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Di
         raw_inputs = d.get("inputs") or {}
         if not isinstance(raw_inputs, dict):
             raise ld.fail(f"distribution {name!r}: `inputs` must be a table of input buffers "
-                          f"(got {raw_inputs!r})", "distributions", "inputs")
+                          f"(got {raw_inputs!r})", where, "inputs")
         for buf, t in raw_inputs.items():
             if buf not in inputs:
                 raise ld.fail(f"distribution {name!r}: {buf!r} is not an input buffer "
-                              f"(inputs: {', '.join(sorted(inputs))})", "distributions", buf)
+                              f"(inputs: {', '.join(sorted(inputs))})", where, f"{buf} =")
             if not isinstance(t, dict) or set(t) - set(TRANSFORMS):
                 raise ld.fail(f"distribution {name!r}, input {buf!r}: a table of {', '.join(TRANSFORMS)}",
-                              "distributions", buf)
-            transforms[buf] = _transform(ld, t, f"distribution {name!r}, input {buf!r}", buf)
+                              where, f"{buf} =")
+            transforms[buf] = _transform(ld, t, f"distribution {name!r}, input {buf!r}", where)
         out.append(Distribution(name=name, note=str(d.get("note", "")), inputs=transforms))
     names = [d.name for d in out]
     if len(set(names)) != len(names):
@@ -731,22 +736,24 @@ def _distributions(ld: _Loader, raw: Any, buffers: list[BufferSpec]) -> tuple[Di
     return tuple(out)
 
 
-def _transform(ld: _Loader, t: TomlTable, owner: str, near: str) -> Transform:
+def _transform(ld: _Loader, t: TomlTable, owner: str, at: str) -> Transform:
     """One input's reshaping: `channels` and `rows` are tables of numbers (a wrong type
-    is one line here, not a crash when the GPU worker fills the input)."""
+    is one line here, not a crash when the GPU worker fills the input). `at`: the
+    distribution's dotted path (its inline tables have no key path of their own)."""
     parts: dict[str, TomlTable] = {}
     for key in ("channels", "rows"):
         part = t.get(key) or {}
         if not isinstance(part, dict):
-            raise ld.fail(f"{owner}: `{key}` must be a table (got {part!r})", "distributions", near)
+            raise ld.fail(f"{owner}: `{key}` must be a table (got {part!r})", at, f"{key} =")
         parts[key] = part
     ch, rows = parts["channels"], parts["rows"]
     return Transform(
-        scale=float(ld.number(t, "scale", 1.0, owner=owner)),
-        period=ch.get("period", 0), count=int(ld.number(ch, "count", 0, whole=True, low=0, owner=owner)),
-        factor=float(ld.number(ch, "factor", 1.0, owner=owner)),
+        scale=float(ld.number(t, "scale", 1.0, owner=owner, at=at)),
+        period=ch.get("period", 0),
+        count=int(ld.number(ch, "count", 0, whole=True, low=0, owner=owner, at=at)),
+        factor=float(ld.number(ch, "factor", 1.0, owner=owner, at=at)),
         row_length=rows.get("length", 0),
-        spread=int(ld.number(rows, "log2_spread", 0, whole=True, low=0, owner=owner)))
+        spread=int(ld.number(rows, "log2_spread", 0, whole=True, low=0, owner=owner, at=at)))
 
 
 def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
@@ -774,8 +781,9 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
                 raise ld.fail(f"{owner}: `choices` must be a non-empty list", "hidden.fields", name)
             fields.append(HiddenField(name, choices=tuple(spec["choices"]), equal_to=equal, p_equal=p_equal))
             continue
-        low = int(ld.number(spec, "min", 1, whole=True, owner=owner))
-        high = int(ld.number(spec, "max", low, whole=True, low=low, owner=owner))
+        at = f"hidden.fields.{name}."   # the field's line (its inline table)
+        low = int(ld.number(spec, "min", 1, at, whole=True, owner=owner))
+        high = int(ld.number(spec, "max", low, at, whole=True, low=low, owner=owner))
         scale = spec.get("scale", "linear")
         if scale not in ("linear", "log"):   # else a typo would draw linearly, unsaid
             raise ld.fail(f"{owner}: `scale` must be \"linear\" or \"log\" (got {scale!r})",
@@ -791,9 +799,12 @@ def _hidden(ld: _Loader, raw: Any) -> HiddenSpace | None:
     if not isinstance(grid, list) or len(grid) not in (0, 2) or any(g not in names for g in grid):
         raise ld.fail(f"`hidden.grid` must name two hidden fields (fields: {', '.join(names)}; "
                       f"got {grid!r})", "hidden.grid")
-    return HiddenSpace(count=int(ld.number(raw, "count", 4, low=0, whole=True, owner="[hidden]")),
+    # "hidden." puts each error at its key's line (the message names the owner)
+    return HiddenSpace(count=int(ld.number(raw, "count", 4, "hidden.", low=0, whole=True,
+                                           owner="[hidden]")),
                        fields=tuple(fields), where=raw.get("where"),
-                       max_flops=float(ld.number(raw, "max_flops", 1e30, low=1, owner="[hidden]")),
+                       max_flops=float(ld.number(raw, "max_flops", 1e30, "hidden.", low=1,
+                                                 owner="[hidden]")),
                        grid=tuple(grid))
 
 

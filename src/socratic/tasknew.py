@@ -49,6 +49,9 @@ def _no_verb(p: argparse.ArgumentParser) -> int:
 
 
 def run_new(args: argparse.Namespace) -> int:
+    if not args.name.strip():   # Path("") is ".": the message named the current folder
+        raise InputError(f"task name {args.name!r}: empty (give the new task's folder, e.g. "
+                         "`socratic task new my-softmax`)")
     made = new_task(Path(args.name), args.like)
     print(f"wrote {made.folder}/ ({TASK_FILE}, baseline.cu, reference.cu, README.md) like {made.like}")
     print(f"next: socratic eval {made.folder} --check-only    # builds it: no GPU needed")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from socratic.cliargs import add_bank_dir, add_json, positive_int
+from socratic.cliargs import add_bank_dir, add_json, path_text, positive_int
 
 WIDTH = 80
 ACTIONS = ("list", "show", "search", "validate", "stats", "trace")
@@ -72,7 +72,7 @@ def register(sub) -> None:
             a.add_argument("--window", type=positive_int, default=5, metavar="N",
                            help="with --sessions: progress within the next N evaluations (5)")
         if name == "trace":
-            a.add_argument("sessions", nargs="+", metavar="SESSION",
+            a.add_argument("sessions", nargs="+", type=path_text, metavar="SESSION",
                            help="session folders, packs (NAME.socratic) or folders of sessions")
             a.add_argument("--min-gain", type=_gain, metavar="X",
                            help="a trace needs the best geomean after the question to be at "

@@ -66,7 +66,10 @@ def _toml_files(where: Path, *, required: bool) -> list[Path]:
     if where.is_file():
         return [where]
     if where.is_dir():
-        return sorted(p for p in where.glob("*.toml") if p.is_file())
+        found = sorted(p for p in where.glob("*.toml") if p.is_file())
+        if required and not found:  # an explicit --bank-dir that adds nothing is a slip
+            raise BankError(f"{display_path(where)}: no bank files (*.toml) in this folder")
+        return found
     if required:
         raise BankError(f"{display_path(where)}: no such bank directory or file")
     return []
@@ -97,8 +100,10 @@ def load_bank(extra_dirs: list[Path] | None = None, *, shipped: bool = True,
     entries: list[Entry] = []
     where: dict[str, Entry] = {}
     files = bank_files(extra_dirs, shipped=shipped, user=user)
+    parsed = {path: parse_file(path) for path in files}
+    _require_entries(extra_dirs or (), parsed)
     for path in files:
-        for entry in parse_file(path):
+        for entry in parsed[path]:
             first = where.get(entry.id)
             if first is not None:
                 raise BankError(
@@ -107,6 +112,19 @@ def load_bank(extra_dirs: list[Path] | None = None, *, shipped: bool = True,
             where[entry.id] = entry
             entries.append(entry)
     return Bank(entries, [display_path(f) for f in files])
+
+
+def _require_entries(extra_dirs: Iterable[Path], parsed: dict[Path, list[Entry]]) -> None:
+    """Each directory or file the user named adds at least one entry: one that adds none
+    (an empty file, `--bank-dir kernel.cu`) was a slip, not a wish for an unchanged bank."""
+    for d in extra_dirs:
+        where = Path(d).expanduser()
+        key = where.resolve()   # compared resolved: a folder named twice loaded once
+        mine = [p for p in parsed if (p.resolve() if where.is_file() else p.resolve().parent) == key]
+        if not any(parsed[p] for p in mine):
+            what = ("not a bank file: it holds no [[entry]] tables" if where.is_file()
+                    else "its bank files (*.toml) hold no [[entry]] tables")
+            raise BankError(f"{display_path(where)}: {what}")
 
 
 def _loads(text: str, shown: str) -> dict[str, Any]:

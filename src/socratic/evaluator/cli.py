@@ -74,8 +74,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(report.list_sets(task))
         return 0
+    from socratic.taskfile import MAX_SPACE
+
     if args.hidden is not None and args.hidden < 0:
         raise InputError(f"--hidden must be 0 or more (got {args.hidden})")
+    if args.hidden is not None and args.hidden > MAX_SPACE:   # a huge one drew for ever
+        raise InputError(f"--hidden must be at most {MAX_SPACE}, like --space (got {args.hidden})")
+    if args.candidate is not None and not args.candidate.strip():   # else: the baseline, unsaid
+        raise InputError("--candidate: empty (give the .cu file; leave it out to evaluate the baseline)")
     if args.seeds is not None and args.seeds < 1:
         raise InputError(f"--seeds must be at least 1 (got {args.seeds})")
     if not (math.isfinite(args.timeout) and args.timeout > 0):

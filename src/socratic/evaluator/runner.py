@@ -108,6 +108,17 @@ def _command_line(task: Task) -> int | None:
         return None
 
 
+def _refuse_empty(candidate: Path) -> None:
+    """An empty (or blank) source, said before building: its build "failed" as a library
+    that exports no function, which sent the user looking for a missing entry point."""
+    try:
+        blank = not candidate.read_bytes().strip()
+    except OSError:
+        return   # the build names an unreadable file
+    if blank:
+        raise InputError(f"{candidate}: the candidate file is empty: nothing to build")
+
+
 def evaluate(opts: EvalOptions, progress: Progress | None = None,
              waiting: Waiting | None = None) -> EvalResult:
     """One evaluation, built through the `socratic.eval/1` types (socratic.contracts)."""
@@ -117,6 +128,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
         raise InputError(f"{candidate}: is a folder, not a candidate file (give the .cu file)")
     if not candidate.is_file():
         raise InputError(f"{candidate}: no such candidate file")
+    _refuse_empty(candidate)
     label, scenarios = task.select(opts.scenarios)
     command = task.command_for(task.select_arch(opts.arch))   # a GPU the task cannot use: one line
     # the task's own sources first, --check-only too: a broken reference is the task's fault

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from socratic.cliargs import path_text
 from socratic.errors import InputError
 
 
@@ -23,7 +24,7 @@ def register(sub) -> None:
         "spread over the GPUs, the rest queued. Slurm: one job per campaign (a job array), "
         "requeued and resumed after preemption or time-out. Ctrl-C ends the running "
         "campaigns cleanly; running it again continues the fleet.")
-    r.add_argument("fleet", metavar="FLEET", help="fleet file (TOML), or a fleet folder")
+    r.add_argument("fleet", type=path_text, metavar="FLEET", help="fleet file (TOML), or a fleet folder")
     r.add_argument("--session-dir", metavar="DIR", help="the fleet folder (default: "
                    "sessions/<date-time>-fleet-<file name>)")
     r.set_defaults(handler=handle_run)
@@ -33,7 +34,7 @@ def register(sub) -> None:
         "(queued, running, paused, waiting for a human, ended and why, stopped), "
         "evaluations, best geomean and min against the goal, last trigger, pending "
         "questions, cost.")
-    s.add_argument("dir", metavar="DIR", help="the fleet folder")
+    s.add_argument("dir", type=path_text, metavar="DIR", help="the fleet folder")
     s.add_argument("--json", action="store_true",
                    help="one JSON document: {fleet, executor, campaigns: [row, ...]}")
     s.set_defaults(handler=handle_status)

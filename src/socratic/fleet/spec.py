@@ -282,6 +282,17 @@ def load_fleet(path: Path) -> FleetSpec:
     return spec
 
 
+def _check_goal(where, task: Path, opts: dict[str, Any]) -> None:
+    """`goal_against` and `scenarios` known to the task, before any campaign starts (one
+    that could not start left the fleet "not started", exit code 0)."""
+    from socratic.harness import check_goal
+
+    if "goal_against" in opts:
+        check_goal(task, str(opts["goal_against"]), None, where("goal_against"))
+    if "scenarios" in opts:
+        check_goal(task, None, str(opts["scenarios"]), where("scenarios"))
+
+
 def _campaigns(lines: _Lines, i: int, table: dict[str, Any], base: Path,
                options: dict[str, argparse.Action]) -> list[tuple[str, CampaignSpec]]:
     def where(key: str | None = None) -> str:
@@ -326,5 +337,6 @@ def _campaigns(lines: _Lines, i: int, table: dict[str, Any], base: Path,
                              f"{', '.join(CAMPAIGN_KEYS)})")
         args += _option_args(where(key), key, value, action)
         opts[dest] = value
+    _check_goal(where, Path(task), opts)
     return [(where(), CampaignSpec(name, task, task_name, questions, agent, dict(opts),
                                    list(args))) for _ in range(repeat)]

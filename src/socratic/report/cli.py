@@ -6,9 +6,8 @@ Cheap to import: the report and matplotlib are imported inside the handler.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from socratic.cliargs import add_bank_dir, add_json, positive_int
+from socratic.cliargs import add_bank_dir, add_json, path_arg, positive_int
 
 
 def register(sub) -> None:
@@ -18,13 +17,13 @@ def register(sub) -> None:
         "evals/, candidates/): evaluations, best speedups, questions by trigger and group "
         "and what followed each, churn, correctness failures, cost. Several sessions, or a "
         "folder of sessions (a fleet), are also compared side by side.")
-    p.add_argument("paths", nargs="+", type=Path, metavar="SESSION",
+    p.add_argument("paths", nargs="+", type=path_arg, metavar="SESSION",
                    help="a session folder, a folder whose subfolders are sessions, or the "
                    "name of a bundled campaign (demo, fa3-h200)")
     out = p.add_mutually_exclusive_group()
     add_json(out)
     out.add_argument("--md", action="store_true", help="print the full report as Markdown")
-    p.add_argument("--html", type=Path, metavar="FILE",
+    p.add_argument("--html", type=path_arg, metavar="FILE",
                    help="also write one self-contained HTML file with plots "
                    "(needs the `report` extra: matplotlib)")
     p.add_argument("--window", type=positive_int, default=5, metavar="N",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from socratic.cliargs import path_arg
 from socratic.errors import InputError
 
 
@@ -20,7 +21,7 @@ def register(sub) -> None:
                        "questions and controls into its inbox.jsonl. ctrl+q leaves the "
                        "campaign running. On a fleet folder: one row per campaign; Enter "
                        "opens one, Esc returns.")
-    p.add_argument("session_dir", type=Path, metavar="SESSION_DIR",
+    p.add_argument("session_dir", type=path_arg, metavar="SESSION_DIR",
                    help="a session folder, or a fleet folder (socratic fleet run)")
     p.add_argument("--poll", action="store_true",
                    help="poll the file instead of inotify (network file systems: NFS, Lustre)")
@@ -32,7 +33,7 @@ def register(sub) -> None:
                        description="Play a finished (or running) campaign with its real timing; "
                        "space plays, arrows step, [ ] jump between evaluations, { } between "
                        "questions, + - change speed.")
-    p.add_argument("session_dir", type=Path, nargs="?", metavar="SESSION_DIR",
+    p.add_argument("session_dir", type=path_arg, nargs="?", metavar="SESSION_DIR",
                    help="a session directory, a pack (NAME.socratic), or the name of a bundled "
                    "campaign: demo (the "
                    "default, scripted) or fa3-h200 (the real H200 attention campaign)")

@@ -13,6 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from socratic.cliargs import path_text
 from socratic.contracts import AskCommand, ControlCommand, InboxCommand
 from socratic.errors import InputError
 from socratic.eventlog import EVENTS_FILE
@@ -68,7 +69,7 @@ def _add_inject_parser(sub) -> None:
     p = sub.add_parser("inject", help="send a question or control command to a campaign",
                        description="Append a question or a control command to a campaign's "
                        "inbox; the campaign acts on it at its next safe point.")
-    p.add_argument("session", metavar="SESSION_DIR",
+    p.add_argument("session", type=path_text, metavar="SESSION_DIR",
                    help="the campaign's session folder (running, or ended: a question waits "
                    "for its --resume)")
     g = p.add_mutually_exclusive_group(required=True)
@@ -119,6 +120,25 @@ def check_numbers(args, names: tuple[str, ...] = NUMBERS) -> None:
         if value is not None and not (math.isfinite(value) and value > 0):
             finite = "" if math.isfinite(value) else " and finite"   # `inf` is not "negative"
             raise InputError(f"--{name.replace('_', '-')} {value}: must be positive{finite}")
+
+
+def check_goal(task_dir: Path, against: str | None, scenarios: str | None,
+               where: str = "") -> None:
+    """A new campaign's --goal-against and --scenarios against its task.toml (`socratic
+    run`, a fleet's campaigns), before anything starts: InputError naming the value,
+    prefixed by `where` (a fleet file's line)."""
+    from socratic.harness.core.task import CampaignTask
+    from socratic.harness.engine.plan import check_goal_set
+
+    try:
+        task = CampaignTask.load(task_dir)
+        task.goal(against=against)
+        if scenarios is not None:
+            check_goal_set(task, scenarios)
+    except InputError as exc:
+        if not where:
+            raise
+        raise InputError(f"{where}: {exc}") from None
 
 
 def goal_overrides(args) -> dict:
@@ -188,11 +208,8 @@ def handle_run(args) -> int:
             raise InputError(f"{session_dir}: no events.jsonl to resume{hint}")
         _refuse_attached(session_dir)
     else:
-        from socratic.harness.core.task import CampaignTask
-
-        task_dir = resolve_task_dir(args.task)
-        # bad input is reported here, before anything starts
-        CampaignTask.load(task_dir).goal(args.goal_min_speedup, args.goal_against)
+        # bad input is reported here, before anything starts (and before the environment)
+        check_goal(resolve_task_dir(args.task), args.goal_against, args.scenarios)
         session_dir = Path(args.session_dir) if args.session_dir else None
     if session_dir is not None:
         from socratic.ownership import SessionBusy, live_owner
@@ -213,8 +230,27 @@ def attached_agent(session_dir: Path) -> str | None:
     try:
         attach = Session(session_dir).load_config().attach
     except InputError:
-        return None  # Campaign.resume reports a bad config.json
-    return str(attach.get("agent")) if attach is not None else None
+        attach = None
+    if attach is not None:
+        return str(attach.get("agent"))
+    # a damaged config.json: the log's campaign.start still tells the session's kind
+    # (its hints must not send an attached session to `run --resume`)
+    return _logged_agent(session_dir)
+
+
+def _logged_agent(session_dir: Path) -> str | None:
+    """The outside agent the log's first event (campaign.start) names; None for socratic's
+    own loop or an unreadable start (Campaign.resume then reports the bad config.json)."""
+    import json
+
+    from socratic.contracts import CampaignStart, parse_event
+
+    try:
+        with open(session_dir / EVENTS_FILE, "rb") as fh:
+            event = parse_event(json.loads(fh.readline()))
+    except (OSError, ValueError):   # JSONDecodeError and ContractError are ValueErrors
+        return None
+    return event.agent if isinstance(event, CampaignStart) and event.agent else None
 
 
 def _refuse_attached(session_dir: Path) -> None:

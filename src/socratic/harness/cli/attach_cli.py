@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from socratic.cliargs import path_text
 from socratic.errors import InputError
 
 
@@ -60,7 +61,7 @@ def register(sub) -> None:
         "ARGS replace the agent's launch arguments (default: its launch prompt).")
     p.add_argument("name", choices=[n for n in agents if n != "manual"], metavar="NAME",
                    help="the agent: " + ", ".join(n for n in agents if n != "manual"))
-    p.add_argument("--session", metavar="DIR", help="the session (default: found from the "
+    p.add_argument("--session", type=path_text, metavar="DIR", help="the session (default: found from the "
                    "workspace marker)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the agent's own arguments")
@@ -79,7 +80,7 @@ def register(sub) -> None:
                    "./evaluate: evaluate, say, stop")
     p.add_argument("text", nargs="?", metavar="TEXT",
                    help="say: the agent's text (- reads it from stdin)")
-    p.add_argument("--session", metavar="DIR",
+    p.add_argument("--session", type=path_text, metavar="DIR",
                    help="the session (default: found from the workspace marker)")
     p.add_argument("--scenarios", metavar="SET", help="evaluate: the scenario set")
     p.add_argument("--import", dest="import_file", metavar="RESULT.json",
@@ -99,7 +100,7 @@ def register(sub) -> None:
 
 def handle_attach(args) -> int:
     from socratic.harness.attached.attach import attach, eval_task_arg
-    from socratic.harness.cli import check_numbers, goal_overrides
+    from socratic.harness.cli import check_goal, check_numbers, goal_overrides
     from socratic.harness.core.config import Config
     from socratic.harness.core.task import CampaignTask
     from socratic.resources import resolve_task_dir
@@ -132,6 +133,7 @@ def handle_attach(args) -> int:
         data["model"] = args.model
     config = Config.from_dict({k: v for k, v in data.items() if v is not None})
     task_dir = resolve_task_dir(args.task)
+    check_goal(task_dir, args.goal_against, args.scenarios)   # `--scenarios ""` too
     a = attach(task_dir, args.agent, config,
                session_dir=Path(args.session_dir) if args.session_dir else None,
                model=args.model, wait_s=args.wait_minutes * 60,

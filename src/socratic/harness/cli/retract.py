@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from socratic.cliargs import positive_int
+from socratic.cliargs import path_text, positive_int
 from socratic.contracts import RetractPart, number_runs
 from socratic.errors import InputError
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
         description="Mark recorded evaluations as retracted, with the reason: they no longer "
         "count as a best, for the goal, in the report, the TUI or bank traces. Nothing is "
         "rewritten: one eval.retract event is appended to the session's log.")
-    p.add_argument("session", metavar="SESSION", help="a session folder")
+    p.add_argument("session", type=path_text, metavar="SESSION", help="a session folder")
     p.add_argument("evals", nargs="+", type=positive_int, metavar="N",
                    help="evaluation numbers (as `socratic report` and the TUI number them)")
     p.add_argument("--why", required=True, metavar="TEXT", help="the reason, kept in the log")

@@ -81,8 +81,18 @@ def start_event(plan: CampaignPlan, config: Config, *, model: str, session: str,
         **pinned_start_fields(config, plan.task_hashes, plan.task.baseline, session_id))
 
 
+def check_goal_set(task: CampaignTask, name: str, label: str = "--scenarios") -> None:
+    """A new campaign's goal set, checked against task.toml's sets before anything starts
+    (an empty one would silently mean the default set); the campaign checks it again
+    against the evaluator's list."""
+    if not name.strip():
+        raise InputError(f"{label}: empty (give a set name or scenario ids)")
+    goal_scenarios({n: [sc.id for sc in scs] for n, scs in task.spec.sets.items()}, task, name,
+                   label)
+
+
 def goal_scenarios(sets: dict[str, list[str]] | None, task: CampaignTask,
-                   name: str | None) -> list[str]:
+                   name: str | None, label: str = "--scenarios") -> list[str]:
     """The ids of the goal set `name`: a set of the evaluator's `--list`, or scenario ids
     joined by commas (as `socratic eval --scenarios` takes them). InputError when the list
     knows neither; when the evaluator could not list, task.toml's explicit ids."""
@@ -94,5 +104,5 @@ def goal_scenarios(sets: dict[str, list[str]] | None, task: CampaignTask,
     ids = [i.strip() for i in name.split(",") if i.strip()]
     if ids and all(i in known for i in ids):
         return ids
-    raise InputError(f"--scenarios {name}: not a scenario set or id of task {task.name} "
+    raise InputError(f"{label} {name}: not a scenario set or id of task {task.name} "
                      f"(sets: {', '.join(sets)})")
