@@ -79,3 +79,47 @@ def test_below_the_physical_limit_fails_only_for_single_copy_samples():
     assert v.bound_fraction == pytest.approx(2.4)
     # back-to-back copies may find their inputs in L2: no physical limit then
     assert verdict([1.0] * 4, [0.25] * 4, bound=bound, copies=8).failures == []
+
+
+# each copy of a timed sample on its own (copy_profile) -----------------------------------
+
+def _profile(per_copy_us, pairs=120, noise_us=0.3, seed=0):
+    """Per-pair per-copy times (ms) around `per_copy_us`, read through event timestamps 0.5 us apart."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    x = np.asarray(per_copy_us, dtype=float)[None, :] + rng.normal(0, noise_us, (pairs, len(per_copy_us)))
+    return np.round(x / 0.5) * 0.5e-3
+
+
+def test_copies_that_each_do_their_own_work_pass_a_colder_first_copy_too():
+    from socratic.evaluator.timing import copy_profile
+    base = _profile([3.6] + [3.0] * 63)
+    cand = _profile([2.9] + [2.4] * 63, seed=1)    # 1.25x on every copy; both first copies colder
+    p = copy_profile(base, cand)
+    assert not p.failures, p
+    assert abs(p.first) < 0.1 and p.spread < 0.1
+
+
+def test_a_first_copy_that_computes_the_later_ones_fails_naming_it():
+    from socratic.evaluator.timing import copy_profile
+    base = _profile([3.6] + [3.0] * 63)
+    cand = _profile([3.6] + [2.0] * 63, seed=1)    # all 64 rows in one launch; the others return at once
+    p = copy_profile(base, cand)
+    assert len(p.failures) == 1 and "copy 1 of 64" in p.failures[0], p.failures
+    assert "\n" not in p.failures[0]
+
+
+def test_copies_done_in_pairs_or_left_to_the_last_fail():
+    from socratic.evaluator.timing import copy_profile
+    base = _profile([3.6] + [3.0] * 63)
+    pairs = _profile([3.6, 2.0] + [3.0, 2.0] * 31, seed=2)   # even copies do the next one's too
+    behind = _profile([2.4] * 63 + [3.3], seed=3)             # the last does everyone's
+    for cand in (pairs, behind):
+        assert copy_profile(base, cand).failures
+
+
+def test_two_copies_the_second_left_empty_fail():
+    from socratic.evaluator.timing import copy_profile
+    base = _profile([110.0, 100.0])
+    assert not copy_profile(base, _profile([95.0, 85.0], seed=1)).failures
+    assert copy_profile(base, _profile([115.0, 2.0], seed=1)).failures

@@ -22,6 +22,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 # test function -> the class its candidates belong to (the prefix of their names)
 CLASSES = {
     "test_no_copy_of_a_timed_sample_profits_from_another": "copies",
+    "test_no_copy_of_a_timed_sample_does_the_work_of_the_copies_after_it": "copies",
     "test_the_baselines_and_references_results_are_out_of_reach": "tamper",
     "test_the_candidates_process_keeps_nothing_reads_nothing_reaches_nothing": "sandbox",
     "test_a_hanging_candidate_ends_its_evaluation_within_two_minutes": "hang",

@@ -12,7 +12,7 @@
 export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/card.txt
 rm -rf /tmp/evidence /tmp/evals; mkdir -p /tmp/evidence /tmp/evals  # tarred into $OUT at the end: a call brings back only a few files
-trap 'tar czf $OUT/evidence.tgz -C /tmp evidence evals' EXIT
+trap 'tar czf $OUT/evidence.tgz -C /tmp evidence evals; python3 benchmarks/judge_h200/copy_profiles.py /tmp/evidence /tmp/evals > $OUT/copy_profiles.txt' EXIT
 ev() {  # ev LABEL PYTHON TASK SET [FLAGS...]: the task's baseline unless --candidate is in FLAGS
   label=$1 py=$2 task=$3 set_=$4; shift 4
   t0=$(date +%s.%N)

@@ -32,6 +32,8 @@ copies_batch_ahead_rms           (red team, 2026-12) does the *next* copies' wor
     (a fingerprint of its first input words) returns at once. Every output is correct and
     complete at the end event, checked against the baseline's same copy, audited: only the
     speed is false (64 microsecond calls cost one batched launch and 63 empty ones).
+copies_batch_pairs_rms           the same, a leader taking only the call after its own: copies
+    alternate between two rows' work in one launch and none, every copy of the sample busy.
 side_work_after_capture_rms      (red team, 2026-12) correct, but the calls captured for the
     timing-only copies (past the scenario's correctness input sets) leave a 1.2 s spin on a
     stream of its own process: it runs beside the timed pairs, after the quiet probe.
@@ -277,12 +279,11 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 '''
 
 
-def copies_batch_ahead_rms() -> str:
+def copies_batch_ahead_rms(ahead: int = 72) -> str:
     # one kernel per call, grid (rows, 1 + AHEAD): y = 0 does the call's own rows (unless a
-    # leader already did them from these very inputs), y = j > 0 the rows of the j-th call of
-    # this shape seen before, for a leader only
-    return PRELUDE + r'''
-#define AHEAD 72
+    # leader already did them from these very inputs), y = j > 0 the rows of the j-th call recorded
+    # after its own (of this shape), for a leader only
+    return PRELUDE + f"#define AHEAD {ahead}\n" + r'''
 #define MAXCALLS 4096
 struct Call { const bf16* x; const bf16* w; bf16* y; int rows, cols; float eps; unsigned long long stamp; };
 __device__ Call g_calls[MAXCALLS];
@@ -325,7 +326,9 @@ __global__ void rms_ahead(const bf16* x, const bf16* w, bf16* y, int rows, int c
     return;
   }
   if (g_rows != rows || g_cols != cols) return;
-  const int i = g_base + (int)blockIdx.y - 1;
+  int me = g_n;   // this call's entry: the calls recorded after it are the ones a leader takes
+  for (int k = g_base; k < g_n; ++k) if (g_calls[k].y == y) { me = k; break; }
+  const int i = me + (int)blockIdx.y;
   if (i >= g_n) return;
   Call c = g_calls[i];
   if (c.y == y || c.rows != rows || c.cols != cols) return;
@@ -377,6 +380,7 @@ SOURCES = {
     "hang_entry_rms": hang_entry_rms,
     "hang_kernel_rms": hang_kernel_rms,
     "copies_batch_ahead_rms": copies_batch_ahead_rms,
+    "copies_batch_pairs_rms": lambda: copies_batch_ahead_rms(ahead=1),
     "side_work_after_capture_rms": side_work_after_capture_rms,
 }
 

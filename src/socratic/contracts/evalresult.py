@@ -128,6 +128,8 @@ class ScenarioResult(Record):
     bound_fraction: float | None = None
     below_bound: bool | None = None
     copies: int | None = None               # replays back to back in one timed sample
+    copy_first: float | None = None         # copies > 1: the first copy's speedup over the others', - 1
+    copy_spread: float | None = None        # ... the farthest later copy's, - 1 (evaluator.timing.copy_profile)
     comparisons: dict[str, Comparison] | None = None
 
     def speedup_against(self, against: Terms) -> float | None:

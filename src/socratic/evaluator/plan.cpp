@@ -5,7 +5,7 @@
 // Capture side (the candidate's sandboxed launcher, and the judge for the baseline):
 //   plan_init, plan_mirror, plan_capture -> bytes in the format below.
 // Replay side (the judge): plan_load_image, plan_build (typed nodes the judge validated),
-//   plan_chain (K copies in sequence, instantiated), plan_launch.
+//   plan_chain (K copies in sequence, instantiated, each timed on its own), plan_launch.
 //
 // Format (little-endian): "SPLN" u32 version, u32 n_nodes, u32 n_edges, nodes, edges.
 //   node: u32 kind; kind 0 kernel: u32 name_len, name, u32 grid[3], block[3], smem,
@@ -394,19 +394,29 @@ int plan_build(const PlanNode* nodes, unsigned n, const PlanEdge* edges, unsigne
 void plan_destroy_graph(CUgraph g) { cuGraphDestroy(g); }
 
 // `n` graphs as child graphs in sequence, instantiated and uploaded: one launch runs them
-// back to back with no host work in between.
-int plan_chain(const CUgraph* graphs, unsigned n, CUgraphExec* exec, char* err, size_t errlen) {
+// back to back with no host work in between. With `events` (n + 1 of them, in the current
+// context) an event record node stands before the first and after each: the time of every
+// copy on its own, so that no copy can pass its work to another unseen.
+int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUgraphExec* exec, char* err,
+               size_t errlen) {
   *exec = nullptr;
   CUgraph g;
   TRY(cuGraphCreate(&g, 0), "cuGraphCreate");
   CUgraphNode prev = nullptr;
-  for (unsigned i = 0; i < n; ++i) {
+  CUresult r = CUDA_SUCCESS;
+  for (unsigned i = 0; i <= n && r == CUDA_SUCCESS; ++i) {
     CUgraphNode node;
-    CUresult r = cuGraphAddChildGraphNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, graphs[i]);
-    if (r != CUDA_SUCCESS) { cuGraphDestroy(g); return fail(err, errlen, "chaining replays", r); }
+    if (events) {
+      r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, events[i]);
+      if (r != CUDA_SUCCESS) break;
+      prev = node;
+    }
+    if (i == n) break;
+    r = cuGraphAddChildGraphNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, graphs[i]);
     prev = node;
   }
-  CUresult r = cuGraphInstantiate(exec, g, 0);
+  if (r != CUDA_SUCCESS) { cuGraphDestroy(g); return fail(err, errlen, "chaining replays", r); }
+  r = cuGraphInstantiate(exec, g, 0);
   cuGraphDestroy(g);
   if (r != CUDA_SUCCESS) return fail(err, errlen, "instantiating the replay", r);
   TRY(cuGraphUpload(*exec, g_stream), "uploading the replay");

@@ -19,6 +19,7 @@ import hashlib
 import os
 import struct
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,7 +336,8 @@ class PlanLib:
         lib.plan_build.argtypes = [ctypes.POINTER(_PlanNode), ctypes.c_uint, ctypes.POINTER(_PlanEdge), ctypes.c_uint,
                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), *c_err]
         lib.plan_destroy_graph.argtypes = [ctypes.c_void_p]
-        lib.plan_chain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p), *c_err]
+        lib.plan_chain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p),
+                                   ctypes.POINTER(ctypes.c_void_p), *c_err]
         lib.plan_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         lib.plan_destroy_exec.argtypes = [ctypes.c_void_p]
         self.err = ctypes.create_string_buffer(512)
@@ -413,11 +415,15 @@ class PlanLib:
     def destroy_graph(self, graph: int) -> None:
         self.lib.plan_destroy_graph(ctypes.c_void_p(graph))
 
-    def chain(self, graphs: list[int]) -> int:
-        """An instantiated graph that runs `graphs` back to back."""
+    def chain(self, graphs: list[int], events: Sequence[int] = ()) -> int:
+        """An instantiated graph that runs `graphs` back to back; with `events` (one more
+        than the graphs, of the current context) recorded before the first and after each."""
+        if events and len(events) != len(graphs) + 1:
+            raise PlanError(f"a chain of {len(graphs)} copies takes {len(graphs) + 1} events, not {len(events)}")
         arr = (ctypes.c_void_p * len(graphs))(*graphs)
+        evs = (ctypes.c_void_p * len(events))(*events) if events else None
         exec_ = ctypes.c_void_p()
-        self._check(self.lib.plan_chain(arr, len(graphs), ctypes.byref(exec_), self.err, len(self.err)))
+        self._check(self.lib.plan_chain(arr, len(graphs), evs, ctypes.byref(exec_), self.err, len(self.err)))
         return int(exec_.value or 0)
 
     def launch(self, exec_: int, stream: int) -> None:

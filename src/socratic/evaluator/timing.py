@@ -10,7 +10,11 @@ scenario fails when the candidate's own time moves with the order by more than O
 after the candidate than before it (work the candidate left lands in the baseline's time).
 The baseline slower when it runs first is the judge's own history (its fills and input copies
 come just before; ~0.36 us a call on an H100, research/launch_order) and fails nothing: the
-lower median already reads it against the candidate."""
+lower median already reads it against the candidate.
+Copies: a sample of several back-to-back calls also times each copy on its own (event nodes
+between them); every copy must read the same speedup as the others (the first, colder one,
+within a wider band): a copy that did the work of others, or left its own to another, reads
+far off (copy_profile)."""
 
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ SETTLED = 0.02                # two consecutive warm-up pair times this close: t
 ORDER_LIMIT = 1.15            # a role's per-order medians further apart than this fail the scenario
 OWN_MEMORY_LIMIT = 64 << 20   # device memory a candidate may hold of its own (code, statics)
 CHUNK = 16                    # timed pairs between two checks for work left running
+COPY_SPREAD = 0.10            # a later copy's speedup this far from the later copies' median fails
+COPY_FIRST = 0.20             # ... the first copy's (its code and the judge's tables come in cold)
+COPY_JITTER_MS = 1e-4         # per copy time: what event timestamps (about 0.5 us apart) leave in a mean
 
 
 def settled(w: int, per_pair_ms: float, last_pair_ms: float | None) -> bool:
@@ -87,3 +94,45 @@ def speed_verdict(base_ms: Sequence[float], cand_ms: Sequence[float], *, copies:
     if v.below_bound and physical is not None:
         v.failures.append(f"candidate time {c_ms:.4g} ms is below the physical limit {physical:.4g} ms")
     return v
+
+
+@dataclass
+class CopyProfile:
+    """Each copy of the timed samples against the others: `first` and `spread` are the first
+    copy's and the farthest later copy's speedup relative to the later copies' median, minus 1."""
+    first: float
+    spread: float
+    failures: list[str] = field(default_factory=list)
+
+
+def _trimmed_mean(x: np.ndarray) -> np.ndarray:
+    """Per column, the mean without its highest and lowest tenth (robust to a stray sample;
+    a median of timestamps about 0.5 us apart would carry their steps, a mean averages them out)."""
+    x = np.sort(x, axis=0)
+    cut = len(x) // 10
+    return np.asarray(x[cut:len(x) - cut].mean(axis=0))
+
+
+def copy_profile(base_ms: np.ndarray, cand_ms: np.ndarray) -> CopyProfile:
+    """From each timed pair's per-copy times (rows: pairs, columns: copies in order; ms), the
+    copies' speedups against each other. A copy that computes later copies' outputs (their
+    inputs are all in place before the first starts) is slow where they are fast; one that
+    leaves its work to a later copy, fast where that one is slow: only a gain from running
+    the copies together shows as copies far apart, which one call never has."""
+    mb, mc = _trimmed_mean(np.asarray(base_ms)), _trimmed_mean(np.asarray(cand_ms))
+    speedup = mb / np.maximum(mc, 1e-9)
+    typical = float(np.median(speedup[1:]))
+    dev = speedup / typical - 1
+    slack = COPY_JITTER_MS * (1 / np.maximum(mb, 1e-9) + 1 / np.maximum(mc, 1e-9))
+    later = np.abs(dev[1:]) - slack[1:]
+    p = CopyProfile(first=float(dev[0]), spread=float(np.abs(dev[1:]).max()))
+    worst = int(np.argmax(later)) + 1
+    if abs(dev[0]) - slack[0] > COPY_FIRST:
+        worst = 0
+    elif later[worst - 1] <= COPY_SPREAD:
+        return p
+    p.failures.append(
+        f"the copies of a timed sample do not each do their own work: copy {worst + 1} of {len(mb)} reads "
+        f"{speedup[worst]:.3f}x ({mc[worst] * 1e3:.2f} us against the baseline's {mb[worst] * 1e3:.2f}), "
+        f"the other copies {typical:.3f}x")
+    return p

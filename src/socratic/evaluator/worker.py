@@ -53,6 +53,7 @@ from socratic.evaluator.timing import (
     CHUNK,
     OWN_MEMORY_LIMIT,
     WARMUP_PAIRS,
+    copy_profile,
     pairs_needed,
     settled,
     speed_verdict,
@@ -206,16 +207,22 @@ class Slot:
 class ReferenceCheck:
     """What it takes to check the candidate's outputs against the fp32 reference again,
     on any slot's inputs: used for correctness calls and for audited timed copies."""
-    selected: Any                    # device array of the unit indices checked
-    n_selected: int
+    selected: Any                    # device array of the unit indices checked: filled only for a run
+    indices: np.ndarray              # ... which the judge keeps here (the candidate must not learn them)
     outputs: dict[str, Any]          # fp32 reference outputs
     per_unit: dict[str, int]
+
+    @property
+    def n_selected(self) -> int:
+        return len(self.indices)
 
     def run(self, fn: CFuncPtr, slot: Slot, gpu: Gpu, stream: ctypes.c_void_p) -> None:
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
         assert slot.ref_params is not None
+        gpu.from_host(self.selected, self.indices)
         rc = fn(ctypes.byref(slot.ref_params), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
+        gpu.poison(self.selected, "f32")   # in stream order, after the reference's kernels
         if rc != 0:
             raise GpuError(f"the fp32 reference returned {rc}")
 
@@ -233,6 +240,8 @@ class _Sample:
     audit_pairs: dict[int, int] = field(default_factory=dict)   # pair -> the copy audited
     audited: int = 0
     written: list[str] = field(default_factory=list)   # the judge's buffers a candidate's sample wrote
+    copy_ms: dict[str, dict[int, list[float]]] = field(   # role -> pair -> each copy's time
+        default_factory=lambda: {"base": {}, "cand": {}})
 
 
 class WorkerRun:
@@ -261,6 +270,8 @@ class WorkerRun:
         self.slots_in_use: list[Slot] = []
         self.scenario_slots: list[Slot] = []
         self.chains: dict[tuple[str, tuple[int, ...]], int] = {}
+        # event nodes around each copy of a timed sample, per role, in its context (_time)
+        self.copy_events: dict[str, list[driver.CUevent]] = {}
         # the candidate's process starts now: CUDA does not initialise under the judge's
         # file sandbox, which children inherit; it confines itself once its context is up
         self.cand: CandidateProcess | None = CandidateProcess(
@@ -333,10 +344,10 @@ class WorkerRun:
         n_sel = min(units, max(1, int(task.reference.max_flops // unit_flops)))
         selected = np.sort(self.rng.choice(units, size=n_sel, replace=False)).astype(np.int32)
         sel_buf = gpu.alloc(selected.nbytes)
-        gpu.from_host(sel_buf, selected)
+        gpu.poison(sel_buf, "f32")
         per_unit = {b.name: int(evaluate(b.per_unit, v)) for b in task.outputs}
 
-        ref = ReferenceCheck(sel_buf, n_sel, ref_out, per_unit)
+        ref = ReferenceCheck(sel_buf, selected, ref_out, per_unit)
         try:
             return self._run(sc, slots, ref)
         finally:
@@ -355,28 +366,25 @@ class WorkerRun:
             row.failures = sorted(set(failures), key=failures.index)
             return Row(row=row, runtime_bans=found)
         errors = {d.name: {b.name: ErrorStats() for b in task.outputs} for d in task.distributions}
-        stream = ctypes.c_void_p(gpu.stream_handle)
 
         for s, slot in enumerate(slots):
             self._fill_inputs(slot.inputs, v, slot.dist)
             before = {name: gpu.hash(buf, self._bytes(self._spec(name), v)) for name, buf in slot.inputs.items()}
             self._copy_inputs([slot], v)
-            ref.run(self.ref_fn, slot, gpu, stream)
-            self._call("base", [s], salt=s)
-            judged = self._judge_state([slot], ref, v)
-            held = gpu.hashes([(buf, n) for _, buf, n in judged])
-            rc = self._call("cand", [s], salt=s + 7)
+            rc = self._correctness_call(s, slot, ref, v, failures)
             if rc != 0:
                 failures.append(f"candidate returned error code {rc}")
-            failures += self._untouched(judged, held)
             # statistics as soon as the candidate's stream is done, then again once the whole device is
             first = self._stats_now(slot, ref, v)
-            lag = lasting_lag(self._device_lag, partial(self._call_again, s, slot, ref, v, first))
+            judged = self._judge_state([slot], ref, v)   # the baseline's and reference's results now there
+            held = gpu.hashes([(buf, n) for _, buf, n in judged])
+            lag = lasting_lag(self._device_lag, partial(self._call_again, s, slot, ref, v, first, failures))
             if lag > FOREIGN_WORK_S:
                 failures.append(f"the device stayed busy {lag * 1e3:.1f} ms after the given stream finished: "
                                 "work outside the stream")
             later = self._stats_now(slot, ref, v)
-            failures += self._untouched(judged, held)   # work left outside its stream, too
+            if lag <= FOREIGN_WORK_S:   # (a call again computed them anew)
+                failures += self._untouched(judged, held)   # work left outside its stream, too
             for name in first:
                 if any(first[name][k] != later[name][k] for k in STABLE_STATS):
                     failures.append(f"{name} changed after the given stream finished: work outside the stream")
@@ -486,16 +494,37 @@ class WorkerRun:
         return []
 
     def _chain(self, who: str, slots: list[Slot], ids: tuple[int, ...]) -> int:
-        """The replay of `who`'s calls on these slots, back to back (in `who`'s context)."""
+        """The replay of `who`'s calls on these slots, back to back (in `who`'s context);
+        with several, each timed on its own (`copy_events`, set while a scenario is timed)."""
         key = (who, tuple(id(slots[i]) for i in ids))
         if key not in self.chains:
             graphs = [slots[i].graphs[who] for i in ids]
+            events = [int(e) for e in self.copy_events.get(who, [])[:len(ids) + 1]] if len(ids) > 1 else []
             if who == "cand":
                 with self.cctx.current():
-                    self.chains[key] = self.plan.chain(graphs)
+                    self.chains[key] = self.plan.chain(graphs, events)
             else:
-                self.chains[key] = self.plan.chain(graphs)
+                self.chains[key] = self.plan.chain(graphs, events)
         return self.chains[key]
+
+    def _make_copy_events(self) -> None:
+        """The events around each copy of a timed sample, each role's in its context (made
+        once: MAX_COPIES + 1 a role)."""
+        if self.copy_events:
+            return
+        self.copy_events["base"] = [check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT))
+                                    for _ in range(MAX_COPIES + 1)]
+        with self.cctx.current():
+            self.copy_events["cand"] = [check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT))
+                                        for _ in range(MAX_COPIES + 1)]
+
+    def _copy_times(self, who: str, copies: int) -> list[float]:
+        """Each copy's time (ms) in `who`'s last timed sample, its stream synchronised."""
+        ev = self.copy_events[who]
+        if who == "cand":
+            with self.cctx.current():
+                return [float(check(driver.cuEventElapsedTime(ev[k], ev[k + 1]))) for k in range(copies)]
+        return [float(check(driver.cuEventElapsedTime(ev[k], ev[k + 1]))) for k in range(copies)]
 
     def _release(self) -> None:
         self.gpu.sync_all()
@@ -601,10 +630,31 @@ class WorkerRun:
                              ref.outputs[b.name], self._count(b, v), stats[b.name])
         return {n: self.gpu.read_stats(st) for n, st in stats.items()}   # syncs the stream
 
+    def _correctness_call(self, s: int, slot: Slot, ref: ReferenceCheck, v: dict[str, Any],
+                          failures: list[str]) -> int:
+        """The candidate's correctness call on slot `s`, then the fp32 reference's and the
+        baseline's on the same inputs: the candidate runs first, while their results for
+        these inputs exist nowhere it could read them (its kernels can read the judge's
+        memory: one address space); what the judge holds is fingerprinted around its run,
+        a change added to `failures`. Its return value."""
+        gpu = self.gpu
+        for b in self.task.outputs:   # what an earlier call on this slot left, gone
+            gpu.poison(slot.base_out[b.name], b.dtype)
+        for buf in ref.outputs.values():
+            gpu.poison(buf, "f32")
+        judged = self._judge_state([slot], ref, v)
+        held = gpu.hashes([(buf, n) for _, buf, n in judged])
+        rc = self._call("cand", [s], salt=s + 7)
+        failures += self._untouched(judged, held)
+        ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
+        self._call("base", [s], salt=s)
+        return rc
+
     def _call_again(self, s: int, slot: Slot, ref: ReferenceCheck, v: dict[str, Any],
-                    first: dict[str, np.void]) -> None:
-        """The candidate's correctness call on slot `s` once more, its first statistics anew."""
-        self._call("cand", [s], salt=s + 7)
+                    first: dict[str, np.void], failures: list[str]) -> None:
+        """The candidate's correctness call on slot `s` once more (the reference's and the
+        baseline's after it again), its first statistics anew."""
+        self._correctness_call(s, slot, ref, v, failures)
         first.update(self._stats_now(slot, ref, v))
 
     def _call(self, role: str, ids: list[int], salt: int) -> int:
@@ -721,6 +771,8 @@ class WorkerRun:
         timed = [slots[i] for i in timing_slots([d.name for d in self.set_dists], MAX_COPIES)]
         copies = self._copies(timed[0], v)
         row.copies = copies
+        if copies > 1:
+            self._make_copy_events()
         st = _Sample(
             slots=timed[:copies] + [self._slot(v, self.set_dists[0], ref.outputs) for _ in range(copies - len(timed))],
             v=v, ref=ref, spot={b.name: gpu.new_stats() for b in task.outputs},
@@ -754,6 +806,8 @@ class WorkerRun:
             last_pair = per_pair
         if written:
             return sorted(set(written))
+        for per_copy in st.copy_ms.values():   # the profile is of the timed pairs only
+            per_copy.clear()
         n = pairs_needed(per_pair, opts)
         deadline = t_start + opts.max_seconds
         # the warm-up pairs' outputs stay in the spot and completeness statistics: they are
@@ -790,7 +844,14 @@ class WorkerRun:
         row.spread, row.pairs, row.order_ratio = verdict.spread, verdict.pairs, verdict.order_ratio
         row.tflops, row.tbps = verdict.tflops, verdict.tbps
         row.bound_ms, row.bound_fraction, row.below_bound = verdict.bound_ms, verdict.bound_fraction, verdict.below_bound
-        return verdict.failures + self._timed_output_failures(errors, st)
+        failures = verdict.failures
+        timed_pairs = [i for i in range(len(base_ms)) if i in st.copy_ms["base"] and i in st.copy_ms["cand"]]
+        if copies > 1 and timed_pairs:
+            profile = copy_profile(np.array([st.copy_ms["base"][i] for i in timed_pairs]),
+                                   np.array([st.copy_ms["cand"][i] for i in timed_pairs]))
+            row.copy_first, row.copy_spread = profile.first, profile.spread
+            failures = failures + profile.failures
+        return failures + self._timed_output_failures(errors, st)
 
     def _pair(self, st: _Sample, i: int, timed: bool) -> None:
         """Timed pair `i`: fresh inputs for every copy, then the baseline's sample and the
@@ -815,6 +876,8 @@ class WorkerRun:
                 st.written.extend(self._untouched(judged, held))
             else:
                 gpu.sync()   # the two contexts never run at once
+            if len(ids) > 1:
+                st.copy_ms[role][i] = self._copy_times(role, len(ids))
         for slot in st.slots:
             for b in task.outputs:
                 n = self._count(b, v)
