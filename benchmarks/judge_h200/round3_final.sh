@@ -5,6 +5,7 @@
 #   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files (330 s was too short, s16)
 #   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
+#   bash benchmarks/judge_h200/round3_final.sh controls  # rms then fa, in one call
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
 # hostile_h200.json and control_h200.json.
@@ -27,14 +28,19 @@ tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), t
   grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | cut -c1-220 | tail -12
 }
 R=$PWD/src/socratic/kernels
+rms() { for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done; }
+fa() {
+  for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
+  ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
+  ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
+}
 case "$1" in
   probe) /tmp/venv/bin/python research/launch_order/probe.py v0 malloc upload prewarm own long
          cat /tmp/launch_order/orders.* | tail -40 ;;
   tests) tests 540 tests/test_round3_gpu.py ;;
   gpu)   tests 500 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
-  rms)   for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done ;;
-  fa)    for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
-         ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
-         ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu ;;
-  *) echo "usage: round3_final.sh probe|tests|gpu|rms|fa"; exit 2 ;;
+  rms)   rms ;;
+  fa)    fa ;;
+  controls) rms; fa ;;
+  *) echo "usage: round3_final.sh probe|tests|gpu|rms|fa|controls"; exit 2 ;;
 esac
