@@ -91,29 +91,32 @@ def _profile(per_copy_us, pairs=120, noise_us=0.3, seed=0):
     return np.round(x / 0.5) * 0.5e-3
 
 
-def test_copies_that_each_do_their_own_work_pass_a_colder_first_copy_too():
+def test_copies_that_each_do_their_own_work_pass_a_colder_first_copy_and_an_odd_slot_too():
+    # as an honest rewrite read on an H200: 0.59x on every copy but one slot, 0.69x (its
+    # buffers' placement), and a first copy a little colder than the baseline's
     from socratic.evaluator.timing import copy_profile
-    base = _profile([3.6] + [3.0] * 63)
-    cand = _profile([2.9] + [2.4] * 63, seed=1)    # 1.25x on every copy; both first copies colder
+    base = _profile([7.4] + [6.0] * 20 + [6.8] + [6.0] * 11)
+    cand = _profile([13.9] + [10.2] * 20 + [9.9] + [10.2] * 11, seed=1)
     p = copy_profile(base, cand)
     assert not p.failures, p
-    assert abs(p.first) < 0.1 and p.spread < 0.1
+    assert abs(p.first) < 0.15 and 0.1 < p.spread < 0.25
 
 
 def test_a_first_copy_that_computes_the_later_ones_fails_naming_it():
+    # copies_batch_ahead_rms on an H200, r1-c4k: copy 1 0.348x (20.2 us), the others 0.642x
     from socratic.evaluator.timing import copy_profile
-    base = _profile([3.6] + [3.0] * 63)
-    cand = _profile([3.6] + [2.0] * 63, seed=1)    # all 64 rows in one launch; the others return at once
+    base = _profile([7.04] + [7.0] * 32)
+    cand = _profile([20.2] + [10.9] * 32, seed=1)
     p = copy_profile(base, cand)
-    assert len(p.failures) == 1 and "copy 1 of 64" in p.failures[0], p.failures
+    assert len(p.failures) == 1 and "copy 1 of 33" in p.failures[0], p.failures
     assert "\n" not in p.failures[0]
 
 
 def test_copies_done_in_pairs_or_left_to_the_last_fail():
     from socratic.evaluator.timing import copy_profile
-    base = _profile([3.6] + [3.0] * 63)
-    pairs = _profile([3.6, 2.0] + [3.0, 2.0] * 31, seed=2)   # even copies do the next one's too
-    behind = _profile([2.4] * 63 + [3.3], seed=3)             # the last does everyone's
+    base = _profile([7.0] * 34)
+    pairs = _profile([12.0, 4.0] * 17, seed=2)         # even copies do the next one's too
+    behind = _profile([6.0] * 33 + [40.0], seed=3)     # the last does everyone's
     for cand in (pairs, behind):
         assert copy_profile(base, cand).failures
 
@@ -122,4 +125,4 @@ def test_two_copies_the_second_left_empty_fail():
     from socratic.evaluator.timing import copy_profile
     base = _profile([110.0, 100.0])
     assert not copy_profile(base, _profile([95.0, 85.0], seed=1)).failures
-    assert copy_profile(base, _profile([115.0, 2.0], seed=1)).failures
+    assert copy_profile(base, _profile([180.0, 4.0], seed=1)).failures
