@@ -54,8 +54,10 @@ def normalized(text: str, root: Path) -> str:
     """`text` with the run's folder, this interpreter and the masked fields' values replaced
     (JSON as the harness writes it: compact or indented)."""
     text = text.replace(str(root), "<root>").replace(sys.executable, "<python>")
-    text = text.replace(str(demo_session_dir()), "<demo>").replace(socket.gethostname(), "<host>")
+    text = text.replace(str(demo_session_dir()), "<demo>")
     text = text.replace(str(bundled_dir("socratic.kernels")), "<kernels>")
+    # the host's name as a whole word, last: a short one ("vm") is also inside random folder names
+    text = re.sub(rf"(?<![A-Za-z0-9_.-]){re.escape(socket.gethostname())}(?![A-Za-z0-9_-])", "<host>", text)
     keys = "|".join(MASKED)
     value = r'("(?:[^"\\]|\\.)*"|-?[0-9.eE+-]+|null|true|false|\{[^{}]*\})'
     return re.sub(rf'"({keys})":( ?){value}', r'"\1":\2<X>', text)
