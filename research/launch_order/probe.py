@@ -19,7 +19,8 @@ on every SM, so clocks are up as the sample starts), gap (200 us of the candidat
 work after the input copies), l2x2 (each lead-in flushes L2 twice), malloc (the judge's
 buffers from cuMemAlloc like the candidate context's, not from cuda.core's stream-ordered pool), upload (each replay chain uploaded to the stream it is
 launched in, not only to the plan's capture stream), prewarm (each timed sample's own replay run once,
-untimed, before its lead-in: the same recent history for both roles). Every variant writes, per
+untimed, before its lead-in: the same recent history for both roles), noevents (no event record
+nodes between a sample's copies, as before the copy profile: what they cost a copy). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -86,9 +87,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=39039)
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
-    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm"}]
+    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
+                                                                  "noevents"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, joined by +)", file=sys.stderr)
         return 2
     import socratic
 

@@ -876,8 +876,8 @@ class WorkerRun:
                 st.written.extend(self._untouched(judged, held))
             else:
                 gpu.sync()   # the two contexts never run at once
-            if len(ids) > 1:
-                st.copy_ms[role][i] = self._copy_times(role, len(ids))
+            if len(ids) > 1 and (times := self._copy_times(role, len(ids))):
+                st.copy_ms[role][i] = times
         for slot in st.slots:
             for b in task.outputs:
                 n = self._count(b, v)
