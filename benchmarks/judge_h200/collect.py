@@ -32,6 +32,7 @@ CLASSES = {
     "test_work_left_running_in_its_own_process_changes_nothing": "host",
     "test_blind_spot_candidates_are_rejected": "blind",
     "test_hostile_candidate_is_rejected": "device",
+    "test_an_output_reused_by_pointer_is_never_served": "device",
     "test_tricks_confined_to_the_candidates_process_change_nothing": "device",
     "test_hang_is_reported_and_the_evaluation_stops_there": "hang",
     "test_fault_is_reported_and_later_scenarios_still_run": "fault",
@@ -63,6 +64,7 @@ def hostile_name(test: str) -> tuple[str, str] | None:
                                    "test_work_left_running_in_its_own_process_changes_nothing": "left_running",
                                    "test_hang_is_reported_and_the_evaluation_stops_there": "hang_kernel_one_shape",
                                    "test_fault_is_reported_and_later_scenarios_still_run": "fault_one_shape",
+                                   "test_an_output_reused_by_pointer_is_never_served": "stale_output",
                                    }.get(base, base)
     return cls, name if name.startswith(cls + "_") else f"{cls}_{name}"
 
