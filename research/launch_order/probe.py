@@ -20,7 +20,9 @@ work after the input copies), l2x2 (each lead-in flushes L2 twice), malloc (the 
 buffers from cuMemAlloc like the candidate context's, not from cuda.core's stream-ordered pool), upload (each replay chain uploaded to the stream it is
 launched in, not only to the plan's capture stream), prewarm (each timed sample's own replay run once,
 untimed, before its lead-in: the same recent history for both roles), noevents (no event record
-nodes between a sample's copies, as before the copy profile: what they cost a copy). Every variant writes, per
+nodes between a sample's copies, as before the copy profile: what they cost a copy), early (a
+sample's timing-only input sets allocated with the correctness ones, not after them: whether the
+first of them, copy 21 of ~33 on an H200, reads apart from the others for where it lies). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -75,8 +77,13 @@ def summary(variant: str, doc: dict) -> str:
     sp = [r["speedup"] for r in rows]
     if not rows:
         return f"{variant:10s} exit {doc['rc']}: no timed rows (see {variant}.err)"
+    prof = [r for r in rows if r.get("copy_spread") is not None]
+    per_copy = [r["baseline_ms"] * 1e3 for r in rows if (r.get("copies") or 1) >= 20]
     return (f"{variant:10s} exit {doc['rc']}  rows {len(rows):3d}  order failures {len(order):2d}  "
             f"order ratio max {max(ratios):.3f}  speedup {min(sp):.3f}-{max(sp):.3f}"
+            + (f"  copy first max {max(abs(r['copy_first']) for r in prof):.3f} spread max "
+               f"{max(r['copy_spread'] for r in prof):.3f}" if prof else "")
+            + (f"  us/copy (>=20 copies) {min(per_copy):.2f}-{max(per_copy):.2f}" if per_copy else "")
             + (f"  ({', '.join(r['id'] for r in order[:3])})" if order else ""))
 
 
@@ -88,9 +95,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
-                                                                  "noevents"}]
+                                                                  "noevents", "early"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, joined by +)", file=sys.stderr)
         return 2
     import socratic
 
