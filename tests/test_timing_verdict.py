@@ -126,3 +126,20 @@ def test_two_copies_the_second_left_empty_fail():
     base = _profile([110.0, 100.0])
     assert not copy_profile(base, _profile([95.0, 85.0], seed=1)).failures
     assert copy_profile(base, _profile([180.0, 4.0], seed=1)).failures
+
+
+def test_copies_alternating_heavy_and_padded_fail():
+    # red team: copy 2k does copy 2k+1's rows too, copy 2k+1 finds its outputs written and spins
+    # to half the heavy copy's time; one copy in between puts the median between the two groups
+    from socratic.evaluator.timing import copy_profile
+    base = _profile([2.0] * 16, noise_us=0.04)
+    cand = _profile([1.5, 0.75] * 7 + [1.5, 1.1], noise_us=0.03, seed=4)
+    assert copy_profile(base, cand).failures
+
+
+def test_two_long_copies_the_second_padded_fail():
+    # 100 us copies: a first copy doing both, the second spinning to 70% of it, reads -0.3
+    from socratic.evaluator.timing import copy_profile
+    base = _profile([101.0, 100.0])
+    assert copy_profile(base, _profile([100.0, 70.0], seed=5)).failures
+    assert not copy_profile(base, _profile([86.0, 85.0], seed=5)).failures

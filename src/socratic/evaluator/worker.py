@@ -226,6 +226,14 @@ class ReferenceCheck:
         if rc != 0:
             raise GpuError(f"the fp32 reference returned {rc}")
 
+    def forget(self, slot: Slot, gpu: Gpu) -> None:
+        """Once its results are compared: the reference's outputs (finite exactly at the
+        checked units) and the workspace it used, gone before the candidate runs again."""
+        for buf in self.outputs.values():
+            gpu.poison(buf, "f32")
+        for buf in slot.base_ws.values():
+            gpu.scramble(buf, 0x5EED)
+
 
 @dataclass
 class _Sample:
@@ -272,6 +280,7 @@ class WorkerRun:
         self.chains: dict[tuple[str, tuple[int, ...]], int] = {}
         # event nodes around each copy of a timed sample, per role, in its context (_time)
         self.copy_events: dict[str, list[driver.CUevent]] = {}
+        self._called_again = False   # the correctness call of the slot in hand ran twice
         # the candidate's process starts now: CUDA does not initialise under the judge's
         # file sandbox, which children inherit; it confines itself once its context is up
         self.cand: CandidateProcess | None = CandidateProcess(
@@ -378,13 +387,15 @@ class WorkerRun:
             first = self._stats_now(slot, ref, v)
             judged = self._judge_state([slot], ref, v)   # the baseline's and reference's results now there
             held = gpu.hashes([(buf, n) for _, buf, n in judged])
+            self._called_again = False
             lag = lasting_lag(self._device_lag, partial(self._call_again, s, slot, ref, v, first, failures))
             if lag > FOREIGN_WORK_S:
                 failures.append(f"the device stayed busy {lag * 1e3:.1f} ms after the given stream finished: "
                                 "work outside the stream")
             later = self._stats_now(slot, ref, v)
-            if lag <= FOREIGN_WORK_S:   # (a call again computed them anew)
+            if not self._called_again:   # (a call again computed them anew: other digests)
                 failures += self._untouched(judged, held)   # work left outside its stream, too
+            ref.forget(slot, gpu)
             for name in first:
                 if any(first[name][k] != later[name][k] for k in STABLE_STATS):
                     failures.append(f"{name} changed after the given stream finished: work outside the stream")
@@ -655,6 +666,7 @@ class WorkerRun:
         """The candidate's correctness call on slot `s` once more (the reference's and the
         baseline's after it again), its first statistics anew."""
         self._correctness_call(s, slot, ref, v, failures)
+        self._called_again = True
         first.update(self._stats_now(slot, ref, v))
 
     def _call(self, role: str, ids: list[int], salt: int) -> int:
@@ -889,6 +901,7 @@ class WorkerRun:
             for b in task.outputs:
                 gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], st.ref.outputs[b.name],
                             self._count(b, v), st.audit[b.name])
+            st.ref.forget(slot, gpu)
             st.audited += 1
 
     def _timed_output_failures(self, errors: dict[str, ErrorStats], st: _Sample) -> list[str]:
