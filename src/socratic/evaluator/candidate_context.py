@@ -89,6 +89,11 @@ class CandidateContext:
         word = (salt * 2654435761) & 0xFFFFFFFF | 1
         check(driver.cuMemsetD32Async(buf.handle, word, buf.nbytes // 4, self.stream))
 
+    @property
+    def flush_region(self) -> tuple[int, int]:
+        """(address, bytes) of the memory flush_l2 writes, for a flush inside a graph."""
+        return self._flush, self._flush_bytes // 4 * 4
+
     def flush_l2(self) -> None:
         self._salt = (self._salt + 1) & 0xFFFFFFFF
         check(driver.cuMemsetD32Async(self._flush, self._salt, self._flush_bytes // 4, self.stream))

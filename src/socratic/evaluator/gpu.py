@@ -113,6 +113,11 @@ class Gpu:
     def scramble(self, buf: Buffer, salt: int) -> None:
         buf.fill(np.array([(salt * 2654435761) & 0xFFFFFFFF | 1], dtype=np.uint32), stream=self.stream)
 
+    @property
+    def flush_region(self) -> tuple[int, int]:
+        """(address, bytes) of the memory flush_l2 writes, for a flush inside a graph."""
+        return int(self._flush.handle), int(self._flush.size) // 4 * 4
+
     def flush_l2(self) -> None:
         """Overwrite a buffer twice the L2's size, so the next launch starts from DRAM."""
         self._salt = (self._salt + 1) & 0xFFFFFFFF

@@ -396,24 +396,42 @@ void plan_destroy_graph(CUgraph g) { cuGraphDestroy(g); }
 // `n` graphs as child graphs in sequence, instantiated and uploaded: one launch runs them
 // back to back with no host work in between. With `events` (n + 1 of them, in the current
 // context) an event record node stands before the first and after each: the time of every
-// copy on its own, so that no copy can pass its work to another unseen.
-int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUgraphExec* exec, char* err,
-               size_t errlen) {
+// copy on its own, so that no copy can pass its work to another unseen. With `flush_bytes`
+// (and 2n events: each copy's start and end) a memset of `flush` stands between the copies,
+// outside their events: every copy starts from a cold L2, as one call does.
+int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUdeviceptr flush, size_t flush_bytes,
+               CUgraphExec* exec, char* err, size_t errlen) {
   *exec = nullptr;
+  CUcontext ctx = nullptr;
+  TRY(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
   CUgraph g;
   TRY(cuGraphCreate(&g, 0), "cuGraphCreate");
   CUgraphNode prev = nullptr;
   CUresult r = CUDA_SUCCESS;
-  for (unsigned i = 0; i <= n && r == CUDA_SUCCESS; ++i) {
+  for (unsigned i = 0; i < n && r == CUDA_SUCCESS; ++i) {
     CUgraphNode node;
-    if (events) {
-      r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, events[i]);
+    if (flush_bytes && i > 0) {
+      CUDA_MEMSET_NODE_PARAMS m = {};
+      m.dst = flush; m.pitch = 0; m.value = 0x9E3779B9u ^ i; m.elementSize = 4;
+      m.width = flush_bytes / 4; m.height = 1;
+      r = cuGraphAddMemsetNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &m, ctx);
       if (r != CUDA_SUCCESS) break;
       prev = node;
     }
-    if (i == n) break;
+    if (events && (flush_bytes || i == 0)) {   // this copy's start (with a flush: its own event)
+      r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0,
+                                    events[flush_bytes ? 2 * i : 0]);
+      if (r != CUDA_SUCCESS) break;
+      prev = node;
+    }
     r = cuGraphAddChildGraphNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, graphs[i]);
+    if (r != CUDA_SUCCESS) break;
     prev = node;
+    if (events) {   // its end (without a flush: the next copy's start too)
+      r = cuGraphAddEventRecordNode(&node, g, &prev, 1, events[flush_bytes ? 2 * i + 1 : i + 1]);
+      if (r != CUDA_SUCCESS) break;
+      prev = node;
+    }
   }
   if (r != CUDA_SUCCESS) { cuGraphDestroy(g); return fail(err, errlen, "chaining replays", r); }
   r = cuGraphInstantiate(exec, g, 0);

@@ -337,7 +337,7 @@ class PlanLib:
                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), *c_err]
         lib.plan_destroy_graph.argtypes = [ctypes.c_void_p]
         lib.plan_chain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p),
-                                   ctypes.POINTER(ctypes.c_void_p), *c_err]
+                                   ctypes.c_uint64, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), *c_err]
         lib.plan_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         lib.plan_destroy_exec.argtypes = [ctypes.c_void_p]
         self.err = ctypes.create_string_buffer(512)
@@ -415,15 +415,19 @@ class PlanLib:
     def destroy_graph(self, graph: int) -> None:
         self.lib.plan_destroy_graph(ctypes.c_void_p(graph))
 
-    def chain(self, graphs: list[int], events: Sequence[int] = ()) -> int:
+    def chain(self, graphs: list[int], events: Sequence[int] = (), flush: tuple[int, int] = (0, 0)) -> int:
         """An instantiated graph that runs `graphs` back to back; with `events` (one more
-        than the graphs, of the current context) recorded before the first and after each."""
-        if events and len(events) != len(graphs) + 1:
-            raise PlanError(f"a chain of {len(graphs)} copies takes {len(graphs) + 1} events, not {len(events)}")
+        than the graphs, of the current context) recorded before the first and after each;
+        with `flush` (address, bytes: memory of the current context) that memory written
+        between the copies, outside their events, which are then each copy's start and end."""
+        want = 2 * len(graphs) if flush[1] else len(graphs) + 1
+        if events and len(events) != want:
+            raise PlanError(f"a chain of {len(graphs)} copies takes {want} events, not {len(events)}")
         arr = (ctypes.c_void_p * len(graphs))(*graphs)
         evs = (ctypes.c_void_p * len(events))(*events) if events else None
         exec_ = ctypes.c_void_p()
-        self._check(self.lib.plan_chain(arr, len(graphs), evs, ctypes.byref(exec_), self.err, len(self.err)))
+        self._check(self.lib.plan_chain(arr, len(graphs), evs, flush[0], flush[1], ctypes.byref(exec_),
+                                        self.err, len(self.err)))
         return int(exec_.value or 0)
 
     def launch(self, exec_: int, stream: int) -> None:

@@ -72,6 +72,10 @@ ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 FOREIGN_WORK_S = 0.002        # device still busy this long after our stream is done: side work
 AUDITED_PAIRS = 2             # timed pairs per scenario re-checked against the fp32 reference
 SAMPLE_MS = 0.2               # a timed sample runs the plan back to back until it lasts this long
+# Not yet the default (research/launch_order, variant flush): an L2 flush between the copies of
+# a sample, outside their events, the sample's time the sum of its copies' (no copy can warm the
+# next one's inputs, as one call never finds them warm); what it changes is to be measured first.
+FLUSH_BETWEEN_COPIES = False
 MAX_COPIES = 64               # ... but at most this many times
 CAPTURE_TIMEOUT_S = 30.0      # one call of the candidate's entry, in its own process
 QUIET_RATIO = 1.5             # the work probe this much slower than alone: the GPU is shared
@@ -510,32 +514,37 @@ class WorkerRun:
         key = (who, tuple(id(slots[i]) for i in ids))
         if key not in self.chains:
             graphs = [slots[i].graphs[who] for i in ids]
-            events = [int(e) for e in self.copy_events.get(who, [])[:len(ids) + 1]] if len(ids) > 1 else []
+            flush = FLUSH_BETWEEN_COPIES and len(ids) > 1
+            events = [int(e) for e in self.copy_events.get(who, [])[:2 * len(ids) if flush else len(ids) + 1]
+                      ] if len(ids) > 1 else []
+            region = (self.cctx if who == "cand" else self.gpu).flush_region if flush and events else (0, 0)
             if who == "cand":
                 with self.cctx.current():
-                    self.chains[key] = self.plan.chain(graphs, events)
+                    self.chains[key] = self.plan.chain(graphs, events, region)
             else:
-                self.chains[key] = self.plan.chain(graphs, events)
+                self.chains[key] = self.plan.chain(graphs, events, region)
         return self.chains[key]
 
     def _make_copy_events(self) -> None:
         """The events around each copy of a timed sample, each role's in its context (made
-        once: MAX_COPIES + 1 a role)."""
+        once, enough for either layout of plan.chain)."""
         if self.copy_events:
             return
+        n = 2 * MAX_COPIES   # each copy's start and end (with a flush between them), else n + 1
         self.copy_events["base"] = [check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT))
-                                    for _ in range(MAX_COPIES + 1)]
+                                    for _ in range(n)]
         with self.cctx.current():
             self.copy_events["cand"] = [check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT))
-                                        for _ in range(MAX_COPIES + 1)]
+                                        for _ in range(n)]
 
     def _copy_times(self, who: str, copies: int) -> list[float]:
         """Each copy's time (ms) in `who`'s last timed sample, its stream synchronised."""
         ev = self.copy_events[who]
+        pairs = [(2 * k, 2 * k + 1) if FLUSH_BETWEEN_COPIES else (k, k + 1) for k in range(copies)]
         if who == "cand":
             with self.cctx.current():
-                return [float(check(driver.cuEventElapsedTime(ev[k], ev[k + 1]))) for k in range(copies)]
-        return [float(check(driver.cuEventElapsedTime(ev[k], ev[k + 1]))) for k in range(copies)]
+                return [float(check(driver.cuEventElapsedTime(ev[a], ev[b]))) for a, b in pairs]
+        return [float(check(driver.cuEventElapsedTime(ev[a], ev[b]))) for a, b in pairs]
 
     def _release(self) -> None:
         self.gpu.sync_all()
@@ -801,6 +810,8 @@ class WorkerRun:
         written = st.written
 
         def sample_ms(i: int, role: str) -> float:
+            if FLUSH_BETWEEN_COPIES and copies > 1:   # the flushes between the copies are not theirs
+                return sum(st.copy_ms[role][i]) / copies
             k = 4 * i + (0 if role == "base" else 2)
             ms = (self._event(k + 1) - self._event(k)) if role == "base" else self.cctx.elapsed_ms(k, k + 1)
             return ms / copies
