@@ -19,6 +19,7 @@ starts a new one for the remaining scenarios.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import hmac
@@ -541,10 +542,8 @@ class WorkerRun:
         """Each copy's time (ms) in `who`'s last timed sample, its stream synchronised."""
         ev = self.copy_events[who]
         pairs = [(2 * k, 2 * k + 1) if FLUSH_BETWEEN_COPIES else (k, k + 1) for k in range(copies)]
-        if who == "cand":
-            with self.cctx.current():
-                return [float(check(driver.cuEventElapsedTime(ev[a], ev[b]))) for a, b in pairs]
-        return [float(check(driver.cuEventElapsedTime(ev[a], ev[b]))) for a, b in pairs]
+        with self.cctx.current() if who == "cand" else contextlib.nullcontext():
+            return [float(check(driver.cuEventElapsedTime(ev[a], ev[b]))) for a, b in pairs]
 
     def _release(self) -> None:
         self.gpu.sync_all()
@@ -660,8 +659,7 @@ class WorkerRun:
         gpu = self.gpu
         for b in self.task.outputs:   # what an earlier call on this slot left, gone
             gpu.poison(slot.base_out[b.name], b.dtype)
-        for buf in ref.outputs.values():
-            gpu.poison(buf, "f32")
+        ref.forget(slot, gpu)
         judged = self._judge_state([slot], ref, v)
         held = gpu.hashes([(buf, n) for _, buf, n in judged])
         rc = self._call("cand", [s], salt=s + 7)
