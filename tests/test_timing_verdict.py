@@ -45,6 +45,28 @@ def test_a_baseline_slower_when_it_runs_first_reads_the_lower_median_and_fails_n
     assert v.failures == []
 
 
+def test_a_place_that_speeds_every_kernel_cancels():
+    # H200, 2026-12-06: the second sample of a pair read ~2.3% faster, whichever role it was;
+    # the lower per-order median read the baseline against itself at 0.977
+    v = verdict([1.0, 0.977] * 10, [0.977, 1.0] * 10)
+    assert v.speedup == pytest.approx(1.0) and v.failures == []
+    assert v.order_ratio == pytest.approx(1.0 / 0.977 ** 2, rel=1e-3)
+
+
+def test_a_candidate_faster_only_when_it_runs_first_reads_its_other_place():
+    # odd pairs run the candidate first; a gain there alone never counts
+    v = verdict([1.0] * 20, [1.0, 0.9] * 10)
+    assert v.speedup == pytest.approx(1.0)
+    v = verdict([1.0] * 20, [0.9] * 20)   # a gain in both places does
+    assert v.speedup == pytest.approx(1 / 0.9)
+
+
+def test_slow_drift_cancels_between_adjacent_pairs():
+    drift = [1.0 + 0.002 * i for i in range(40)]
+    v = verdict(drift, drift)
+    assert v.speedup == pytest.approx(1.0, abs=0.003)
+
+
 def test_a_candidate_faster_when_it_runs_second_fails():
     # even pairs run the candidate second: there it reads what the baseline just made
     v = verdict([1.0] * 20, [0.7, 1.0] * 10)

@@ -17,6 +17,7 @@ def _probe() -> None:
     except (OSError, ValueError):
         return
     import ctypes
+    import json
     from functools import partial
 
     import socratic.evaluator.candidate_context as CC
@@ -77,6 +78,9 @@ def _probe() -> None:
         with open(f"{out}/orders.{variant}", "a") as f:
             f.write(f"copies {kw['copies']} base-first: base {m(base_ms[0::2]):.3f} cand {m(cand_ms[0::2]):.3f} us;"
                     f" cand-first: base {m(base_ms[1::2]):.3f} cand {m(cand_ms[1::2]):.3f} us\n")
+        with open(f"{out}/samples.{variant}.jsonl", "a") as f:   # every timed sample, for estimators offline
+            f.write(json.dumps({"copies": kw["copies"], "base": list(map(float, base_ms)),
+                                "cand": list(map(float, cand_ms))}) + "\n")
         return verdict(base_ms, cand_ms, **kw)
 
     W.speed_verdict = speed_verdict

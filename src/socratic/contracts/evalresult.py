@@ -118,10 +118,10 @@ class ScenarioResult(Record):
     errors: dict[str, OutputErrors]
     baseline_ms: float | None = None
     candidate_ms: float | None = None
-    speedup: float | None = None            # median of per-pair baseline/candidate ratios
+    speedup: float | None = None            # baseline/candidate, each role's sample against the other's in the same place of its pair (evaluator/timing.py)
     spread: float | None = None             # half inter-quartile range of those ratios
     pairs: int | None = None
-    order_ratio: float | None = None
+    order_ratio: float | None = None        # the two per-order medians of the per-pair ratios, higher over lower
     tflops: float | None = None
     tbps: float | None = None
     bound_ms: float | None = None
