@@ -4,6 +4,7 @@
 #   bash benchmarks/judge_h200/round3_final.sh first     # when device time is short: copies, tamper, sandbox tests + one RMSNorm control
 #   bash benchmarks/judge_h200/round3_final.sh tests     # tests/test_round3_gpu.py (hostile candidates, hangs, planted modules)
 #   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files (330 s was too short, s16)
+#   bash benchmarks/judge_h200/round3_final.sh rest      # the GPU-marked tests of the kernels, the FA3 session, the lock, the demo campaign
 #   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
 #   bash benchmarks/judge_h200/round3_final.sh controls  # rms then fa, in one call
@@ -42,8 +43,9 @@ case "$1" in
   first) K="copies or out_of_reach or keeps_nothing" tests 420 tests/test_round3_gpu.py   # the new defences first
          ev rms_ctl1 /tmp/venv/bin/python $R/rmsnorm bench --hidden 4 ;;
   gpu)   tests 500 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
+  rest)  tests ${REST_S:-540} tests/test_kernels.py tests/test_fa3_session.py tests/test_gpulock.py tests/test_harness_demo.py ;;
   rms)   rms ;;
   fa)    fa ;;
   controls) rms; fa ;;
-  *) echo "usage: round3_final.sh probe|tests|gpu|rms|fa|controls"; exit 2 ;;
+  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls"; exit 2 ;;
 esac
