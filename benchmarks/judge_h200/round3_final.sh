@@ -8,6 +8,7 @@
 #   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
 #   bash benchmarks/judge_h200/round3_final.sh controls  # rms then fa, in one call
+#   bash benchmarks/judge_h200/round3_final.sh one       # controls, then round-3 tests (K=) until CALL_S (570 s) of the call
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
 # hostile_h200.json and control_h200.json.
@@ -47,5 +48,7 @@ case "$1" in
   rms)   rms ;;
   fa)    fa ;;
   controls) rms; fa ;;
-  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls"; exit 2 ;;
+  one)   rms; fa   # when one call may be all there is: the controls, then the round-3 tests in what is left
+         K="${K:-copies or out_of_reach}" tests $(( ${CALL_S:-570} - SECONDS )) tests/test_round3_gpu.py ;;
+  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|one"; exit 2 ;;
 esac
