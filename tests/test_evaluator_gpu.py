@@ -4,6 +4,7 @@ candidate is rejected for the right reason. Run on an H200 before resolving."""
 from __future__ import annotations
 
 import glob
+import math
 
 import pytest
 
@@ -98,8 +99,13 @@ def test_tricks_confined_to_the_candidates_process_change_nothing(tmp_path, name
     if res.code == 1:
         assert failures(res), res.stderr[-2000:]
         return
-    for a, b in zip(res.doc["scenarios"], honest.doc["scenarios"], strict=True):
-        assert abs(a["speedup"] / b["speedup"] - 1) < 0.03, (a["id"], a["speedup"], b["speedup"])
+    # two evaluations apart: a microsecond row of one kernel reads up to ~3% apart from run to
+    # run (RMSNorm's baseline against itself: 0.965-1.029 on an H100, s19; side_busy against
+    # the honest rewrite: 0.593 vs 0.615 on r1-c4k, geomean 1.9% apart); a gain from the trick
+    # would lift every row
+    ratios = [a["speedup"] / b["speedup"] for a, b in zip(res.doc["scenarios"], honest.doc["scenarios"], strict=True)]
+    assert all(abs(r - 1) < 0.06 for r in ratios), ratios
+    assert abs(math.prod(ratios) ** (1 / len(ratios)) - 1) < 0.03, ratios
 
 
 def test_fault_is_reported_and_later_scenarios_still_run(tmp_path):

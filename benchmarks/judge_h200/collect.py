@@ -6,6 +6,10 @@ evidence/ and evals/), write the two summary files the issues ask for:
 
     python3 benchmarks/judge_h200/collect.py DIR [DIR ...]
 
+DIR: a call's files with its evidence_*.tgz unpacked into it; DIR/commit.txt, when there, names
+the code the call ran (each record carries it as "code"). A hostile candidate these calls did not
+run keeps its earlier record (with the code and card it ran on); the control file is replaced.
+
 A hostile candidate's record is the evaluation its GPU test ran (tests/evalcli.py keeps it
 when SOCRATIC_EVIDENCE is set), so the file says exactly what the tests asserted on.
 """
@@ -101,11 +105,14 @@ def outcomes(log: Path) -> dict[str, str]:
 
 
 def main(dirs: list[Path]) -> None:
-    hostile: dict[str, dict] = {}
+    earlier = load(RESULTS / "hostile_h200.json") or []
+    hostile: dict[str, dict] = {h["name"]: h for h in earlier}
+    fresh: set[str] = set()
     control: list[dict] = []
     side: dict[str, dict] = {}
     for d in dirs:
         card = (d / "card.txt").read_text().strip().splitlines()[0] if (d / "card.txt").exists() else "unknown"
+        code = (d / "commit.txt").read_text().strip() if (d / "commit.txt").exists() else None
         tests = outcomes(d / "gpu_tests.log")
         seen = set()
         for path in sorted((d / "evidence").glob("*.json")):
@@ -114,11 +121,14 @@ def main(dirs: list[Path]) -> None:
             if rec:
                 seen.add(ev["test"])
                 rec["test_outcome"] = tests.get(_from_tests(ev["test"]))
+                rec["code"] = code
                 hostile[rec["name"]] = rec   # a later call's run of the same candidate replaces it
+                fresh.add(rec["name"])
         for test, outcome in tests.items():   # a test whose evaluation did not come back: its outcome
             named = hostile_name(test)
-            if named and test not in {_from_tests(t) for t in seen} and named[1] not in hostile:
-                hostile[named[1]] = {"name": named[1], "class": named[0], "card": card, "test": test,
+            if named and test not in {_from_tests(t) for t in seen} and named[1] not in fresh:
+                fresh.add(named[1])
+                hostile[named[1]] = {"name": named[1], "class": named[0], "card": card, "code": code, "test": test,
                                      "test_outcome": outcome, "exit_code": None, "seconds": None,
                                      "geomean_speedup": None, "n_correct": None, "n": None,
                                      "first_failure": None, "note": "its evaluation's JSON did not come back "
@@ -129,11 +139,11 @@ def main(dirs: list[Path]) -> None:
                 continue
             m = re.fullmatch(r"(rms|fa)_ctl(\d)", path.stem)
             if m:
-                control += [{"task": doc["task"], "run": int(m.group(2)), "card": card, "scenario": r["id"],
+                control += [{"task": doc["task"], "run": int(m.group(2)), "card": card, "code": code, "scenario": r["id"],
                              "speedup": r.get("speedup"), "correct": r["correct"],
                              "hidden": r["id"].startswith("hidden-")} for r in rows(doc)]
             elif path.stem.startswith("fa_best_"):
-                side[path.stem] = {"card": card, **doc["summary"]}
+                side[path.stem] = {"card": card, "code": code, **doc["summary"]}
     if hostile:
         (RESULTS / "hostile_h200.json").write_text(json.dumps(sorted(hostile.values(), key=lambda h: h["name"]),
                                                               indent=1) + "\n")
@@ -146,7 +156,8 @@ def main(dirs: list[Path]) -> None:
               f"correct (hidden included), speedups {min(sps):.4f}-{max(sps):.4f}")
     for h in sorted(hostile.values(), key=lambda h: h["name"]):
         gm, secs = h["geomean_speedup"], h["seconds"]
-        print(f"{h['name']:<30} {h.get('test_outcome') or '?':<6} exit {h['exit_code']} {h['n_correct']}/{h['n']} "
+        print(f"{h['name']:<30} {h.get('test_outcome') or '?':<6} {'new' if h['name'] in fresh else 'old'} "
+              f"{h.get('code') or '?':<8} exit {h['exit_code']} {h['n_correct']}/{h['n']} "
               f"gm {'-' if gm is None else f'{gm:.3f}'} {'-' if secs is None else f'{secs:.1f}s'} "
               f"| {(h['first_failure'] or '')[:80]}")
     for k, v in sorted(side.items()):

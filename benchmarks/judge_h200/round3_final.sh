@@ -15,18 +15,20 @@
 [ -x /tmp/venv/bin/socratic ] || { OLD=1 source benchmarks/judge_h200/venv.sh || exit 1; }
 export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/card.txt
-rm -rf /tmp/evidence /tmp/evals; mkdir -p /tmp/evidence /tmp/evals  # tarred into $OUT at the end: a call brings back only a few files
-trap 'tar czf $OUT/evidence.tgz -C /tmp evidence evals; python3 benchmarks/judge_h200/copy_profiles.py /tmp/evidence /tmp/evals > $OUT/copy_profiles.txt' EXIT
+# each invocation its own evidence, tarred into $OUT at the end (a call brings back only a few
+# files; two invocations in one call must not wipe each other's)
+MODE=$1; R3=/tmp/r3/$MODE.$$; rm -rf $R3; mkdir -p $R3/evidence $R3/evals
+trap 'tar czf $OUT/evidence_$MODE.tgz -C $R3 evidence evals; python3 benchmarks/judge_h200/copy_profiles.py $R3/evidence $R3/evals > $OUT/copy_profiles_$MODE.txt' EXIT
 ev() {  # ev LABEL PYTHON TASK SET [FLAGS...]: the task's baseline unless --candidate is in FLAGS
   label=$1 py=$2 task=$3 set_=$4; shift 4
   t0=$(date +%s.%N)
-  (cd /tmp && timeout ${EV_S:-200} $py -m socratic eval $task --scenarios $set_ --json "$@" > /tmp/evals/$label.json 2> /tmp/evals/$label.err)
+  (cd /tmp && timeout ${EV_S:-200} $py -m socratic eval $task --scenarios $set_ --json "$@" > $R3/evals/$label.json 2> $R3/evals/$label.err)
   rc=$?
-  python3 benchmarks/judge_h200/row.py $label $rc $(python3 -c "print($(date +%s.%N)-$t0)") /tmp/evals/$label.json /tmp/evals/$label.err
+  python3 benchmarks/judge_h200/row.py $label $rc $(python3 -c "print($(date +%s.%N)-$t0)") $R3/evals/$label.json $R3/evals/$label.err
 }
 tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), the evidence kept
   limit=$1; shift
-  (cd /tmp && SOCRATIC_EVIDENCE=/tmp/evidence timeout $limit /tmp/venv/bin/python -m pytest -p no:cacheprovider \
+  (cd /tmp && SOCRATIC_EVIDENCE=$R3/evidence timeout $limit /tmp/venv/bin/python -m pytest -p no:cacheprovider \
      -m gpu -q -rA --timeout 240 ${K:+-k "$K"} "${@/#/$OLDPWD/}" >> $OUT/gpu_tests.log 2>&1; echo "pytest exit $?")
   grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | cut -c1-220 | tail -12
 }
@@ -43,7 +45,7 @@ case "$1" in
   tests) tests 540 tests/test_round3_gpu.py ;;
   first) K="copies or out_of_reach or keeps_nothing" tests 420 tests/test_round3_gpu.py   # the new defences first
          ev rms_ctl1 /tmp/venv/bin/python $R/rmsnorm bench --hidden 4 ;;
-  gpu)   tests 500 tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
+  gpu)   tests ${GPU_S:-500} tests/test_evaluator_gpu.py tests/test_judge_gpu.py tests/test_hopper_probe.py ;;
   rest)  tests ${REST_S:-540} tests/test_kernels.py tests/test_fa3_session.py tests/test_gpulock.py tests/test_harness_demo.py ;;
   rms)   rms ;;
   fa)    fa ;;
