@@ -204,3 +204,16 @@ def test_a_build_command_not_found_names_the_task_file_and_line(tmp_path, capsys
     assert main(["eval", str(folder), "--check-only"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{toml}:{line}: build command not found: no-such-nvcc" in err, err
+
+
+def test_task_new_refuses_a_path_through_dotdot_and_makes_no_folder(tmp_path, capsys, monkeypatch):
+    from socratic.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["task", "new", "bad name/../x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad name/../x" in err and "'..'" in err, err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["task", "new", "my tasks/sm"]) == 0     # a folder with a space: the hint quotes it
+    out = capsys.readouterr().out
+    assert "socratic eval 'my tasks/sm' --check-only" in out, out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -54,8 +55,9 @@ def run_new(args: argparse.Namespace) -> int:
                          "`socratic task new my-softmax`)")
     made = new_task(Path(args.name), args.like)
     print(f"wrote {made.folder}/ ({TASK_FILE}, baseline.cu, reference.cu, README.md) like {made.like}")
-    print(f"next: socratic eval {made.folder} --check-only    # builds it: no GPU needed")
-    print(f"      socratic eval {made.folder}                 # on a GPU: the baseline against itself")
+    where = shlex.quote(str(made.folder))   # pasted into a shell as printed
+    print(f"next: socratic eval {where} --check-only    # builds it: no GPU needed")
+    print(f"      socratic eval {where}                 # on a GPU: the baseline against itself")
     return 0
 
 
@@ -69,6 +71,8 @@ def new_task(folder: Path, like: str = TEMPLATE) -> NewTask:
     """Write the task folder; InputError (one line) for a bad name, an unknown --like or a
     folder that already holds files."""
     name = folder.name
+    if ".." in folder.parts:   # `a b/../x` would make `a b/` on the way to `x`
+        raise InputError(f"{folder}: a task folder without '..' in its path (give the folder itself)")
     if not name or not NAME_RE.match(name):
         raise InputError(f"{folder}: a task name is letters, digits and _ . - (it names session folders)")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):

@@ -37,6 +37,8 @@ def table(doc: EvalResult) -> str:
         if note := no_bound_note(g.name):
             lines.append(f"  {note}")
     took = " (cached)" if b.cached else f" in {b.seconds:.1f} s"
+    if b.libraries:   # built before the candidate, --check-only too: a broken one stops there
+        lines.append(f"task  {' and '.join(sorted(b.libraries))} built")
     lines.append(f"build {'ok' if b.ok else 'FAILED'}{took}")
     if b.error:  # it compiled, but the library cannot be used
         lines.append(f"  {b.error}")
