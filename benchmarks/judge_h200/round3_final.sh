@@ -1,6 +1,6 @@
 # Judge round 3, the record issue 39 asks for, in device calls of under 10 minutes each
 # (the machine stays warm between them: /tmp/venv is made once):
-#   bash benchmarks/judge_h200/round3_final.sh probe     # research/launch_order: which lead-in removes the first baseline's offset (~4 min)
+#   bash benchmarks/judge_h200/round3_final.sh probe     # research/launch_order (VARIANTS=...): what moves microsecond rows off 1.0 (~5 min)
 #   bash benchmarks/judge_h200/round3_final.sh first     # when device time is short: copies, tamper, sandbox tests + one RMSNorm control
 #   bash benchmarks/judge_h200/round3_final.sh tests     # tests/test_round3_gpu.py (hostile candidates, hangs, planted modules)
 #   bash benchmarks/judge_h200/round3_final.sh gpu       # the other GPU-marked test files (330 s was too short, s16)
@@ -40,7 +40,7 @@ fa() {
   ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
 }
 case "$1" in
-  probe) /tmp/venv/bin/python research/launch_order/probe.py v0 noevents early flush upload prewarm
+  probe) /tmp/venv/bin/python research/launch_order/probe.py ${VARIANTS:-v0 noevents oneset pool early malloc}
          cat /tmp/launch_order/orders.* | tail -40 ;;
   tests) tests 540 tests/test_round3_gpu.py ;;
   first) K="copies or out_of_reach or keeps_nothing" tests 420 tests/test_round3_gpu.py   # the new defences first

@@ -7,6 +7,7 @@ here (the interpreter exits before `-m` runs it again). Research only."""
 import sys
 
 FLAG = "/tmp/launch_order_variant"   # "VARIANT OUTDIR", written by probe.py for one evaluation
+POOL = 4                             # variant pool: input sets per copy of a sample
 
 
 def _probe() -> None:
@@ -143,6 +144,25 @@ def _probe() -> None:
     if "noevents" in V:   # no event nodes between a sample's copies (as before 2026-12-06): their cost
         W.WorkerRun._make_copy_events = lambda self: None
         W.WorkerRun._copy_times = lambda self, who, copies: []
+    if "oneset" in V or "pool" in V:   # which buffers a sample's copies run on
+        pair_ = W.WorkerRun._pair
+        pools: dict = {}
+
+        def _pair(self, st, i, timed):
+            if "oneset" in V:   # every copy on the first copy's buffers (the design before s17)
+                st.slots = [st.slots[0]] * len(st.slots)
+            else:   # POOL x copies input sets, each pair's copies drawn from them at random
+                if id(st) not in pools:
+                    extra = [self._slot(st.v, self.set_dists[0], st.ref.outputs)
+                             for _ in range((POOL - 1) * len(st.slots))]
+                    failures = self._prepare(extra, st.v)
+                    assert not failures, failures
+                    pools.clear()
+                    pools[id(st)] = st.slots + extra
+                pool = pools[id(st)]
+                st.slots = [pool[j] for j in self.rng.choice(len(pool), size=len(st.slots), replace=False)]
+            return pair_(self, st, i, timed)
+        W.WorkerRun._pair = _pair
     sys.exit(W.main())
 
 

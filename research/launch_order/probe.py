@@ -24,7 +24,10 @@ nodes between a sample's copies, as before the copy profile: what they cost a co
 sample's timing-only input sets allocated with the correctness ones, not after them: whether the
 first of them, copy 21 of ~33 on an H200, reads apart from the others for where it lies), flush
 (an L2 flush between the copies, outside their events, the sample the sum of its copies: no copy
-warms the next one's inputs). Every variant writes, per
+warms the next one's inputs), oneset (every copy of a sample on the first copy's buffers, as
+before session 17: whether per-copy buffers cause the per-run error of microsecond rows), pool
+(4 input sets per copy, each pair's copies drawn from them at random: whether averaging over
+placements removes it). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -97,9 +100,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
-                                                                  "noevents", "early", "flush"}]
+                                                                  "noevents", "early", "flush", "oneset", "pool"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, joined by +)", file=sys.stderr)
         return 2
     import socratic
 
