@@ -139,6 +139,8 @@ def _probe() -> None:
             early = getattr(self, "_early", [])
             return early.pop(0) if early else slot_(self, v, dist, ref_out)
         W.WorkerRun._run, W.WorkerRun._slot = _run, _slot
+    if "swap" in V:   # every other two pairs the kernels on each other's buffers (worker.SWAP_PLACES)
+        W.SWAP_PLACES = True
     if "flush" in V:   # an L2 flush between a sample's copies, outside their events
         W.FLUSH_BETWEEN_COPIES = True
     if "noevents" in V:   # no event nodes between a sample's copies (as before 2026-12-06): their cost

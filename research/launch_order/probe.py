@@ -27,7 +27,8 @@ first of them, copy 21 of ~33 on an H200, reads apart from the others for where 
 warms the next one's inputs), oneset (every copy of a sample on the first copy's buffers, as
 before session 17: whether per-copy buffers cause the per-run error of microsecond rows), pool
 (4 input sets per copy, each pair's copies drawn from them at random: whether averaging over
-placements removes it). Every variant writes, per
+placements removes it), swap (worker.SWAP_PLACES: every other two pairs the kernels on each
+other's buffers, as before the candidate's own context). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -100,9 +101,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
-                                                                  "noevents", "early", "flush", "oneset", "pool"}]
+                                                                  "noevents", "early", "flush", "oneset", "pool", "swap"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, joined by +)", file=sys.stderr)
         return 2
     import socratic
 

@@ -114,6 +114,11 @@ class CandidateContext:
         end event: what its outputs hold when the stream gets there)."""
         check(driver.cuMemcpyPeerAsync(dst_judge, self.judge_ctx, src.handle, self.ctx, nbytes, self.stream))
 
+    def copy(self, dst: int, src: int, nbytes: int) -> None:
+        """Any memory of this process to any (one address space: the driver finds each
+        pointer's context), in this stream's order."""
+        check(driver.cuMemcpyDtoDAsync(dst, src, nbytes, self.stream))
+
     def event(self, i: int) -> driver.CUevent:
         while len(self.events) <= i:
             with self.current():

@@ -100,6 +100,13 @@ class Gpu:
     def alloc(self, nbytes: int) -> Buffer:
         return self.device.allocate(max(int(nbytes), 256), stream=self.stream)
 
+    def foreign(self, ptr: int, nbytes: int) -> Buffer:
+        """Memory of another context of this process (one address space), as a buffer the
+        helpers here can fill and read; never freed through it."""
+        from cuda.core import Buffer
+
+        return Buffer.from_handle(ptr, nbytes)
+
     def free_memory(self) -> int:
         free, _total = check(driver.cuMemGetInfo())
         return int(free)

@@ -77,6 +77,12 @@ SAMPLE_MS = 0.2               # a timed sample runs the plan back to back until 
 # a sample, outside their events, the sample's time the sum of its copies' (no copy can warm the
 # next one's inputs, as one call never finds them warm); what it changes is to be measured first.
 FLUSH_BETWEEN_COPIES = False
+# Not yet the default (research/launch_order, variant swap): every other two timed pairs the
+# kernels run on each other's buffers (the baseline on the candidate's allocations, the
+# candidate on the judge's), so where a buffer lies favours neither side, as before the
+# candidate had a context of its own (1b6b1bc); since, a microsecond row of the baseline
+# against itself reads up to 3% off 1.0, either way, from run to run (H100, s19).
+SWAP_PLACES = False
 MAX_COPIES = 64               # ... but at most this many times
 CAPTURE_TIMEOUT_S = 30.0      # one call of the candidate's entry, in its own process
 QUIET_RATIO = 1.5             # the work probe this much slower than alone: the GPU is shared
@@ -206,6 +212,7 @@ class Slot:
     ref_params: ctypes.Structure | None = None
     graphs: dict[str, int] = field(default_factory=dict)   # "base" / "cand" -> captured replay
     rcs: dict[str, int] = field(default_factory=dict)      # the entry's return value
+    mirrored: bool = False   # another slot's buffers, the kernels' places swapped (SWAP_PLACES)
 
 
 @dataclass
@@ -255,6 +262,12 @@ class _Sample:
     written: list[str] = field(default_factory=list)   # the judge's buffers a candidate's sample wrote
     copy_ms: dict[str, dict[int, list[float]]] = field(   # role -> pair -> each copy's time
         default_factory=lambda: {"base": {}, "cand": {}})
+    mirrors: list[Slot] = field(default_factory=list)   # `slots` with the kernels' places swapped
+
+    def placed(self, i: int) -> list[Slot]:
+        """The slots pair `i` runs on: the mirrors every other two pairs (both orders meet
+        both placements), when there are any."""
+        return self.mirrors if self.mirrors and (i // 2) % 2 else self.slots
 
 
 class WorkerRun:
@@ -340,6 +353,33 @@ class WorkerRun:
         slot.cand_params = self._params(v, slot.cand_in, slot.cand_out, slot.cand_ws)
         slot.ref_params = self._params(v, slot.inputs, ref_out, slot.base_ws)
         return slot
+
+    def _mirror(self, slot: Slot, v: dict[str, Any], ref_out: dict[str, Buffer]) -> Slot:
+        """`slot`'s buffers with the kernels' places swapped (SWAP_PLACES): the baseline's
+        inputs, outputs and workspace are the candidate's allocations, the candidate's the
+        judge's; the same input values (both copies are filled alike every pair), the
+        judge's view of the candidate's outputs its own."""
+        gpu = self.gpu
+
+        def judge(d: DevBuf) -> Buffer:
+            return gpu.foreign(d.handle, d.nbytes)
+
+        def cand(b: Buffer) -> DevBuf:
+            return DevBuf(int(b.handle), int(b.size))
+
+        m = Slot(dist=slot.dist,
+                 inputs={n: judge(d) for n, d in slot.cand_in.items()},
+                 base_out={n: judge(d) for n, d in slot.cand_out.items()},
+                 base_ws={n: judge(d) for n, d in slot.cand_ws.items()},
+                 cand_in={n: cand(b) for n, b in slot.inputs.items()},
+                 cand_out={n: cand(b) for n, b in slot.base_out.items()},
+                 cand_ws={n: cand(b) for n, b in slot.base_ws.items()},
+                 view=slot.view, mirrored=True)
+        self.scenario_slots.append(m)   # its replays released with the scenario's
+        m.base_params = self._params(v, m.inputs, m.base_out, m.base_ws)
+        m.cand_params = self._params(v, m.cand_in, m.cand_out, m.cand_ws)
+        m.ref_params = self._params(v, m.inputs, ref_out, m.base_ws)
+        return m
 
     def run(self, sc: Scenario) -> Row:
         task, gpu, v = self.task, self.gpu, sc.values
@@ -635,7 +675,10 @@ class WorkerRun:
         """Enqueue, on the candidate's stream, the copy of its outputs into the judge's views."""
         for slot in slots:
             for b in self.task.outputs:
-                self.cctx.copy_out(int(slot.view[b.name].handle), slot.cand_out[b.name], self._bytes(b, v))
+                if slot.mirrored:   # its outputs are the judge's allocation
+                    self.cctx.copy(int(slot.view[b.name].handle), slot.cand_out[b.name].handle, self._bytes(b, v))
+                else:
+                    self.cctx.copy_out(int(slot.view[b.name].handle), slot.cand_out[b.name], self._bytes(b, v))
 
     def _stats_now(self, slot: Slot, ref: ReferenceCheck, v: dict[str, Any]) -> dict[str, np.void]:
         """The candidate's outputs against the baseline's and the reference, read as soon as
@@ -797,8 +840,10 @@ class WorkerRun:
             v=v, ref=ref, spot={b.name: gpu.new_stats() for b in task.outputs},
             complete={b.name: gpu.new_stats() for b in task.outputs},
             audit={b.name: gpu.new_stats() for b in task.outputs})
-        failures = self._prepare(st.slots[len(timed):], v)   # the new slots' captures
-        if not failures and len(st.slots) > len(timed):
+        if SWAP_PLACES:
+            st.mirrors = [self._mirror(slot, v, ref.outputs) for slot in st.slots]
+        failures = self._prepare(st.slots[len(timed):] + st.mirrors, v)   # the new slots' captures
+        if not failures and (len(st.slots) > len(timed) or st.mirrors):
             # the candidate's process ran again for those captures, after the quiet probe
             # before timing: what it left running there would share the GPU with the pairs
             failures = self._quiet()
@@ -882,30 +927,31 @@ class WorkerRun:
         gpu, task, v, ids = self.gpu, self.task, st.v, list(range(len(st.slots)))
         for slot in st.slots:
             self._fill_inputs(slot.inputs, v, slot.dist)
-        self._copy_inputs(st.slots, v)
+        self._copy_inputs(st.slots, v)   # (a mirror's two input copies are these two)
+        placed = st.placed(i)
         for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
             k = 4 * i + (0 if role == "base" else 2)
             if role == "cand":   # what the judge holds, fingerprinted before the candidate runs
-                judged = self._judge_state(st.slots, st.ref, v, [*st.spot.values(), *st.complete.values(),
-                                                                 *st.audit.values()])
+                judged = self._judge_state(placed, st.ref, v, [*st.spot.values(), *st.complete.values(),
+                                                               *st.audit.values()])
                 held = gpu.hashes([(buf, n) for _, buf, n in judged])
-            self._enqueue(role, st.slots, ids, i, (k, k + 1) if timed else None)
+            self._enqueue(role, placed, ids, i, (k, k + 1) if timed else None)
             if role == "cand":   # what its outputs hold when its stream reaches the end event
                 with self.cctx.current():
-                    self._read_back(st.slots, v)
+                    self._read_back(placed, v)
                     self.cctx.sync()
                 st.written.extend(self._untouched(judged, held))
             else:
                 gpu.sync()   # the two contexts never run at once
             if len(ids) > 1 and (times := self._copy_times(role, len(ids))):
                 st.copy_ms[role][i] = times
-        for slot in st.slots:
+        for slot in placed:
             for b in task.outputs:
                 n = self._count(b, v)
                 gpu.compare(b.dtype, slot.view[b.name], None, None, n, st.complete[b.name])
                 gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, st.spot[b.name])
         if i in st.audit_pairs:
-            slot = st.slots[st.audit_pairs[i]]
+            slot = placed[st.audit_pairs[i]]
             st.ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
             for b in task.outputs:
                 gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], st.ref.outputs[b.name],
