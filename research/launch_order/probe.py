@@ -105,6 +105,10 @@ def main() -> int:
     if bad:
         print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, joined by +)", file=sys.stderr)
         return 2
+    mixed = [v for v in a.variants if "swap" in v.split("+") and {"pool", "oneset"} & set(v.split("+"))]
+    if mixed:   # both choose the buffers a pair runs on
+        print(f"probe.py: variant {mixed[0]!r}: swap does not combine with pool or oneset", file=sys.stderr)
+        return 2
     import socratic
 
     task = Path(socratic.__file__).resolve().parent / "kernels" / "rmsnorm"

@@ -1,14 +1,12 @@
 """The candidate's device side: a CUDA context of its own inside the judge's process.
 
-The judge replays the candidate's launches (evaluator.plan). Replayed in the judge's own
-context, the candidate's kernels could reach every buffer there: the baseline's and the
-fp32 reference's outputs of the same call, the statistics the verdict is read from, the
-baseline's module globals. CUDA gives each context its own device address space: memory
-allocated in one is not mapped in another (research/ctx_probe checks this on the GPU: a
-kernel of the candidate's context writing a judge address faults in its own context and
-leaves the judge's untouched). So the candidate's modules, inputs, outputs, workspace,
-events and stream live here; the judge copies inputs in and outputs out with the copy
-engines (cuMemcpyPeerAsync), which no kernel of the candidate's can touch.
+The judge replays the candidate's launches (evaluator.plan) here: the candidate's modules,
+inputs, outputs, workspace, events and stream live in this context; the judge copies inputs
+in and outputs out with the copy engines (cuMemcpyPeerAsync). A context is not a wall: both
+contexts of the process share one address space, and a kernel of this one can write the
+judge's memory (research/ctx_probe, on an H200). What it buys is its own modules, events and
+stream, and allocations the judge can tell apart; what keeps the judge's buffers honest are
+the keyed digests around every candidate run and the order of the calls (worker.py).
 """
 
 from __future__ import annotations

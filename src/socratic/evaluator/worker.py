@@ -198,7 +198,8 @@ class Slot:
     """One input set with each kernel's buffers for it: the inputs and the baseline's
     outputs and workspace in the judge's context; the candidate's copy of the inputs, its
     outputs and workspace in its own context (evaluator.candidate_context); `view` holds
-    the candidate's outputs copied back for the judge to read."""
+    the candidate's outputs copied back for the judge to read. A mirror (SWAP_PLACES) is
+    another slot's buffers with the two kernels' places swapped."""
     dist: Distribution
     inputs: dict[str, Any]
     base_out: dict[str, Any]
@@ -231,6 +232,8 @@ class ReferenceCheck:
     def run(self, fn: CFuncPtr, slot: Slot, gpu: Gpu, stream: ctypes.c_void_p) -> None:
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
+        for buf in slot.base_ws.values():   # what the candidate may have left there is gone
+            gpu.scramble(buf, 0x5EED)
         assert slot.ref_params is not None
         gpu.from_host(self.selected, self.indices)
         rc = fn(ctypes.byref(slot.ref_params), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
@@ -380,6 +383,18 @@ class WorkerRun:
         m.cand_params = self._params(v, m.cand_in, m.cand_out, m.cand_ws)
         m.ref_params = self._params(v, m.inputs, ref_out, m.base_ws)
         return m
+
+    def _mirrors(self, slots: list[Slot], v: dict[str, Any], ref: ReferenceCheck) -> list[Slot]:
+        """Mirrors of `slots`, both kernels captured on them; none where either capture
+        fails there (the scenario is then timed without the swap, as it was before)."""
+        mirrors = [self._mirror(slot, v, ref.outputs) for slot in slots]
+        try:
+            failures = self._prepare(mirrors, v)
+        except GpuError as exc:   # the baseline's plan on the other context's memory
+            if "cannot be captured and replayed" not in str(exc):
+                raise
+            failures = [str(exc)]
+        return [] if failures else mirrors
 
     def run(self, sc: Scenario) -> Row:
         task, gpu, v = self.task, self.gpu, sc.values
@@ -840,9 +855,9 @@ class WorkerRun:
             v=v, ref=ref, spot={b.name: gpu.new_stats() for b in task.outputs},
             complete={b.name: gpu.new_stats() for b in task.outputs},
             audit={b.name: gpu.new_stats() for b in task.outputs})
-        if SWAP_PLACES:
-            st.mirrors = [self._mirror(slot, v, ref.outputs) for slot in st.slots]
-        failures = self._prepare(st.slots[len(timed):] + st.mirrors, v)   # the new slots' captures
+        failures = self._prepare(st.slots[len(timed):], v)   # the new slots' captures
+        if not failures and SWAP_PLACES:
+            st.mirrors = self._mirrors(st.slots, v, ref)
         if not failures and (len(st.slots) > len(timed) or st.mirrors):
             # the candidate's process ran again for those captures, after the quiet probe
             # before timing: what it left running there would share the GPU with the pairs
@@ -875,6 +890,8 @@ class WorkerRun:
         for per_copy in st.copy_ms.values():   # the profile is of the timed pairs only
             per_copy.clear()
         n = pairs_needed(per_pair, opts)
+        if st.mirrors:   # as many pairs in each placement, each in both orders
+            n = -(-n // 4) * 4
         deadline = t_start + opts.max_seconds
         # the warm-up pairs' outputs stay in the spot and completeness statistics: they are
         # timed calls too, and nothing else judges them (a candidate that counts its calls
