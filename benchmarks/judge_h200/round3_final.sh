@@ -40,7 +40,7 @@ fa() {
   ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
 }
 case "$1" in
-  probe) /tmp/venv/bin/python research/launch_order/probe.py ${VARIANTS:-v0 swap pool oneset noevents malloc}
+  probe) /tmp/venv/bin/python research/launch_order/probe.py ${PROBE_ARGS:-} ${VARIANTS:-v0 swap pool oneset noevents malloc}
          cat /tmp/launch_order/orders.* | tail -40 ;;
   tests) tests 540 tests/test_round3_gpu.py ;;
   first) K="copies or out_of_reach or keeps_nothing" tests 420 tests/test_round3_gpu.py   # the new defences first

@@ -10,7 +10,7 @@ process by launch_order_patch.py, which a .pth in this interpreter's site-packag
 while the probe runs (socratic has no switch for them; sessions 15-16 patched this process
 instead, which the worker never saw).
 
-  python research/launch_order/probe.py [--space N] [--seed S] [VARIANT ...]
+  python research/launch_order/probe.py [--space N] [--seed S] [--control] [--repeat R] [VARIANT ...]
 
 Variants (combine with +): v0 (as shipped), own (before each sample, the other context idle
 and one op of the sample's own context run and synced: the same history for both roles,
@@ -59,12 +59,14 @@ def install_patch() -> Path:
     return pth
 
 
-def run_variant(variant: str, task: Path, space: int, seed: int, out: Path) -> dict:
-    """One evaluation of the baseline against itself, the worker patched for `variant`."""
+def run_variant(variant: str, task: Path, which: list[str], out: Path, run: int = 1) -> dict:
+    """One evaluation of the baseline against itself, the worker patched for `variant`;
+    `which`: the eval's scenario arguments (a space draw, or the bench set with hidden ones)."""
     Path(FLAG).write_text(f"{variant} {out}\n")
-    path = out / f"{variant}.json"
-    cmd = [sys.executable, "-m", "socratic", "eval", str(task), "--space", str(space), "--seed", str(seed), "--json"]
-    with open(path, "w") as f, open(out / f"{variant}.err", "w") as err:
+    (out / f"applied.{variant}").unlink(missing_ok=True)
+    path = out / f"{variant}.{run}.json"
+    cmd = [sys.executable, "-m", "socratic", "eval", str(task), *which, "--json"]
+    with open(path, "w") as f, open(out / f"{variant}.{run}.err", "w") as err:
         rc = subprocess.call(cmd, stdout=f, stderr=err, cwd=tempfile.gettempdir())
     if not (out / f"applied.{variant}").exists():
         return {"rc": rc, "scenarios": [], "unapplied": True}
@@ -77,7 +79,7 @@ def run_variant(variant: str, task: Path, space: int, seed: int, out: Path) -> d
 def summary(variant: str, doc: dict) -> str:
     if doc.get("unapplied"):
         return f"{variant:10s} the patch did not reach the worker: no result"
-    rows = [r for r in doc.get("scenarios", []) if r.get("speedup") is not None]
+    rows = [r for r in doc.get("scenarios", []) + (doc.get("hidden") or []) if r.get("speedup") is not None]
     order = [r for r in rows if any("launch order" in f for f in r.get("failures") or [])]
     ratios = [r.get("order_ratio") or 1.0 for r in rows]
     sp = [r["speedup"] for r in rows]
@@ -85,7 +87,8 @@ def summary(variant: str, doc: dict) -> str:
         return f"{variant:10s} exit {doc['rc']}: no timed rows (see {variant}.err)"
     prof = [r for r in rows if r.get("copy_spread") is not None]
     per_copy = [r["baseline_ms"] * 1e3 for r in rows if (r.get("copies") or 1) >= 20]
-    return (f"{variant:10s} exit {doc['rc']}  rows {len(rows):3d}  order failures {len(order):2d}  "
+    off = sum(not 0.99 <= x <= 1.01 for x in sp)
+    return (f"{variant:10s} exit {doc['rc']}  rows {len(rows):3d}  outside [0.99, 1.01] {off:2d}  order failures {len(order):2d}  "
             f"order ratio max {max(ratios):.3f}  speedup {min(sp):.3f}-{max(sp):.3f}"
             + (f"  copy first max {max(abs(r['copy_first']) for r in prof):.3f} spread max "
                f"{max(r['copy_spread'] for r in prof):.3f}" if prof else "")
@@ -98,6 +101,9 @@ def main() -> int:
     ap.add_argument("variants", nargs="*", default=list(VARIANTS))
     ap.add_argument("--space", type=int, default=16)
     ap.add_argument("--seed", type=int, default=39039)
+    ap.add_argument("--control", action="store_true",
+                    help="the bench set with 4 hidden scenarios (the issue's control) instead of a space draw")
+    ap.add_argument("--repeat", type=int, default=1, help="evaluations per variant")
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
@@ -115,7 +121,9 @@ def main() -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     pth = install_patch()
     try:
-        lines = [summary(v, run_variant(v, task, a.space, a.seed, a.out)) for v in a.variants]
+        which = ["--scenarios", "bench", "--hidden", "4"] if a.control else ["--space", str(a.space), "--seed", str(a.seed)]
+        lines = [summary(v if a.repeat == 1 else f"{v}#{r}", run_variant(v, task, which, a.out, r))
+                 for v in a.variants for r in range(1, a.repeat + 1)]
     finally:
         pth.unlink()
         (pth.parent / "launch_order_patch.py").unlink(missing_ok=True)
