@@ -87,7 +87,9 @@ def test_task_new_writes_a_task_that_loads(tmp_path, capsys):
 def test_task_new_passes_check_only_and_a_broken_reference_fails_in_one_line(tmp_path, capsys):
     folder = tmp_path / "mysoftmax"
     assert main(["task", "new", str(folder)]) == 0
+    capsys.readouterr()
     assert main(["eval", str(folder), "--check-only"]) == 0
+    assert "task  baseline and reference built" in capsys.readouterr().out   # the task's own sources too
     (folder / "reference.cu").write_text((folder / "reference.cu").read_text() + "\nint broken = ;\n")
     capsys.readouterr()
     assert main(["eval", str(folder), "--check-only"]) == 2

@@ -107,6 +107,10 @@ def params_type(task: Task) -> type[ctypes.Structure]:
     return type("Params", (ctypes.Structure,), {"_fields_": [(f.name, CTYPES[f.type]) for f in task.fields]})
 
 
+class BaselinePlanError(GpuError):
+    """The baseline's call cannot be captured and replayed: the task's problem, fatal."""
+
+
 class LoadError(Exception):
     """A library that does not load or lacks its entry point: the same for every scenario."""
 
@@ -232,8 +236,7 @@ class ReferenceCheck:
     def run(self, fn: CFuncPtr, slot: Slot, gpu: Gpu, stream: ctypes.c_void_p) -> None:
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
-        for buf in slot.base_ws.values():   # what the candidate may have left there is gone
-            gpu.scramble(buf, 0x5EED)
+        self._scrub(slot, gpu)   # what the candidate may have left there is gone
         assert slot.ref_params is not None
         gpu.from_host(self.selected, self.indices)
         rc = fn(ctypes.byref(slot.ref_params), ctypes.c_void_p(int(self.selected.handle)), self.n_selected, stream)
@@ -246,6 +249,11 @@ class ReferenceCheck:
         checked units) and the workspace it used, gone before the candidate runs again."""
         for buf in self.outputs.values():
             gpu.poison(buf, "f32")
+        self._scrub(slot, gpu)
+
+    @staticmethod
+    def _scrub(slot: Slot, gpu: Gpu) -> None:
+        """The workspace the reference runs in (the baseline's), scrambled."""
         for buf in slot.base_ws.values():
             gpu.scramble(buf, 0x5EED)
 
@@ -390,9 +398,7 @@ class WorkerRun:
         mirrors = [self._mirror(slot, v, ref.outputs) for slot in slots]
         try:
             failures = self._prepare(mirrors, v)
-        except GpuError as exc:   # the baseline's plan on the other context's memory
-            if "cannot be captured and replayed" not in str(exc):
-                raise
+        except BaselinePlanError as exc:   # the baseline's plan on the other context's memory
             failures = [str(exc)]
         return [] if failures else mirrors
 
@@ -529,7 +535,7 @@ class WorkerRun:
                 slot.graphs["base"] = self.plan.build(plan, self.base_modules)
                 slot.rcs["base"] = rc
             except PlanError as exc:
-                raise GpuError(f"the baseline cannot be captured and replayed (task problem): {exc}") from None
+                raise BaselinePlanError(f"the baseline cannot be captured and replayed (task problem): {exc}") from None
 
             writable = [(b.handle, sizes[n]) for n, b in {**slot.cand_out, **slot.cand_ws}.items()]
             readable = writable + [(b.handle, sizes[n]) for n, b in slot.cand_in.items()]
