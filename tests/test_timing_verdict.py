@@ -182,3 +182,39 @@ def test_two_long_copies_the_second_padded_fail():
     base = _profile([101.0, 100.0])
     assert copy_profile(base, _profile([100.0, 70.0], seed=5)).failures
     assert not copy_profile(base, _profile([86.0, 85.0], seed=5)).failures
+
+
+def _placed(n: int, judge: float, swapped: float, cand_gain: float = 1.0) -> tuple[list[float], list[float]]:
+    """n pairs of the baseline against a kernel `cand_gain` times faster, where the judge's
+    buffers make any kernel take `judge` and the candidate's `swapped`: pairs 4j, 4j+1 the
+    baseline on the judge's and the candidate on its own; 4j+2, 4j+3 swapped."""
+    base, cand = [], []
+    for i in range(n):
+        mirrored = (i // 2) % 2 == 1
+        base.append(swapped if mirrored else judge)
+        cand.append((judge if mirrored else swapped) / cand_gain)
+    return base, cand
+
+
+def test_two_placements_read_the_geometric_mean_of_each():
+    # a buffer placement 6% faster for the candidate's own allocations, the same kernel on
+    # both sides: unswapped it reads 1.06; swapped half the pairs it reads 1.0 exactly,
+    # whatever share of pairs each placement got
+    assert verdict([1.0] * 64, [1.06 ** -1] * 64).speedup == pytest.approx(1.06)
+    for n in (64, 68, 70):
+        base, cand = _placed(n, 1.0, 1.06 ** -1)
+        v = verdict(base, cand, placements=2)
+        assert v.speedup == pytest.approx(1.0) and v.failures == []
+        assert v.baseline_ms == pytest.approx(v.candidate_ms)
+
+
+def test_two_placements_keep_a_real_gain():
+    base, cand = _placed(64, 1.0, 0.95, cand_gain=1.2)
+    assert verdict(base, cand, placements=2).speedup == pytest.approx(1.2)
+
+
+def test_a_gain_in_one_placement_counts_for_its_half_only():
+    # a candidate that is fast only where its buffers are its own allocations
+    base, cand = _placed(64, 1.0, 1.0)
+    cand = [c / 1.5 if (i // 2) % 2 == 0 else c for i, c in enumerate(cand)]
+    assert verdict(base, cand, placements=2).speedup == pytest.approx(1.5 ** 0.5)

@@ -80,7 +80,8 @@ def _probe() -> None:
             f.write(f"copies {kw['copies']} base-first: base {m(base_ms[0::2]):.3f} cand {m(cand_ms[0::2]):.3f} us;"
                     f" cand-first: base {m(base_ms[1::2]):.3f} cand {m(cand_ms[1::2]):.3f} us\n")
         with open(f"{out}/samples.{variant}.jsonl", "a") as f:   # every timed sample, for estimators offline
-            f.write(json.dumps({"copies": kw["copies"], "base": list(map(float, base_ms)),
+            f.write(json.dumps({"copies": kw["copies"], "placements": kw.get("placements", 1),
+                                "base": list(map(float, base_ms)),
                                 "cand": list(map(float, cand_ms))}) + "\n")
         return verdict(base_ms, cand_ms, **kw)
 

@@ -928,7 +928,8 @@ class WorkerRun:
                 break
         flops, nbytes = task.metric("flops", sc), task.metric("bytes", sc)
         verdict = speed_verdict(base_ms, cand_ms, copies=copies, took_bytes=free_before - gpu.free_memory(),
-                                flops=flops, nbytes=nbytes, bound=bound_ms(gpu.info.name, flops, nbytes))
+                                flops=flops, nbytes=nbytes, bound=bound_ms(gpu.info.name, flops, nbytes),
+                                placements=2 if st.mirrors else 1)
         row.baseline_ms, row.candidate_ms, row.speedup = verdict.baseline_ms, verdict.candidate_ms, verdict.speedup
         row.spread, row.pairs, row.order_ratio = verdict.spread, verdict.pairs, verdict.order_ratio
         row.tflops, row.tbps = verdict.tflops, verdict.tbps
