@@ -13,6 +13,8 @@
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
 # hostile_h200.json and control_h200.json.
 [ -x /tmp/venv/bin/socratic ] || { OLD=1 source benchmarks/judge_h200/venv.sh || exit 1; }
+# a machine set up before the test extras were carried (textual, the test doubles)
+/tmp/venv/bin/python -c "import textual, socratic_doubles" 2>/dev/null || { source <(sed -n '/^test_extras()/,/^}/p' benchmarks/judge_h200/venv.sh); test_extras; }
 export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/card.txt
 # each invocation its own evidence, tarred into $OUT at the end (a call brings back only a few

@@ -15,7 +15,12 @@ echo "$(parent_site)" > "$(/tmp/venv/bin/python -c 'import sysconfig; print(sysc
 /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || return 1
 /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-build-isolation --no-compile . > /tmp/pip_new.log 2>&1 \
   || { tail -5 /tmp/pip_new.log; return 1; }
-[ -d .whl_test ] && /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-compile .whl_test/*.whl
+test_extras() {   # the test wheels (pytest, textual, anthropic, ...) and the test doubles, which the wheel leaves out
+  [ -d .whl_test ] || return 0
+  /tmp/venv/bin/python -m pip install -q --no-index --no-deps --no-compile .whl_test/*.whl
+  ln -sfn "$PWD/src/socratic_doubles" "$(/tmp/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/socratic_doubles"
+}
+test_extras
 if [ -f .whl_old/old.tgz ]; then
   python3 -m venv --system-site-packages /tmp/venv_old
   echo "$(parent_site)" > "$(/tmp/venv_old/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz_parent.pth"

@@ -1,7 +1,10 @@
 // FlashAttention forward for the H200, written in a socratic campaign (sessions/fa3-h200).
-// Head dims 64, 128 and 256 take the Hopper path (TMA, wgmma, warp-specialized
-// producer/consumer warpgroups); 96 and 192 fall back to the FlashAttention-2-style
-// baseline kernel, kept below as namespace fa2.
+// Every head dim (64, 96, 128, 192, 256) takes the Hopper path (TMA, wgmma, warp-specialized
+// producer/consumer warpgroups): issue 42 extended it from 64/128/256 to 96 and 192 (one
+// kernel template over the head dim: tiles as panels of 64 columns in 128B swizzle, or of 32
+// columns in 64B swizzle where the head dim is no multiple of 64; docs/research/hd96_192.md).
+// The FlashAttention-2-style baseline kernel is kept below as namespace fa2: d96/d192 fall
+// back to it where TMA cannot describe the tensors, or with HOP_HD_ALL=0 (as shipped before).
 #define HOP_PINGPONG 1
 #define HOP_BN_256 80
 #define HOP_BN_64 128
@@ -406,7 +409,7 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 }  // namespace fa2
 
 // ============================================================================================
-// The Hopper path (head dims 64, 128, 256): TMA + wgmma, warp-specialized producer/consumers.
+// The Hopper path (all head dims; 96 and 192 since issue 42): TMA + wgmma, warp-specialized producer/consumers.
 //
 // One CTA per (128-query tile, query head, batch); 3 warpgroups: warpgroup 0 produces (one
 // thread issues the TMA loads of Q once and K/V per stage), warpgroups 1 and 2 consume: each
@@ -415,7 +418,8 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 // runs while that softmax computes (intra-warpgroup overlap of softmax and GEMMs).
 //
 // Tiles live in shared memory as 64-column panels (TMA box {64 elements, rows}, 128B swizzle,
-// 1024-byte aligned), which is what the wgmma descriptors below describe.
+// 1024-byte aligned), which is what the wgmma descriptors below describe; at head dim 96 as
+// three 32-column panels (box {32, rows}, 64B swizzle, 512-byte aligned: Layout::PW).
 // ============================================================================================
 #include <cuda.h>
 #include <type_traits>
@@ -719,9 +723,35 @@ typedef __nv_bfloat16 bf16;
 #ifndef HOP_QREL_PEEL
 #define HOP_QREL_PEEL 0
 #endif
+// head dims 96 and 192 on this path too (issue 42); 0: the FlashAttention-2-style kernel
+// (namespace fa2) as before. Their tiles, as d128's and d256's (see docs/research/hd96_192.md):
+// d96 two consumers, 128-key tiles, two stages, its panels 32 columns wide (64B swizzle);
+// d192 two consumers, 112-key tiles (the most that fit two stages beside Q), 64-column panels
+#ifndef HOP_HD_ALL
+#define HOP_HD_ALL 1
+#endif
+#ifndef HOP_BN_96
+#define HOP_BN_96 128
+#endif
+#ifndef HOP_STAGES_96
+#define HOP_STAGES_96 2
+#endif
+#ifndef HOP_NC_96
+#define HOP_NC_96 2
+#endif
+#ifndef HOP_BN_192
+#define HOP_BN_192 112
+#endif
+// d192 causal beyond this many keys on one CTA a tile (the non-persistent kernel, as d256
+// causal runs beyond HOP_PERSIST_256C_MAXK); 0: persistent always (untimed either way)
+#ifndef HOP_NP_192C_MINK
+#define HOP_NP_192C_MINK 0
+#endif
 template <int HD, int BN_WANTED> struct Cfg;
 template <int W> struct Cfg<64, W> { static constexpr int BN = HOP_BN_64, STAGES = HOP_STAGES_64, NC = HOP_NC_64; };
+template <int W> struct Cfg<96, W> { static constexpr int BN = HOP_BN_96, STAGES = HOP_STAGES_96, NC = HOP_NC_96; };
 template <int W> struct Cfg<128, W> { static constexpr int BN = W, STAGES = W == 128 ? HOP_STAGES_128 : 2, NC = 2; };
+template <int W> struct Cfg<192, W> { static constexpr int BN = HOP_BN_192, STAGES = 2, NC = 2; };
 template <int W> struct Cfg<256, W> { static constexpr int BN = HOP_BN_256, STAGES = 2, NC = 2; };
 
 constexpr int BM2 = 128;         // the d128 query tile (2 consumers), for the host's cost model
@@ -733,9 +763,17 @@ template <int HD, int BN_WANTED> struct Layout {
   // rest of the 64K-register file (multiples of 8)
   static constexpr int CONSUMER_REGS = NC == 2 ? 240 : 160;
   static_assert(24 * 128 + CONSUMER_REGS * 128 * NC <= 65536, "register file");
-  static constexpr int PANELS = HD / 64;
-  static constexpr int Q_PANEL = BM * 128;            // bytes of one 64-column panel of Q
-  static constexpr int KV_PANEL = BN * 128;
+  // a tile is stored as panels of PW columns: 64 (128-byte rows, 128B swizzle) where the head
+  // dim is a multiple of 64, else 32 (64-byte rows, 64B swizzle: d96 as three panels). TMA
+  // writes each panel as one box in the swizzle the wgmma descriptors name (SWZ: the
+  // descriptor's layout code, 1 = 128B, 2 = 64B); KPP: k16 steps in a panel's row; SBO: bytes
+  // between 8-row groups (the K-major stride of Q and K, the K-dimension stride of V)
+  static constexpr int PW = HD % 64 == 0 ? 64 : 32, ROWB = 2 * PW, KPP = PW / 16, SBO = 8 * ROWB;
+  static constexpr uint32_t SWZ = PW == 64 ? 1u : 2u;
+  static_assert(HD % PW == 0 && BN % 16 == 0 && BN <= 256, "tile shape");
+  static constexpr int PANELS = HD / PW;
+  static constexpr int Q_PANEL = BM * ROWB;           // bytes of one panel of Q
+  static constexpr int KV_PANEL = BN * ROWB;
   static constexpr int Q_BYTES = PANELS * Q_PANEL;
   static constexpr int KV_BYTES = PANELS * KV_PANEL;  // one K (or V) tile
   static constexpr bool SPLIT = HOP_PANEL_SPLIT && PANELS >= 2 && PANELS % 2 == 0;   // HOP_PANEL_SPLIT
@@ -744,7 +782,7 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int BARS = 4 + 4 * STAGES + (SPLIT ? 2 + STAGES : 0);
   static constexpr int FIXED = 2 * STAGES * KV_BYTES + 8 * BARS + 16 + 1024;   // + the alignment pad
   static constexpr int QBUF = (HD == 64 ? HOP_Q2_64 : HOP_Q2) && 2 * Q_BYTES + FIXED <= 232448 ? 2 : 1;
-  static constexpr int OBUF = (HD == 64 ? HOP_EPI_TMA_64 : HOP_EPI_TMA) && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
+  static constexpr int OBUF = (HD == 64 ? HOP_EPI_TMA_64 : HOP_EPI_TMA) && PW == 64 && (QBUF + 1) * Q_BYTES + FIXED <= 232448 ? 1 : 0;   // O's buffer (HOP_EPI_TMA)
   static constexpr int Q_OFF = 0;
   static constexpr int O_OFF = QBUF * Q_BYTES;
   static constexpr int K_OFF = O_OFF + OBUF * Q_BYTES;
@@ -834,16 +872,17 @@ __device__ __forceinline__ void named_arrive(int id, int count) {
 }
 
 // wgmma shared-memory descriptor, 128B swizzle, base offset 0
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+// (swz: the layout code in bits 62-63, 1 = 128B swizzle, 2 = 64B)
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, uint32_t swz = 1u) {
   return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
-         (static_cast<uint64_t>(sbo >> 4) << 32) | (1ull << 62);
+         (static_cast<uint64_t>(sbo >> 4) << 32) | (static_cast<uint64_t>(swz) << 62);
 }
 // the same as (lo, hi) words: lo holds the address field and the leading offset, so a byte
 // offset that is a multiple of 16 and stays inside shared memory is one add of offset >> 4
 __device__ __forceinline__ uint32_t desc_lo(uint32_t addr, uint32_t lbo) { return ((addr & 0x3FFFF) >> 4) | ((lbo >> 4) << 16); }
-__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t sbo) {
+__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t sbo, uint32_t swz = 1u) {
   uint64_t d;
-  asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"((sbo >> 4) | (1u << 30)));
+  asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"((sbo >> 4) | (swz << 30)));
   return d;
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -946,6 +985,36 @@ template <> __device__ __forceinline__ void wgmma_rs<256>(float* d, const uint32
       " wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+// head dims 96 and 192 (HOP_HD_ALL): P V at N = 96, S = Q K^T at the key tiles 96, 112, 144
+template <> __device__ __forceinline__ void wgmma_ss<96>(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %50, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+template <> __device__ __forceinline__ void wgmma_rs<96>(float* d, const uint32_t* a, uint64_t desc_b) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %53, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, {%48, %49, %50, %51}, %52, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+template <> __device__ __forceinline__ void wgmma_ss<112>(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %58, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+template <> __device__ __forceinline__ void wgmma_ss<144>(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %74, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
 __device__ __forceinline__ float ex2(float x) {
@@ -1152,7 +1221,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (split) mbar_expect_tx(bar_k_hi(s), HALF * L::KV_PANEL);
           const int kt = HOP_REVERSE ? wk.n_tiles - 1 - t : t;
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, 64 * p, HOP_TILE_ARITH ? fdiv(wk.head, args.f_group) : wk.head / args.group, kt * BN, wk.batch,
+            tma_load(base + L::K_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_k, L::PW * p, HOP_TILE_ARITH ? fdiv(wk.head, args.f_group) : wk.head / args.group, kt * BN, wk.batch,
                      split && p >= HALF ? bar_k_hi(s) : bar_k(s), keep);
         };
         auto load_k = [&](int t) { load_k_of(w, g + t, t); };
@@ -1162,7 +1231,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           if (HOP_STUB == 3 && g + t >= STAGES) return mbar_arrive(bar_v(s));
           mbar_expect_tx(bar_v(s), L::KV_BYTES);
           for (int p = 0; p < L::PANELS; ++p)
-            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, 64 * p, head_kv, key_tile(t) * BN, w.batch, bar_v(s), keep);
+            tma_load(base + L::V_OFF + s * L::KV_BYTES + p * L::KV_PANEL, &tm_v, L::PW * p, head_kv, key_tile(t) * BN, w.batch, bar_v(s), keep);
         };
         // the first K before Q: its stage frees while the consumers still read the last Q
         if (w.n_tiles > 0 && !k0_loaded) load_k(0);
@@ -1172,7 +1241,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         mbar_expect_tx(bar_q(qb), L::SPLIT ? HALF * L::Q_PANEL : L::Q_BYTES);
         if (L::SPLIT) mbar_expect_tx(bar_q_hi(qb), HALF * L::Q_PANEL);
         for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, 64 * p, w.head, w.m0, w.batch,
+          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, L::PW * p, w.head, w.m0, w.batch,
                    L::SPLIT && p >= HALF ? bar_q_hi(qb) : bar_q(qb), once);
         if (K_AHEAD == 2) {
           for (int t = 0; t < w.n_tiles; ++t) {
@@ -1215,7 +1284,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   constexpr bool EARLY = HD == 64 ? HOP_RESCALE_EARLY_64 : HD == 128 ? HOP_RESCALE_EARLY_128 : HOP_RESCALE_EARLY;
   const int c = UNIFORM ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
   const int wtid = tid % 128, warp = wtid / 32, lane = wtid % 32;
-  uint32_t q_smem = base + L::Q_OFF + c * 64 * 128;   // this work tile's Q buffer, this consumer's rows
+  uint32_t q_smem = base + L::Q_OFF + c * 64 * L::ROWB;   // this work tile's Q buffer, this consumer's rows
   const int diag = args.seqlen_k - args.seqlen_q;
 
   float o[O_REGS], s_acc[S_REGS];
@@ -1229,7 +1298,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
   auto make_q_desc = [&]() {
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
-      q_desc[kk] = desc_at(q_lo + (((kk / 4) * L::Q_PANEL + (kk % 4) * 32) >> 4), 1024);
+      q_desc[kk] = desc_at(q_lo + (((kk / L::KPP) * L::Q_PANEL + (kk % L::KPP) * 32) >> 4), L::SBO, L::SWZ);
       asm volatile("" : "+l"(q_desc[kk]));   // opaque: kept, not rebuilt at each issue
     }
   };
@@ -1250,11 +1319,11 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         mbar_wait(q_hi, q_ph);
         mbar_wait(k_hi, k_ph);
       }
-      const uint32_t qo = (kk / 4) * L::Q_PANEL + (kk % 4) * 32, ko = (kk / 4) * L::KV_PANEL + (kk % 4) * 32;
+      const uint32_t qo = (kk / L::KPP) * L::Q_PANEL + (kk % L::KPP) * 32, ko = (kk / L::KPP) * L::KV_PANEL + (kk % L::KPP) * 32;
       if constexpr (DESC_ONCE)
-        wgmma_ss<BN>(s_acc, HOP_QDESC_HOIST ? q_desc[kk] : desc_at(q_lo + (qo >> 4), 1024), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), 1024), kk > 0);
+        wgmma_ss<BN>(s_acc, HOP_QDESC_HOIST ? q_desc[kk] : desc_at(q_lo + (qo >> 4), L::SBO, L::SWZ), desc_at(k_lo + s * (L::KV_BYTES >> 4) + (ko >> 4), L::SBO, L::SWZ), kk > 0);
       else
-        wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, 1024), smem_desc(k_smem + ko, 16, 1024), kk > 0);
+        wgmma_ss<BN>(s_acc, smem_desc(q_smem + qo, 16, L::SBO, L::SWZ), smem_desc(k_smem + ko, 16, L::SBO, L::SWZ), kk > 0);
     }
     wgmma_commit();
   };
@@ -1264,9 +1333,9 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
       if constexpr (DESC_ONCE)
-        wgmma_rs<HD>(o, p_frag[kk], desc_at(v_lo + s * (L::KV_BYTES >> 4) + kk * (2048 >> 4), 1024));
+        wgmma_rs<HD>(o, p_frag[kk], desc_at(v_lo + s * (L::KV_BYTES >> 4) + kk * ((16 * L::ROWB) >> 4), L::SBO, L::SWZ));
       else
-        wgmma_rs<HD>(o, p_frag[kk], smem_desc(v_smem + kk * 2048, L::KV_PANEL, 1024));
+        wgmma_rs<HD>(o, p_frag[kk], smem_desc(v_smem + kk * 16 * L::ROWB, L::KV_PANEL, L::SBO, L::SWZ));
     wgmma_commit();
   };
   // mask (when needed), new row max, exponentials in place of S, running sum; returns the
@@ -1385,7 +1454,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       break;
     }
     if constexpr (QBUF > 1) {   // (kept out of the one-buffer kernels: it cost d256 a spill)
-      q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * 128;
+      q_smem = base + L::Q_OFF + qb * L::Q_BYTES + c * 64 * L::ROWB;
       q_lo = desc_lo(q_smem, 16);
       if (HOP_QDESC_HOIST) make_q_desc();
     }
@@ -1520,6 +1589,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       // epilogue through O's buffer: wait until the last tile's store has read it, write this
       // consumer's 64 rows in the swizzled panels TMA reads, and store them (rows past
       // seqlen_q clipped by the tensor map) while the next tile runs; LSE direct
+      static_assert(L::PW == 64, "O's buffer: 128-byte rows");
       const uint32_t o_smem = base + L::O_OFF + c * 64 * 128;
       float inv[2];
 #pragma unroll
@@ -1609,8 +1679,10 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 #pragma unroll
         for (int j = 0; j < HD / 8; ++j) {
           const int col = 8 * j + 2 * (lane % 4);
-          const int panel = col / 64, chunk = (col % 64) / 8;
-          const int off = panel * L::Q_PANEL + r * 128 + ((chunk ^ (r % 8)) * 16) + (col % 8) * 2;
+          const int panel = col / L::PW, chunk = (col % L::PW) / 8;
+          // the 16-byte chunk's swizzle: XOR by address bits 7-9 (128B) or 7-8 (64B)
+          const int swz = L::PW == 64 ? r % 8 : (r / 2) % 4;
+          const int off = panel * L::Q_PANEL + r * L::ROWB + ((chunk ^ swz) * 16) + (col % 8) * 2;
           *reinterpret_cast<uint32_t*>(q_ptr + off) = pack_bf16(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
         }
         const int row = row_base + 8 * h;
@@ -1621,7 +1693,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       named_sync(1 + c, 128);
       if (wtid == 0) {
-        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, q_smem + p * L::Q_PANEL, 64 * p, w.head, w.m0 + 64 * c, w.batch);
+        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, q_smem + p * L::Q_PANEL, L::PW * p, w.head, w.m0 + 64 * c, w.batch);
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
       }
@@ -1631,26 +1703,32 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 }
 
 // ---- host -----------------------------------------------------------------------------------
-// a [batch, seq, heads, HD] bf16 tensor read as {64, 1, rows, 1} boxes, 128B swizzle
-inline bool encode(CUtensorMap* map, const void* ptr, int hd, int batch, int seq, int heads, int rows) {
+// a [batch, seq, heads, HD] bf16 tensor read as {pw, 1, rows, 1} boxes: pw = 64 columns in
+// 128B swizzle, or 32 in 64B swizzle (a box's row must span its swizzle exactly: Layout::PW)
+inline bool encode(CUtensorMap* map, const void* ptr, int hd, int batch, int seq, int heads, int rows, int pw = 64) {
   const cuuint64_t dims[4] = {(cuuint64_t)hd, (cuuint64_t)heads, (cuuint64_t)seq, (cuuint64_t)batch};
   const cuuint64_t strides[3] = {(cuuint64_t)hd * 2, (cuuint64_t)heads * hd * 2, (cuuint64_t)seq * heads * hd * 2};
-  const cuuint32_t box[4] = {64, 1, (cuuint32_t)rows, 1};
+  const cuuint32_t box[4] = {(cuuint32_t)pw, 1, (cuuint32_t)rows, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(ptr), dims, strides, box,
-                                elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                pw == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+
+// launch_bn's answer when a tensor map cannot describe the tensors (a pointer or stride TMA
+// cannot take): nothing was launched, so the caller may fall back to another kernel
+constexpr int kEncodeFailed = 2;
 
 template <int HD, int BN_WANTED, bool MAY_PERSIST = true>
 int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   using L = Layout<HD, BN_WANTED>;
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
-  if (!encode(&tm_q, p.q, HD, p.batch, p.seqlen_q, p.heads_q, L::BM) ||
-      !encode(&tm_k, p.k, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN) ||
-      !encode(&tm_v, p.v, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN) ||
-      !encode(&tm_o, p.o, HD, p.batch, p.seqlen_q, p.heads_q, 64))
-    return 2;
+  if (!encode(&tm_q, p.q, HD, p.batch, p.seqlen_q, p.heads_q, L::BM, L::PW) ||
+      !encode(&tm_k, p.k, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN, L::PW) ||
+      !encode(&tm_v, p.v, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN, L::PW) ||
+      !encode(&tm_o, p.o, HD, p.batch, p.seqlen_q, p.heads_q, 64, L::PW))
+    return kEncodeFailed;
   cudaError_t err;
   Args args;
   args.lse = p.lse;
@@ -1689,7 +1767,8 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
                                  (HOP_PP_CONT_CAUSAL && p.causal));
   int grid = args.total;
   const bool persist = MAY_PERSIST && HOP_PERSIST &&
-                       !(HD == 256 && p.causal && !HOP_PERSIST_256C && p.seqlen_k > HOP_PERSIST_256C_MAXK);
+                       !(HD == 256 && p.causal && !HOP_PERSIST_256C && p.seqlen_k > HOP_PERSIST_256C_MAXK) &&
+                       !(HD == 192 && p.causal && HOP_NP_192C_MINK > 0 && p.seqlen_k > HOP_NP_192C_MINK);
   if (persist) {
     int device = 0, sms = 0;
     if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
@@ -1706,7 +1785,8 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     if (e == cudaSuccess) kernel<<<grid, L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
     return e;
   };
-  if constexpr (HOP_PERSIST && MAY_PERSIST && (HD != 256 || HOP_PERSIST_256C)) err = run(attn_kernel<HD, BN_WANTED, true>);
+  if constexpr (HOP_PERSIST && MAY_PERSIST && (HD != 256 || HOP_PERSIST_256C) && (HD != 192 || HOP_NP_192C_MINK == 0))
+    err = run(attn_kernel<HD, BN_WANTED, true>);
   else if constexpr (HOP_PERSIST && !MAY_PERSIST) err = run(attn_kernel<HD, BN_WANTED, false>);
   else if constexpr (HOP_PERSIST) err = persist ? run(attn_kernel<HD, BN_WANTED, true>) : run(attn_kernel<HD, BN_WANTED, false>);
   else err = run(attn_kernel<HD, BN_WANTED, false>);
@@ -1761,6 +1841,17 @@ int launch(const AttnFwdParams& p, cudaStream_t stream) {
 
 }  // namespace hop
 
+// head dims 96 and 192: the Hopper path (HOP_HD_ALL), or the fa2 kernel where it is off or
+// where TMA cannot describe the tensors (nothing launched then); every other failure is returned
+template <int HD>
+int hop_or_fa2(const AttnFwdParams& p, cudaStream_t stream) {
+  if constexpr (HOP_HD_ALL) {
+    const int r = hop::launch<HD>(p, stream);
+    if (r != hop::kEncodeFailed) return r;
+  }
+  return fa2::launch<HD>(p, stream);
+}
+
 extern "C" int attn_fwd(const AttnFwdParams* p, cudaStream_t stream) {
   if (p == nullptr) return -1;
   if (!p->q || !p->k || !p->v || !p->o || !p->lse) return -1;
@@ -1770,7 +1861,7 @@ extern "C" int attn_fwd(const AttnFwdParams* p, cudaStream_t stream) {
   if (!(p->softmax_scale > 0.f) || p->softmax_scale == INFINITY) return -1;
   switch (p->head_dim) {
     case 64: return hop::launch<64>(*p, stream);
-    case 96: return fa2::launch<96>(*p, stream);
+    case 96: return hop_or_fa2<96>(*p, stream);
     case 128:
 #if HOP_TILE_LONG_128
       // 2: only causal with 16k keys or more, or 8k or more behind fewer queries (call s3c3: the
@@ -1784,7 +1875,7 @@ extern "C" int attn_fwd(const AttnFwdParams* p, cudaStream_t stream) {
         }
 #endif
       return hop::launch<128>(*p, stream);
-    case 192: return fa2::launch<192>(*p, stream);
+    case 192: return hop_or_fa2<192>(*p, stream);
     case 256: return hop::launch<256>(*p, stream);
     default: return -1;
   }
