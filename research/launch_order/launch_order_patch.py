@@ -140,6 +140,22 @@ def _probe() -> None:
             early = getattr(self, "_early", [])
             return early.pop(0) if early else slot_(self, v, dist, ref_out)
         W.WorkerRun._run, W.WorkerRun._slot = _run, _slot
+    if "onectx" in V:   # the candidate's "context" is the judge's: both roles in one context, each
+        cc_init = CC.CandidateContext.__init__   # with its own module instance, stream, events, allocations
+
+        def init(self, judge_ctx, device_ordinal=0, l2_bytes=64 << 20):
+            real = CC.driver.cuCtxCreate
+
+            def create(*_args):   # pushed, as a new context is made current: __init__ pops it
+                CC.check(CC.driver.cuCtxPushCurrent(CC.driver.CUcontext(judge_ctx)))
+                return (CC.driver.CUresult.CUDA_SUCCESS, CC.driver.CUcontext(judge_ctx))
+            CC.driver.cuCtxCreate = create
+            try:
+                cc_init(self, judge_ctx, device_ordinal, l2_bytes)
+            finally:
+                CC.driver.cuCtxCreate = real
+        CC.CandidateContext.__init__ = init
+        CC.CandidateContext.close = lambda self: None   # never the judge's context
     if "swap" in V:   # every other two pairs the kernels on each other's buffers (worker.SWAP_PLACES)
         W.SWAP_PLACES = True
     if "flush" in V:   # an L2 flush between a sample's copies, outside their events

@@ -28,7 +28,9 @@ warms the next one's inputs), oneset (every copy of a sample on the first copy's
 before session 17: whether per-copy buffers cause the per-run error of microsecond rows), pool
 (4 input sets per copy, each pair's copies drawn from them at random: whether averaging over
 placements removes it), swap (worker.SWAP_PLACES: every other two pairs the kernels on each
-other's buffers, as before the candidate's own context). Every variant writes, per
+other's buffers, as before the candidate's own context), onectx (the candidate's context is the
+judge's: both roles in one context, each with its own module instance, stream, events and
+allocations; whether the per-run offset belongs to the context). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -107,9 +109,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
-                                                                  "noevents", "early", "flush", "oneset", "pool", "swap"}]
+                                                                  "noevents", "early", "flush", "oneset", "pool", "swap", "onectx"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, onectx, joined by +)", file=sys.stderr)
         return 2
     mixed = [v for v in a.variants if "swap" in v.split("+") and {"pool", "oneset"} & set(v.split("+"))]
     if mixed:   # both choose the buffers a pair runs on
