@@ -522,3 +522,27 @@ def test_every_shipped_trace_is_confirmed_by_its_session():
         found = bank_traces([resolve_session_dir(Path(session))], bank)
         confirmed = {(a.id, a.trace) for a in found.askings if a.candidate}
         assert (entry.id, entry.trace) in confirmed, (entry.id, entry.trace)
+
+
+def test_a_gain_across_cards_is_read_on_the_card_of_the_evaluation_after(tmp_path):
+    # ratios move from one card to the next (the shipped attention kernel read 0.976x FA3 on an
+    # H200 and 0.980x on an H100): a question is credited only with what the same card shows
+    template = json.loads((DEMO / "evals" / "0001.json").read_text())
+    log = Log()
+    log.evaluate(1, 1.06, 0.90)   # card A: the best before, on another card
+    log.evaluate(2, 1.04, 0.90)   # card B
+    ask(log, "user.gain")
+    log.evaluate(3, 1.10, 1.00)   # card B: 1.10 / 1.04 on B, not 1.10 / 1.06 across
+    ask(log, "user.flat")
+    log.evaluate(4, 1.20, 1.00)   # card C: nothing on C before it
+    folder = log.write(tmp_path / "camp")
+    (folder / "evals").mkdir()
+    for n, card in ((1, "A"), (2, "B"), (3, "B"), (4, "C")):
+        doc = {**template, "gpu": {**template["gpu"], "name": f"GPU {card}"}}
+        (folder / "evals" / f"{n:04d}.json").write_text(json.dumps(doc))
+    found = bank_traces([folder], load_bank([user_bank(tmp_path)], shipped=False, user=False))
+    by_id = {a.id: a for a in found.askings}
+    gain = by_id["user.gain"]
+    assert (gain.before.n, gain.after.n) == (2, 3) and gain.gain == pytest.approx(1.10 / 1.04)
+    flat = by_id["user.flat"]
+    assert flat.before is None and flat.after.n == 4 and flat.gain is None and not flat.candidate
