@@ -1,0 +1,31 @@
+# call s20c1 (session 20, issues 39 and 42), one call of ~6 min:
+#  1. issue 39: RMSNorm's control under the launch_order probe, v0 against onectx (both roles in
+#     the judge's context): does the per-run offset between the roles belong to the context?
+#  2. issue 42: v101 = v100 (the shipped kernel) + research/fa3_campaign/v101_empty_noq.patch:
+#     a work tile with no key to see (causal, seqlen_q > seqlen_k) loads no Q. v100's five worst
+#     space draws are causal with seqlen_q >> seqlen_k (0.51-0.75x FA3, s16c1): the empty query
+#     tiles, all at the end of the heavy-first order, each paid a Q load and its barrier round.
+#     v101 full (--no-timing) and --space 64 --seed 410041 (the draws s16c1 read v100 on).
+#   bash research/fa3_campaign/calls/s20c1.sh    (from the repository root; .whl, .whl_test carried)
+T0=$(date +%s)
+[ -x /tmp/venv/bin/socratic ] || { source benchmarks/judge_h200/venv.sh || exit 1; }
+export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
+PY=/tmp/venv/bin/python
+D=/tmp/s20c1; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
+trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_order.tgz launch_order 2>/dev/null)' EXIT
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
+timeout ${PROBE_S:-170} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} v0 onectx > $D/logs/probe.log 2>&1
+echo "probe rc=$? $(( $(date +%s) - T0 ))s"; grep -E "^(v0|onectx)#" $D/logs/probe.log
+C=research/fa3_campaign/v101.cu
+ev() {  # ev NAME LIMIT FLAGS...
+  local name=$1 lim=$2; shift 2; local t=$(date +%s)
+  timeout $lim $PY -m socratic eval flash_attn_fwd --candidate $C --timeout 30 --json "$@" > $D/evals/$name.json 2> $D/logs/$name.err
+  echo "eval $name rc=$? $(( $(date +%s) - t ))s $($PY -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['summary']
+print(s['n_correct'], '/', s['n'], 'fa3 %.4f' % (s.get('geomean_vs') or {}).get('fa3', 0))" $D/evals/$name.json 2>/dev/null)"
+}
+ev v101.full 90 --scenarios full --no-timing
+ev v101.space64 160 --space 64 --seed 410041
+$PY research/fa3_campaign/promote_tables.py coverage $D/evals/v101.space64.json benchmarks/results/s16c1/evals/v100.space64.json 2>/dev/null | head -14   # last column: v100 in s16c1 (another call)
+echo "total $(( $(date +%s) - T0 )) s"
