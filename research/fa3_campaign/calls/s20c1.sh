@@ -14,7 +14,7 @@ PY=/tmp/venv/bin/python
 D=/tmp/s20c1; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
 trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_order.tgz launch_order 2>/dev/null)' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
-timeout ${PROBE_S:-170} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} v0 onectx > $D/logs/probe.log 2>&1
+timeout ${PROBE_S:-170} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 onectx} > $D/logs/probe.log 2>&1
 echo "probe rc=$? $(( $(date +%s) - T0 ))s"; grep -E "^(v0|onectx)#" $D/logs/probe.log
 C=research/fa3_campaign/v101.cu
 ev() {  # ev NAME LIMIT FLAGS...
@@ -26,6 +26,7 @@ s = json.load(open(sys.argv[1]))['summary']
 print(s['n_correct'], '/', s['n'], 'fa3 %.4f' % (s.get('geomean_vs') or {}).get('fa3', 0))" $D/evals/$name.json 2>/dev/null)"
 }
 ev v101.full 90 --scenarios full --no-timing
-ev v101.space64 160 --space 64 --seed 410041
+left=$(( ${CALL_S:-400} - ($(date +%s) - T0) - 10 ))
+[ $left -gt 60 ] && ev v101.space64 $(( left < 160 ? left : 160 )) --space 64 --seed 410041 || echo "no time left for the space run ($left s)"
 $PY research/fa3_campaign/promote_tables.py coverage $D/evals/v101.space64.json benchmarks/results/s16c1/evals/v100.space64.json 2>/dev/null | head -14   # last column: v100 in s16c1 (another call)
 echo "total $(( $(date +%s) - T0 )) s"
