@@ -158,6 +158,8 @@ def _probe() -> None:
         CC.CandidateContext.close = lambda self: None   # never the judge's context
     if "swap" in V:   # every other two pairs the kernels on each other's buffers (worker.SWAP_PLACES)
         W.SWAP_PLACES = True
+    if "warm" in V:   # every page of a sample's buffers read in its own context before its lead-in
+        W.WARM_PAGES = True
     if "flush" in V:   # an L2 flush between a sample's copies, outside their events
         W.FLUSH_BETWEEN_COPIES = True
     if "noevents" in V:   # no event nodes between a sample's copies (as before 2026-12-06): their cost

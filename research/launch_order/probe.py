@@ -30,7 +30,9 @@ before session 17: whether per-copy buffers cause the per-run error of microseco
 placements removes it), swap (worker.SWAP_PLACES: every other two pairs the kernels on each
 other's buffers, as before the candidate's own context), onectx (the candidate's context is the
 judge's: both roles in one context, each with its own module instance, stream, events and
-allocations; whether the per-run offset belongs to the context). Every variant writes, per
+allocations; whether the per-run offset belongs to the context), warm (worker.WARM_PAGES: every
+page of a sample's buffers read once in its own context before its lead-in, so that both roles
+start with their address translations cached). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -109,9 +111,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
-                                                                  "noevents", "early", "flush", "oneset", "pool", "swap", "onectx"}]
+                                                                  "noevents", "early", "flush", "oneset", "pool", "swap", "onectx", "warm"}]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, onectx, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, onectx, warm, joined by +)", file=sys.stderr)
         return 2
     mixed = [v for v in a.variants if "swap" in v.split("+") and {"pool", "oneset"} & set(v.split("+"))]
     if mixed:   # both choose the buffers a pair runs on

@@ -1,5 +1,6 @@
-# call s20c1 (session 20, issues 39 and 42), one call of ~6 min:
-#  1. issue 39: RMSNorm's control under the launch_order probe, v0 against onectx (both roles in
+# call s20c1 (session 20, issues 39 and 42), one call of ~8-9 min (timeout_s 580):
+#  1. issue 39: RMSNorm's control under the launch_order probe, v0 against warm (every page of a
+#     sample's buffers read in its own context before its lead-in) and onectx (both roles in
 #     the judge's context): does the per-run offset between the roles belong to the context?
 #  2. issue 42: v101 = v100 (the shipped kernel) + research/fa3_campaign/v101_empty_noq.patch:
 #     a work tile with no key to see (causal, seqlen_q > seqlen_k) loads no Q. v100's five worst
@@ -14,7 +15,7 @@ PY=/tmp/venv/bin/python
 D=/tmp/s20c1; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
 trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_order.tgz launch_order 2>/dev/null)' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
-timeout ${PROBE_S:-170} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 onectx} > $D/logs/probe.log 2>&1
+timeout ${PROBE_S:-230} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 warm onectx} > $D/logs/probe.log 2>&1
 echo "probe rc=$? $(( $(date +%s) - T0 ))s"; grep -E "^(v0|onectx)#" $D/logs/probe.log
 C=research/fa3_campaign/v101.cu
 ev() {  # ev NAME LIMIT FLAGS...
@@ -26,7 +27,7 @@ s = json.load(open(sys.argv[1]))['summary']
 print(s['n_correct'], '/', s['n'], 'fa3 %.4f' % (s.get('geomean_vs') or {}).get('fa3', 0))" $D/evals/$name.json 2>/dev/null)"
 }
 ev v101.full 90 --scenarios full --no-timing
-left=$(( ${CALL_S:-400} - ($(date +%s) - T0) - 10 ))
+left=$(( ${CALL_S:-540} - ($(date +%s) - T0) - 10 ))
 [ $left -gt 60 ] && ev v101.space64 $(( left < 160 ? left : 160 )) --space 64 --seed 410041 || echo "no time left for the space run ($left s)"
 $PY research/fa3_campaign/promote_tables.py coverage $D/evals/v101.space64.json benchmarks/results/s16c1/evals/v100.space64.json 2>/dev/null | head -14   # last column: v100 in s16c1 (another call)
 echo "total $(( $(date +%s) - T0 )) s"

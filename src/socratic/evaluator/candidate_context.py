@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from cuda.bindings import driver
 
-from socratic.evaluator.gpu import BF16_NAN, F32_NAN, check, helpers_fatbin
+from socratic.evaluator.gpu import BF16_NAN, F32_NAN, TOUCH_STRIDE, check, helpers_fatbin
 
 
 @dataclass
@@ -38,6 +38,7 @@ class CandidateContext:
             self.stream = check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING))
             self.module = check(driver.cuModuleLoadData(helpers_fatbin()))
             self.spin_kernel = check(driver.cuModuleGetFunction(self.module, b"spin"))
+            self.touch_kernel = check(driver.cuModuleGetFunction(self.module, b"touch"))
             self._flush_bytes = max(2 * l2_bytes, 64 << 20)
             self._flush = int(check(driver.cuMemAlloc(self._flush_bytes)))
             self._scratch = int(check(driver.cuMemAlloc(4096)))
@@ -95,6 +96,14 @@ class CandidateContext:
     def flush_l2(self) -> None:
         self._salt = (self._salt + 1) & 0xFFFFFFFF
         check(driver.cuMemsetD32Async(self._flush, self._salt, self._flush_bytes // 4, self.stream))
+
+    def touch(self, buf: DevBuf) -> None:
+        """Read `buf` once every TOUCH_STRIDE bytes (gpu.Gpu.touch), in this context."""
+        n, stride = ctypes.c_uint64(buf.nbytes), ctypes.c_uint64(TOUCH_STRIDE)
+        ptr = ctypes.c_uint64(buf.handle)
+        args = (ctypes.c_void_p * 3)(ctypes.addressof(ptr), ctypes.addressof(n), ctypes.addressof(stride))
+        check(driver.cuLaunchKernel(self.touch_kernel, (buf.nbytes // TOUCH_STRIDE) // 256 + 1, 1, 1, 256, 1, 1, 0,
+                                    self.stream, ctypes.addressof(args), 0))
 
     def delay(self, seconds: float = 100e-6) -> None:
         """The judge's lead-in before a timed call (gpu.Gpu.delay), in this context."""

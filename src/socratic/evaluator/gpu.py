@@ -30,6 +30,7 @@ STATS_DTYPE = np.dtype([
 ])
 BF16_NAN = np.array([0x7FC1], dtype=np.uint16)
 F32_NAN = np.array([0x7FC00001], dtype=np.uint32)
+TOUCH_STRIDE = 4096   # bytes between two reads of `touch`: no GPU page is smaller
 
 
 class GpuError(RuntimeError):
@@ -82,7 +83,7 @@ class Gpu:
         self.module = ObjectCode.from_fatbin(helpers_fatbin())
         self.kernels = {n: self.module.get_kernel(n) for n in (
             "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin", "work",
-            "transform_bf16", "transform_f16", "transform_f32")}
+            "transform_bf16", "transform_f16", "transform_f32", "touch")}
         self._timing = EventOptions(timing_enabled=True)
         props = self.device.properties
         self.info = DeviceInfo(
@@ -119,6 +120,12 @@ class Gpu:
 
     def scramble(self, buf: Buffer, salt: int) -> None:
         buf.fill(np.array([(salt * 2654435761) & 0xFFFFFFFF | 1], dtype=np.uint32), stream=self.stream)
+
+    def touch(self, buf: Buffer) -> None:
+        """Read `buf` once every TOUCH_STRIDE bytes (its pages' translations cached here)."""
+        n = int(buf.size)
+        launch(self.stream, LaunchConfig(grid=(n // TOUCH_STRIDE) // 256 + 1, block=256), self.kernels["touch"],
+               int(buf.handle), np.uint64(n), np.uint64(TOUCH_STRIDE))
 
     @property
     def flush_region(self) -> tuple[int, int]:

@@ -159,6 +159,16 @@ __global__ void work(long long iters, float* sink) {
   if (x == -1.f) *sink = x;  // never true; keeps the loop
 }
 
+// One read every `stride` bytes of a buffer, and of its last byte: the pages' address
+// translations cached for the context that reads them, as a kernel finds its buffers after
+// other work on them (worker.WARM_PAGES, before a timed sample's lead-in).
+__global__ void touch(const unsigned char* p, uint64_t n, uint64_t stride) {
+  const uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+  if (n == 0 || i > n / stride) return;
+  const uint64_t off = i == n / stride ? n - 1 : i * stride;
+  (void)*(volatile const unsigned char*)(p + off);
+}
+
 // Busy loop used to bring the SM clocks up before timing.
 __global__ void spin(long long cycles, int* sink) {
   long long start = clock64();

@@ -77,12 +77,19 @@ SAMPLE_MS = 0.2               # a timed sample runs the plan back to back until 
 # a sample, outside their events, the sample's time the sum of its copies' (no copy can warm the
 # next one's inputs, as one call never finds them warm); what it changes is to be measured first.
 FLUSH_BETWEEN_COPIES = False
-# Not yet the default (research/launch_order, variant swap): every other two timed pairs the
-# kernels run on each other's buffers (the baseline on the candidate's allocations, the
-# candidate on the judge's), so where a buffer lies favours neither side, as before the
-# candidate had a context of its own (1b6b1bc); since, a microsecond row of the baseline
-# against itself reads up to 3% off 1.0, either way, from run to run (H100, s19).
+# Off (research/launch_order, variant swap): every other two timed pairs the kernels run on
+# each other's buffers (the baseline on the candidate's allocations, the candidate on the
+# judge's), so where a buffer lies favours neither side. Measured on an H100 (s20): it does
+# not bring the microsecond rows within 1% (each role reads the same on either placement).
 SWAP_PLACES = False
+# Before each timed sample's lead-in, every page of the sample's buffers read once in the
+# sample's own context, so that both roles start with their address translations cached
+# whatever ran before (built, off until measured: research/launch_order, variant `warm`). The
+# suspect of the microsecond rows' error (s20, H100): the baseline reads ~0.3 us a call faster
+# right after the judge's own kernels have read its buffers (second in a pair) than after the
+# other context's work (first), and the candidate, whose buffers nothing of its context reads
+# before it, reads like a first baseline in both places.
+WARM_PAGES = False
 MAX_COPIES = 64               # ... but at most this many times
 CAPTURE_TIMEOUT_S = 30.0      # one call of the candidate's entry, in its own process
 QUIET_RATIO = 1.5             # the work probe this much slower than alone: the GPU is shared
@@ -760,6 +767,10 @@ class WorkerRun:
                     gpu.poison(slots[i].base_out[b.name], b.dtype)
                 for buf in slots[i].base_ws.values():
                     gpu.scramble(buf, salt)
+            if WARM_PAGES and events:
+                for i in ids:
+                    for buf in (*slots[i].inputs.values(), *slots[i].base_out.values(), *slots[i].base_ws.values()):
+                        gpu.touch(buf)
             gpu.delay()
             gpu.flush_l2()
             if events:
@@ -775,6 +786,10 @@ class WorkerRun:
                     cctx.poison(slots[i].cand_out[b.name], b.dtype)
                 for cbuf in slots[i].cand_ws.values():
                     cctx.scramble(cbuf, salt)
+            if WARM_PAGES and events:
+                for i in ids:
+                    for cbuf in (*slots[i].cand_in.values(), *slots[i].cand_out.values(), *slots[i].cand_ws.values()):
+                        cctx.touch(cbuf)
             cctx.delay()
             cctx.flush_l2()
             if events:
