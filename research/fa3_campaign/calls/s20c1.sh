@@ -17,7 +17,17 @@ trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
 timeout ${PROBE_S:-230} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 warm onectx} > $D/logs/probe.log 2>&1
 echo "probe rc=$? $(( $(date +%s) - T0 ))s"; grep -E "^(v0|onectx)#" $D/logs/probe.log
-C=research/fa3_campaign/v101.cu
+# v101: the shipped kernel with the patch's one hunk applied (its - lines replaced by its + lines)
+mkdir -p research/fa3_campaign/cands; C=research/fa3_campaign/cands/v101.cu
+$PY - tests/candidates/fa3_h200_best.cu research/fa3_campaign/v101_empty_noq.patch $C <<'PYEOF' || exit 1
+import sys
+src, patch = (open(a).read() for a in sys.argv[1:3])
+body = patch.split("\n@@", 1)[1].split("\n")[1:]   # the hunk's lines after its @@ header
+old = "".join(l[1:] + "\n" for l in body if l[:1] in (" ", "-"))
+new = "".join(l[1:] + "\n" for l in body if l[:1] in (" ", "+"))
+assert src.count(old) == 1, "the patch does not apply to the shipped kernel"
+open(sys.argv[3], "w").write(src.replace(old, new))
+PYEOF
 ev() {  # ev NAME LIMIT FLAGS...
   local name=$1 lim=$2; shift 2; local t=$(date +%s)
   timeout $lim $PY -m socratic eval flash_attn_fwd --candidate $C --timeout 30 --json "$@" > $D/evals/$name.json 2> $D/logs/$name.err
