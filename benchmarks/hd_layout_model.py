@@ -9,7 +9,7 @@ with address bits [7..]: 3 bits at 128B, 2 at 64B, as CUTLASS's Swizzle<3,4,3> /
 and the descriptors follow the PTX ISA's canonical layouts: K-major rows ROWB bytes apart
 with 8-row groups SBO apart; MN-major atoms of ROWB bytes along N, LBO apart, rows ROWB apart
 along K, 8-row groups SBO apart. The kernel's formulas (desc_lo, make_q_desc, issue_qk,
-issue_pv in tests/candidates/fa3_hd_all.cu) are copied here term by term. The proven
+issue_pv in tests/candidates/fa3_h200_best.cu, v100) are copied here term by term. The proven
 d64/d128/d256 layouts pass it too; it checks arithmetic, not the hardware."""
 
 from __future__ import annotations

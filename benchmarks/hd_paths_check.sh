@@ -20,7 +20,7 @@ T0=$(date +%s)
 [ -x /tmp/venv/bin/socratic ] || { source benchmarks/judge_h200/venv.sh || exit 1; }
 export PATH=/tmp/venv/bin:$PATH
 PY=/tmp/venv/bin/python
-NEW=${NEW:-tests/candidates/fa3_hd_all.cu}; OLD=${OLD:-tests/candidates/fa3_h200_best.cu}
+NEW=${NEW:?NEW=the kernel to check beside the shipped one (fa3_hd_all.cu was promoted to it at 189f0f9)}; OLD=${OLD:-tests/candidates/fa3_h200_best.cu}
 SEED=${SEED:-42042}; DRAWS=${DRAWS:-80}; BUDGET=${BUDGET:-500}
 # the work in /tmp/hd_paths; $OUT gets hd_paths.tgz (all of it) and table.txt: a call brings
 # back at most 8 files

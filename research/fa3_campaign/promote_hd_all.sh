@@ -1,3 +1,5 @@
+# Ran in session 20 (benchmarks/results/s16c1): fa3_hd_all.cu is now tests/candidates/fa3_h200_best.cu
+# (`git show 189f0f9:tests/candidates/fa3_hd_all.cu` is the file this script read).
 # The CPU steps after call s16c1 (research/fa3_campaign/PROMOTE_HD_ALL.md), from the repository
 # root, socratic on PATH (the worktree's .venv/bin):
 #   bash research/fa3_campaign/promote_hd_all.sh FILES_AT STEPS

@@ -1,3 +1,5 @@
+# Ran in session 20 (benchmarks/results/s16c1): fa3_hd_all.cu is now tests/candidates/fa3_h200_best.cu
+# (`git show 189f0f9:tests/candidates/fa3_hd_all.cu` is the file this script read).
 # call s16c1 (session 16, issue 42; written in session 15, not yet run): promote
 # tests/candidates/fa3_hd_all.cu (= v100: head dims 96 and 192 on the Hopper path; the same
 # machine code as v96 at head dims 64/128/256) over v96, the shipped kernel, in one call.
