@@ -15,7 +15,7 @@ from socratic.bank import load_bank
 from socratic.bank.loader import parse_file, shipped_dir
 from socratic.bank.record import edit_entry, record
 from socratic.cli import build_parser, main
-from socratic.report import DEFAULT_MIN_GAIN, bank_traces
+from socratic.report import DEFAULT_MIN_GAIN, bank_traces, build_report
 from socratic.resources import demo_session_dir
 from tests.test_report import Log
 
@@ -546,3 +546,9 @@ def test_a_gain_across_cards_is_read_on_the_card_of_the_evaluation_after(tmp_pat
     assert (gain.before.n, gain.after.n) == (2, 3) and gain.gain == pytest.approx(1.10 / 1.04)
     flat = by_id["user.flat"]
     assert flat.before is None and flat.after.n == 4 and flat.gain is None and not flat.candidate
+    # the report's gain after each question, the same reading
+    (r,) = build_report([folder]).sessions
+    by_q = {q.bank_id: q for q in r.question_gains}
+    assert by_q["user.gain"].best_geomean_before == pytest.approx(1.04)
+    assert by_q["user.gain"].geomean_gain == pytest.approx(1.10 / 1.04 - 1)
+    assert by_q["user.flat"].best_geomean_before is None and by_q["user.flat"].geomean_gain is None

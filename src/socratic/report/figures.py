@@ -114,6 +114,40 @@ def best_on(points: list[EvalPoint], value: Callable[[EvalPoint], float | None]
     return best
 
 
+class Cards:
+    """The GPU each evaluation ran on, read from its saved result when first asked (None: no
+    result, or none that reads): ratios move from card to card, so a gain is read on one."""
+
+    def __init__(self, read: Callable[[str], EvalResult | None]):
+        self.read = read
+        self.known: dict[str, str | None] = {}
+
+    def __call__(self, p: EvalPoint) -> str | None:
+        if p.result not in self.known:
+            res = self.read(p.result) if p.result else None
+            self.known[p.result] = res.gpu.name if res is not None and res.gpu is not None else None
+        return self.known[p.result]
+
+
+def compared(before: list[EvalPoint], after: list[EvalPoint], value: Callable[[EvalPoint], float | None],
+             card: Callable[[EvalPoint], str | None]) -> tuple[EvalPoint | None, EvalPoint | None]:
+    """The two evaluations a question's gain is read from: the best before it and the best
+    after it (best_on), both on one GPU; where the evaluations after it ran on several, the
+    GPU on which after gained most over before. (None, best after): no evaluation before on
+    any GPU the evaluations after ran on; (best before, None): none after that counts."""
+    pairs = []
+    for c in dict.fromkeys(card(p) for p in after):
+        a = best_on([p for p in after if card(p) == c], value)
+        b = best_on([p for p in before if card(p) == c], value)
+        if a is not None and b is not None:
+            pairs.append((cast(float, value(a)) / max(cast(float, value(b)), 1e-30), b, a))
+    if not pairs:
+        a = best_on(after, value)
+        return (None, a) if a is not None else (best_on(before, value), None)
+    _, b, a = max(pairs, key=lambda t: t[0])
+    return b, a
+
+
 def followed(series: list[EvalPoint], evals_before: int, window: int,
              until: int | None = None) -> tuple[list[EvalPoint], list[EvalPoint]]:
     """What a question asked after the first `evals_before` evaluations is judged on: the
@@ -436,7 +470,7 @@ def derive(files: SessionFiles, group_of: Callable[[str], str | None],
                 judge.verdict.say(f"evaluation #{p.n} was imported in a session driven by an "
                                   f"agent's hooks (imports are for campaigns by hand)")
     same_source_jumps([judge.points[p.n] for p in series], judge.verdict)
-    gains = _gains(log.questions, series, log.tool_calls, window, group_of)
+    gains = _gains(log.questions, series, log.tool_calls, window, group_of, Cards(files.eval_result))
     best = _best([p for p in series if judge.stands(p.n)])
     sources: dict[str, str | None] = {}
     for p in series:
@@ -495,16 +529,17 @@ def _count(keys: Iterable[str]) -> dict[str, int]:
 
 
 def _gains(questions: list[Asked], series: list[EvalPoint], total_calls: int,
-           window: int, group_of: Callable[[str], str | None]) -> list[QuestionGain]:
+           window: int, group_of: Callable[[str], str | None],
+           card: Callable[[EvalPoint], str | None]) -> list[QuestionGain]:
     out = []
     for i, q in enumerate(questions):
         e = q.event
-        before = series[q.evaluations - 1] if q.evaluations else None
-        geo0 = before.best_geomean if before else None
-        min0 = before.best_min if before else None
-        _, after = followed(series, q.evaluations, window)
-        geo1 = _max(geo0, _value(best_on(after, _geomean), _geomean))
-        min1 = _max(min0, _value(best_on(after, _min), _min))
+        before, after = followed(series, q.evaluations, window)
+        geo_b, geo_a = compared(before, after, _geomean, card)
+        min_b, min_a = compared(before, after, _min, card)
+        geo0, min0 = _value(geo_b, _geomean), _value(min_b, _min)
+        geo1 = _max(geo0, _value(geo_a, _geomean))
+        min1 = _max(min0, _value(min_a, _min))
         nxt = questions[i + 1].tool_calls if i + 1 < len(questions) else total_calls
         bank_id = e.bank_id or None
         group = (group_of(bank_id) or "unknown") if bank_id else "free_text"

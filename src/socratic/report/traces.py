@@ -7,8 +7,9 @@ goal-set evaluation before the question against the best among the goal-set eval
 after it, up to the next round of questions (questions with no evaluation between them are
 one round: they share what followed) and at most `window` of them. Failing evaluations and
 other scenario sets never count (the report's rule: `figures.followed`, `figures.best_on`).
-Where the best after ran on another GPU than the best before (their saved results say), the
-best before on its card stands in, or there is no gain: a ratio moves from card to card.
+Both are read on one GPU (their saved results say which): where the evaluations after ran on
+several, the one on which after gained most (`figures.compared`); a ratio moves from card to
+card, so an H200 before and an H100 after are no gain.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from typing import Any
 from socratic.errors import InputError
 from socratic.report.figures import (
     DEFAULT_WINDOW,
+    Cards,
     EvalPoint,
     SessionReport,
-    best_on,
+    compared,
     followed,
     geomean_against,
 )
@@ -104,39 +106,20 @@ def _known_against(reports: list[SessionReport]) -> set[str]:
     return {"baseline"} | {k for r in reports for p in r.series for k in p.geomean_vs}
 
 
-class _Cards:
-    """The GPU each evaluation of a session ran on, read from its saved result when asked
-    (None: no result, or none that reads)."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.known: dict[str, str | None] = {}
-
-    def __call__(self, p: EvalPoint) -> str | None:
-        if p.result not in self.known:
-            res = read_result(open_session(Path(self.path)), p.result) if p.result else None
-            self.known[p.result] = res.gpu.name if res is not None and res.gpu is not None else None
-        return self.known[p.result]
-
-
 def _session_askings(r: SessionReport, bank: Any, against: str, window: int,
                      min_gain: float) -> list[Asking]:
     def value(p: EvalPoint) -> float | None:
         return geomean_against(p, against)
 
     out = []
-    card = _Cards(r.path)
+    card = Cards(lambda rel: read_result(open_session(Path(r.path)), rel))
     rounds = sorted({g.evaluations_before for g in r.question_gains})
     for g in r.question_gains:
         if g.bank_id is None:
             continue
         until = next((n for n in rounds if n > g.evaluations_before), None)
         before, after = followed(r.series, g.evaluations_before, window, until)
-        b, a = best_on(before, value), best_on(after, value)
-        if a is not None and b is not None and None not in (card(a), card(b)) and card(a) != card(b):
-            # ratios move from one card to the next: the gain is read against the best
-            # before on the card the best after ran on, or not at all
-            b = best_on([p for p in before if card(p) == card(a)], value)
+        b, a = compared(before, after, value, card)
         vb = value(b) if b else None
         va = value(a) if a else None
         gain = va / vb if va is not None and vb else None
