@@ -552,3 +552,18 @@ def test_a_gain_across_cards_is_read_on_the_card_of_the_evaluation_after(tmp_pat
     assert by_q["user.gain"].best_geomean_before == pytest.approx(1.04)
     assert by_q["user.gain"].geomean_gain == pytest.approx(1.10 / 1.04 - 1)
     assert by_q["user.flat"].best_geomean_before is None and by_q["user.flat"].geomean_gain is None
+
+
+def test_a_gain_without_a_readable_result_is_read_as_before(tmp_path):
+    # a result file absent or damaged: its card is unknown, and the log's figures still count
+    template = json.loads((DEMO / "evals" / "0001.json").read_text())
+    log = Log()
+    log.evaluate(1, 1.00, 0.90)
+    ask(log, "user.gain")
+    log.evaluate(2, 1.10, 1.00)   # no result file
+    folder = log.write(tmp_path / "camp")
+    (folder / "evals").mkdir()
+    (folder / "evals" / "0001.json").write_text(json.dumps(template))
+    found = bank_traces([folder], load_bank([user_bank(tmp_path)], shipped=False, user=False))
+    (gain,) = [a for a in found.askings if a.id == "user.gain"]
+    assert (gain.before.n, gain.after.n) == (1, 2) and gain.gain == pytest.approx(1.10)

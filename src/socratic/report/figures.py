@@ -132,18 +132,22 @@ class Cards:
 def compared(before: list[EvalPoint], after: list[EvalPoint], value: Callable[[EvalPoint], float | None],
              card: Callable[[EvalPoint], str | None]) -> tuple[EvalPoint | None, EvalPoint | None]:
     """The two evaluations a question's gain is read from: the best before it and the best
-    after it (best_on), both on one GPU; where the evaluations after it ran on several, the
-    GPU on which after gained most over before. (None, best after): no evaluation before on
-    any GPU the evaluations after ran on; (best before, None): none after that counts."""
+    after it (best_on), where they ran on one GPU or either's is unknown (no readable
+    result); else, per GPU the evaluations after it ran on, the best of each side on it, the
+    pair that gained most; (None, best after) where no evaluation before ran on any of them."""
+    b, a = best_on(before, value), best_on(after, value)
+    if b is None or a is None or None in (card(b), card(a)) or card(b) == card(a):
+        return b, a
     pairs = []
-    for c in dict.fromkeys(card(p) for p in after):
-        a = best_on([p for p in after if card(p) == c], value)
-        b = best_on([p for p in before if card(p) == c], value)
-        if a is not None and b is not None:
-            pairs.append((cast(float, value(a)) / max(cast(float, value(b)), 1e-30), b, a))
+    for c in dict.fromkeys(card(p) for p in after if p.correct and p.goal_set):
+        if c is None:
+            continue
+        a_c = best_on([p for p in after if card(p) == c], value)
+        b_c = best_on([p for p in before if card(p) == c], value)
+        if a_c is not None and b_c is not None:
+            pairs.append((cast(float, value(a_c)) / max(cast(float, value(b_c)), 1e-30), b_c, a_c))
     if not pairs:
-        a = best_on(after, value)
-        return (None, a) if a is not None else (best_on(before, value), None)
+        return None, a
     _, b, a = max(pairs, key=lambda t: t[0])
     return b, a
 

@@ -54,6 +54,7 @@ class SessionFiles:
     reader: SessionReader | None = None   # None: the folder `dir`
     record: ChainCheck = field(default_factory=lambda: ChainCheck(UNVERIFIED))
     damaged: list[str] = field(default_factory=list)   # files that are there but unreadable
+    _results: dict[str, EvalResult | None] = field(default_factory=dict, repr=False)   # read once
 
     @property
     def files(self) -> SessionReader:
@@ -73,7 +74,9 @@ class SessionFiles:
         return None
 
     def eval_result(self, rel: str) -> EvalResult | None:
-        return read_result(self.files, rel) if rel else None
+        if rel and rel not in self._results:
+            self._results[rel] = read_result(self.files, rel)
+        return self._results.get(rel) if rel else None
 
     def result_problem(self, rel: str) -> str | None:
         """What is wrong with a saved result the log names (evals/NNNN.json): None when it

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from socratic.contracts import EvalResult
 from socratic.errors import InputError
 from socratic.report.figures import (
     DEFAULT_WINDOW,
@@ -112,7 +113,12 @@ def _session_askings(r: SessionReport, bank: Any, against: str, window: int,
         return geomean_against(p, against)
 
     out = []
-    card = Cards(lambda rel: read_result(open_session(Path(r.path)), rel))
+    def result(rel: str) -> EvalResult | None:
+        try:
+            return read_result(open_session(Path(r.path)), rel)
+        except InputError:   # the session went away meanwhile: its cards unknown
+            return None
+    card = Cards(result)
     rounds = sorted({g.evaluations_before for g in r.question_gains})
     for g in r.question_gains:
         if g.bank_id is None:
