@@ -15,7 +15,7 @@ PY=/tmp/venv/bin/python
 D=/tmp/s20c1; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
 trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_order.tgz launch_order 2>/dev/null)' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
-timeout ${PROBE_S:-230} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 warm onectx} > $D/logs/probe.log 2>&1
+timeout ${PROBE_S:-260} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 warm onectx} > $D/logs/probe.log 2>&1
 echo "probe rc=$? $(( $(date +%s) - T0 ))s"; grep -E "^(v0|onectx)#" $D/logs/probe.log
 # v101: the shipped kernel with the patch's one hunk applied (its - lines replaced by its + lines)
 mkdir -p research/fa3_campaign/cands; C=research/fa3_campaign/cands/v101.cu
