@@ -7,9 +7,9 @@ goal-set evaluation before the question against the best among the goal-set eval
 after it, up to the next round of questions (questions with no evaluation between them are
 one round: they share what followed) and at most `window` of them. Failing evaluations and
 other scenario sets never count (the report's rule: `figures.followed`, `figures.best_on`).
-Both are read on one GPU (their saved results say which): where the evaluations after ran on
-several, the one on which after gained most (`figures.compared`); a ratio moves from card to
-card, so an H200 before and an H100 after are no gain.
+Both are read on one GPU where their saved results say which (`figures.compared`): two bests
+on different cards give way to the best of each side on a card the evaluations after ran on,
+or to no gain; a ratio moves from card to card.
 """
 
 from __future__ import annotations
@@ -112,12 +112,13 @@ def _session_askings(r: SessionReport, bank: Any, against: str, window: int,
     def value(p: EvalPoint) -> float | None:
         return geomean_against(p, against)
 
-    out = []
     def result(rel: str) -> EvalResult | None:
         try:
             return read_result(open_session(Path(r.path)), rel)
         except InputError:   # the session went away meanwhile: its cards unknown
             return None
+
+    out = []
     card = Cards(result)
     rounds = sorted({g.evaluations_before for g in r.question_gains})
     for g in r.question_gains:
