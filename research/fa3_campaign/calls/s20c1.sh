@@ -18,8 +18,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/g
 timeout ${PROBE_S:-260} $PY research/launch_order/probe.py --control --repeat ${REPEAT:-2} ${VARIANTS:-v0 warm onectx} > $D/logs/probe.log 2>&1
 echo "probe rc=$? $(( $(date +%s) - T0 ))s"; grep -E "^(v0|onectx)#" $D/logs/probe.log
 # v101: the shipped kernel with the patch's one hunk applied (its - lines replaced by its + lines)
-mkdir -p research/fa3_campaign/cands; C=research/fa3_campaign/cands/v101.cu
-$PY - tests/candidates/fa3_h200_best.cu research/fa3_campaign/v101_empty_noq.patch $C <<'PYEOF' || exit 1
+# CAND=research/fa3_campaign/cands/v102.cu (carried): that kernel instead of v101
+mkdir -p research/fa3_campaign/cands; C=${CAND:-research/fa3_campaign/cands/v101.cu}
+[ -n "$CAND" ] || $PY - tests/candidates/fa3_h200_best.cu research/fa3_campaign/v101_empty_noq.patch $C <<'PYEOF' || exit 1
 import sys
 src, patch = (open(a).read() for a in sys.argv[1:3])
 body = patch.split("\n@@", 1)[1].split("\n")[1:]   # the hunk's lines after its @@ header
@@ -36,8 +37,9 @@ import json, sys
 s = json.load(open(sys.argv[1]))['summary']
 print(s['n_correct'], '/', s['n'], 'fa3 %.4f' % (s.get('geomean_vs') or {}).get('fa3', 0))" $D/evals/$name.json 2>/dev/null)"
 }
-ev v101.full 90 --scenarios full --no-timing
+N=$(basename $C .cu)
+ev $N.full 90 --scenarios full --no-timing
 left=$(( ${CALL_S:-540} - ($(date +%s) - T0) - 10 ))
-[ $left -gt 60 ] && ev v101.space64 $(( left < 160 ? left : 160 )) --space 64 --seed 410041 || echo "no time left for the space run ($left s)"
-$PY research/fa3_campaign/promote_tables.py coverage $D/evals/v101.space64.json benchmarks/results/s16c1/evals/v100.space64.json 2>/dev/null | head -14   # last column: v100 in s16c1 (another call)
+[ $left -gt 60 ] && ev $N.space64 $(( left < 160 ? left : 160 )) --space 64 --seed 410041 || echo "no time left for the space run ($left s)"
+$PY research/fa3_campaign/promote_tables.py coverage $D/evals/$N.space64.json benchmarks/results/s16c1/evals/v100.space64.json 2>/dev/null | head -14   # last column: v100 in s16c1 (another call)
 echo "total $(( $(date +%s) - T0 )) s"

@@ -6,6 +6,7 @@
 # the d96 draws among the first DRAWS of seed SEED (23 of 160 at 410041), FA3 beside it.
 # Variants that build with no spills here (nvcc 13, sm_90a): nc3bn96, nc3bn112, bn144, bn176.
 #   bash research/fa3_campaign/calls/s21c1.sh    (from the repository root; .whl, .whl_test carried)
+#   BASE=research/fa3_campaign/cands/v102.cu bash ...   (the variants over another kernel, cands/ carried)
 T0=$(date +%s)
 [ -x /tmp/venv/bin/socratic ] || { source benchmarks/judge_h200/venv.sh || exit 1; }
 export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
@@ -24,7 +25,7 @@ ev() {  # ev NAME FILE: the d96 draws, timed, FA3/cuDNN/FA2 beside
 }
 for v in ${VARIANTS-v100: nc3bn96:HOP_NC_96=3,HOP_BN_96=96 nc3bn112:HOP_NC_96=3,HOP_BN_96=112 bn144:HOP_BN_96=144}; do
   name=${v%%:*}; f=$D/$name.cu
-  echo "${v#*:}" | tr , '\n' | grep . | sed 's/^/#define /; s/=/ /' > $f; cat tests/candidates/fa3_h200_best.cu >> $f
+  echo "${v#*:}" | tr , '\n' | grep . | sed 's/^/#define /; s/=/ /' > $f; cat ${BASE:-tests/candidates/fa3_h200_best.cu} >> $f
   ev $name $f
 done
 $PY - $D/evals/*.json <<'PYEOF'
