@@ -9,9 +9,7 @@
 T0=$(date +%s)
 BUDGET=${BUDGET:-510}
 NEW=${NEW:?NEW=the candidate in research/fa3_campaign/cands/NEW.cu}; OLD=${OLD:-v100}
-[ -x /tmp/venv/bin/socratic ] || { source benchmarks/judge_h200/venv.sh || exit 1; }
-export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
-PY=/tmp/venv/bin/python
+source research/fa3_campaign/calls/lib.sh || exit 1   # the venv, left, cap, ev
 B=research/fa3_campaign; C=$B/cands
 mkdir -p $C
 [ -f $C/$NEW.cu ] || { echo "promote.sh: $C/$NEW.cu is missing (carry research/fa3_campaign/cands)"; exit 2; }
@@ -21,35 +19,24 @@ cp $C/$NEW.cu $C/${NEW}r.cu; cp $C/$OLD.cu $C/${OLD}r.cu
 D=/tmp/promote; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
 trap 'tar czf $OUT/evals.tgz -C $D evals; tar czf $OUT/logs.tgz -C $D logs; cp $D/table.txt $OUT/ 2>/dev/null' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader | tee $D/logs/gpu.txt
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-cap() { local l=$(( $(left) - 10 )); [ $l -lt $1 ] && echo $l || echo $1; }
-# ev NAME SET LIMIT [FLAGS..]: evals/NAME.SET.json; SET space64 is `--space 64 --seed 410041`
-ev() {
+# evs C SET LIMIT [FLAGS..]: cands/C.cu on SET into evals/C.SET.json; SET space64 is
+# `--space 64 --seed 410041`
+evs() {
   local c=$1 set_=$2 lim=$3; shift 3
-  if [ $lim -lt 40 ]; then echo "eval $c $set_: skipped (budget spent, $(left) s left)"; return 9; fi
   local sel="--scenarios $set_"; [ $set_ = space64 ] && sel="--space 64 --seed 410041"
-  local t=$(date +%s)
-  timeout $lim $PY -m socratic eval flash_attn_fwd --candidate $C/$c.cu $sel --timeout 30 --json "$@" \
-    > $D/evals/$c.$set_.json 2> $D/logs/$c.$set_.err
-  local rc=$?
-  echo "eval $c $set_ rc=$rc $(( $(date +%s) - t ))s (limit $lim) $($PY -c "
-import json, sys
-s = json.load(open(sys.argv[1]))['summary']
-print(s['n_correct'], '/', s['n'], 'fa3 %.4f' % (s.get('geomean_vs') or {}).get('fa3', 0))" $D/evals/$c.$set_.json 2>/dev/null)"
-  [ $rc -ne 0 ] && tail -2 $D/logs/$c.$set_.err | cut -c1-300
-  return $rc
+  ev $c.$set_ $C/$c.cu $lim $sel "$@"
 }
-ev $NEW smoke $(cap 90)
+evs $NEW smoke $(cap 90)
 GATE=$?
-ev $OLD bench $(cap 150)
+evs $OLD bench $(cap 150)
 if [ $GATE -eq 0 ]; then
-  ev $NEW bench $(cap 150)
-  ev $NEW full $(cap 90) --no-timing
-  ev $NEW space64 $(cap 160)
+  evs $NEW bench $(cap 150)
+  evs $NEW full $(cap 90) --no-timing
+  evs $NEW space64 $(cap 160)
 fi
-ev $OLD space64 $(cap 160)
-ev ${OLD}r bench $(cap 150)
-[ $GATE -eq 0 ] && ev ${NEW}r bench $(cap 150)
+evs $OLD space64 $(cap 160)
+evs ${OLD}r bench $(cap 150)
+[ $GATE -eq 0 ] && evs ${NEW}r bench $(cap 150)
 echo "total $(( $(date +%s) - T0 )) s"
 {
   cat $D/logs/gpu.txt

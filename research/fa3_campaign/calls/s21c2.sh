@@ -11,28 +11,11 @@
 #   bash research/fa3_campaign/calls/s21c2.sh    (.whl, .whl_test, research/fa3_campaign/cands carried)
 T0=$(date +%s)
 BUDGET=${BUDGET:-560}
-[ -x /tmp/venv/bin/socratic ] || { source benchmarks/judge_h200/venv.sh || exit 1; }
-export PATH=/tmp/venv/bin:$PATH PYTHONUNBUFFERED=1
-PY=/tmp/venv/bin/python
+source research/fa3_campaign/calls/lib.sh || exit 1   # the venv, left, cap, ev
 C=${CAND:-research/fa3_campaign/cands/v102.cu}; N=$(basename $C .cu)
 D=/tmp/s21c2; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
 trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_order.tgz launch_order 2>/dev/null)' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-cap() { local l=$(( $(left) - 10 )); [ $l -lt $1 ] && echo $l || echo $1; }
-# ev NAME FILE LIMIT FLAGS..
-ev() {
-  local name=$1 f=$2 lim=$3; shift 3; local t=$(date +%s)
-  [ $lim -lt 30 ] && { echo "eval $name: skipped (budget spent)"; return 9; }
-  timeout $lim $PY -m socratic eval flash_attn_fwd --candidate $f --timeout 30 --json "$@" > $D/evals/$name.json 2> $D/logs/$name.err
-  local rc=$?
-  echo "eval $name rc=$rc $(( $(date +%s) - t ))s (limit $lim) $($PY -c "
-import json, sys
-s = json.load(open(sys.argv[1]))['summary']
-print(s['n_correct'], '/', s['n'], 'base %.4f' % (s.get('geomean_speedup') or 0), 'fa3 %.4f' % (s.get('geomean_vs') or {}).get('fa3', 0))" $D/evals/$name.json 2>/dev/null)"
-  [ $rc -ne 0 ] && tail -2 $D/logs/$name.err | cut -c1-300
-  return $rc
-}
 ev $N.full $C $(cap 90) --scenarios full --no-timing
 GATE=$?
 if [ $GATE -eq 0 ]; then
