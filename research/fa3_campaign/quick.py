@@ -6,6 +6,9 @@ to back, and even between candidates its ranking disagreed with the evaluator's.
 
   quick.py build NAME...                      here: cands/NAME.cu -> cands/NAME.so (the evaluator's build)
   quick.py once NAME|fa3 SCEN [REPS]          on the GPU: REPS launches (for ncu -k / --launch-skip)
+  quick.py same A B SCEN... [--reps N]        on the GPU: A's and B's outputs bit for bit, N fresh
+                                              input sets per scenario (every third x8, the workspace
+                                              scrambled each time), B launched twice per set
 
 SCEN is a scenario id as the task writes it: d128-s4k-b4-h16-causal, d128-s2k-b4-h32-causal-gqa4,
 d128-q512-k8k-b4-h32-causal-gqa4, d128-s1000-b16-h16-full.
@@ -78,7 +81,8 @@ def runner(name: str, v: dict, torch):
     q, k, vv = _inputs(v, torch)
     o = torch.empty_like(q)
     lse = torch.empty(v["batch"], v["heads_q"], v["seqlen_q"], device="cuda", dtype=torch.float32)
-    ws = torch.zeros(1 << 20, device="cuda", dtype=torch.uint8)
+    ws_bytes = 2 * v["batch"] * v["heads_q"] * v["seqlen_q"] * (v["head_dim"] + 1) * 4 + (1 << 20)   # task.toml's
+    ws = torch.zeros(ws_bytes, device="cuda", dtype=torch.uint8)
     so = HERE / "cands" / f"{name}.so"
     if not so.is_file():
         sys.exit(f"quick.py: {so}: not built (quick.py build {name})")
@@ -105,11 +109,59 @@ def once(name: str, sid: str, reps: int) -> None:
     torch.cuda.synchronize()
 
 
+def _differ(x, y) -> bool:
+    """Whether two tensors of one dtype differ in any bit (NaNs alike compare equal)."""
+    import torch
+    as_int = torch.int16 if x.element_size() == 2 else torch.int32
+    return bool((x.view(as_int) != y.view(as_int)).any())
+
+
+def same(a: str, b: str, sids: list[str], reps: int) -> bool:
+    """Whether B computes A's outputs bit for bit (v102's packed tiles do each row's arithmetic
+    as v101's unpacked ones) and the same on every launch: a race shows as a set whose outputs
+    differ, or as B's two launches differing."""
+    import torch
+    ok = True
+    print(f"{'scenario':44} {'sets':>5} {'differ':>6} {'o max':>9} {'lse max':>9} {'B vs B':>6}")
+    for sid in sids:
+        v = scenario(sid)
+        run_a, run_b = runner(a, v, torch), runner(b, v, torch)
+        q, k, vv, oa, la, wa = run_a()[:6]
+        ob, lb, wb = run_b()[3:6]
+        differ = unstable = 0
+        o_max = l_max = 0.0
+        for r in range(reps):
+            scale = 8.0 if r % 3 == 1 else 1.0
+            for t in (q, k, vv):
+                t.normal_().mul_(scale)
+            outs = []
+            for run, o, lse, ws in ((run_a, oa, la, wa), (run_b, ob, lb, wb), (run_b, ob, lb, wb)):
+                o.fill_(float("nan"))
+                lse.fill_(float("nan"))
+                ws.random_(0, 256)
+                run()
+                outs.append((o.clone(), lse.clone()))
+            (o1, l1), (o2, l2), (o3, l3) = outs
+            if _differ(o1, o2) or _differ(l1, l2):
+                differ += 1
+                o_max = max(o_max, (o1.float() - o2.float()).abs().nan_to_num(float("inf")).max().item())
+                fin = torch.isfinite(l1) & torch.isfinite(l2)
+                l_max = max(l_max, (l1 - l2)[fin].abs().max().item() if fin.any() else 0.0)
+            unstable += _differ(o2, o3) or _differ(l2, l3)
+        ok &= differ == 0 and unstable == 0
+        print(f"{sid:44} {reps:5} {differ:6} {o_max:9.3g} {l_max:9.3g} {unstable:6}")
+    return ok
+
+
 if __name__ == "__main__":
     verb, rest = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
     if verb == "build" and rest:
         build(rest)
     elif verb == "once" and len(rest) in (2, 3):
         once(rest[0], rest[1], int(rest[2]) if len(rest) == 3 else 3)
+    elif verb == "same" and len(rest) >= 3:
+        n = int(rest[rest.index("--reps") + 1]) if "--reps" in rest else 20
+        sids = [x for i, x in enumerate(rest[2:]) if x != "--reps" and rest[1 + i] != "--reps"]
+        sys.exit(0 if same(rest[0], rest[1], sids, n) else 1)
     else:
         sys.exit(__doc__)
