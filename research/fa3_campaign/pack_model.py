@@ -1,8 +1,11 @@
-"""A model of the attention kernel's work decomposition with packed GQA (v102_pack_gqa.patch):
-the same arithmetic as `hop::decode` and the host's `pack_gqa`, in Python, checked against
-what the kernel must do for any shape:
+"""A model of the attention kernel's work decomposition with packed GQA (v102_pack_gqa.patch)
+and the rows no key reaches left out of the work tiles (v103_zero_rows.patch): the same
+arithmetic as `hop::decode` and the host's `pack_gqa`, in Python, checked against what the
+kernel must do for any shape:
 
-- every (batch, query head, query) is a row of exactly one work tile;
+- every (batch, query head, query) is a row of exactly one work tile, or one of the first
+  `zero_q` queries that the producer's idle warps write as zeros, which see no key;
+- every work tile has a key to see (causal q > k: no tile of zeros alone);
 - a work tile's rows belong to one K/V head;
 - its key tiles (`n_tiles`) cover every key each of its rows may see (causal masks aligned
   bottom right: query i sees keys <= i + seqlen_k - seqlen_q), and its unmasked tiles
@@ -42,6 +45,7 @@ class Shape:
     bm: int      # query rows a work tile (64 a consumer)
     bn: int      # keys a key tile
     sect: int    # causal: heads a section of the heavy-first order
+    zero_rows: bool = True   # v103: the rows no key reaches written by the fill, not by tiles
 
 
 def breaches(s: Shape) -> list[str]:
@@ -51,10 +55,20 @@ def breaches(s: Shape) -> list[str]:
     heads_q = s.heads_kv * s.group
     heads_t = heads_q // pack
     q_tiles = (s.seqlen_q * pack + s.bm - 1) // s.bm
+    # v103: the query tiles before the first query that sees a key are nobody's work tiles
+    q_first = (s.seqlen_q - s.seqlen_k) * pack // s.bm if s.zero_rows and s.causal and s.seqlen_q > s.seqlen_k else 0
+    q_tiles -= q_first
+    zero_q = (q_first * s.bm) >> sh
     hb_total = heads_t * s.batch
     diag = s.seqlen_k - s.seqlen_q
     seen: set[tuple[int, int, int]] = set()
     out: list[str] = []
+    for batch in range(s.batch):   # the zero rows the fill writes
+        for head in range(heads_q):
+            for q in range(min(zero_q, s.seqlen_q)):
+                seen.add((batch, head, q))
+                if q + diag + 1 > 0:
+                    out.append(f"query {q} sees a key but is written as zeros")
     for idx in range(q_tiles * hb_total):
         if s.causal:   # heavy first within a section of heads
             per = s.sect * q_tiles
@@ -64,9 +78,11 @@ def breaches(s: Shape) -> list[str]:
             hb, q_tile = sec * s.sect + within - r * n, q_tiles - 1 - r
         else:
             hb, q_tile = idx // q_tiles, idx % q_tiles
-        head0, batch, m0 = (hb % heads_t) << sh, hb // heads_t, q_tile * s.bm
+        head0, batch, m0 = (hb % heads_t) << sh, hb // heads_t, (q_tile + q_first) * s.bm
         n_end = min(s.seqlen_k, ((m0 + s.bm - 1) >> sh) + 1 + diag) if s.causal else s.seqlen_k
         n_tiles = (n_end + s.bn - 1) // s.bn if n_end > 0 else 0
+        if s.zero_rows and n_tiles == 0:
+            out.append(f"tile {idx} has no key to see")
         n_plain = s.seqlen_k // s.bn
         if s.causal:
             n_plain = min(n_plain, max(0, ((m0 >> sh) + diag + 1) // s.bn))
@@ -95,7 +111,7 @@ def random_shape(rng: random.Random) -> Shape:
                  seqlen_k=rng.choice([1, 17, 70, 112, 195, 1000, rng.randint(1, 3000)]),
                  heads_kv=rng.choice([1, 2, 4]), group=rng.choice([1, 2, 3, 4, 8]),
                  causal=rng.random() < 0.5, bm=rng.choice([128, 192]),
-                 bn=rng.choice([64, 80, 112, 128, 176]), sect=rng.randint(1, 4))
+                 bn=rng.choice([64, 80, 112, 128, 176]), sect=rng.randint(1, 4), zero_rows=rng.random() < 0.8)
 
 
 def main(argv: list[str]) -> int:

@@ -33,3 +33,18 @@ def test_a_short_key_range_is_caught(monkeypatch) -> None:
     real = pack_model.pack_gqa
     monkeypatch.setattr(pack_model, "pack_gqa", lambda q, g, bm: real(q, g, bm) * 2 if g == 8 else 1)
     assert pack_model.breaches(s)   # a shift one too large: rows land on the wrong queries
+
+
+def test_zero_rows_left_to_the_fill() -> None:
+    # causal q 1000 k 70: queries 0..929 see no key; tiles of 128 rows start at query 896 (tile 7)
+    s = pack_model.Shape(batch=1, seqlen_q=1000, seqlen_k=70, heads_kv=2, group=1, causal=True,
+                         bm=128, bn=64, sect=1)
+    assert pack_model.breaches(s) == []
+    real = pack_model.breaches
+    # a q_first one tile too far (the tile holding query 930, the first to see a key, dropped)
+    src = TOOL.read_text().replace("* pack // s.bm if s.zero_rows", "* pack // s.bm + 1 if s.zero_rows")
+    ns: dict = {"__name__": "pack_model_mutant"}
+    sys.modules["pack_model_mutant"] = type(sys)("pack_model_mutant")
+    exec(compile(src, "pack_model_mutant", "exec"), ns)
+    assert ns["breaches"](ns["Shape"](**{f: getattr(s, f) for f in s.__dataclass_fields__}))
+    assert real(s) == []
