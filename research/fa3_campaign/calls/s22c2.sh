@@ -31,7 +31,7 @@ print("%-46s %7s %7s %7s  (xFA3, same call)" % ("draw", "v104", "v103", "v102"))
 for i in runs[0] or runs[1]:
     bad = [n for n, run in zip(("v104", "v103", "v102"), runs) if run.get(i) and not run[i].get("correct")]
     print("%-46s %s %s %s %s" % (i[13:59], *(f(r(run.get(i))) for run in runs), " WRONG " + ",".join(bad) if bad else ""))
-g = [math.exp(sum(math.log(r(s)) for s in run.values() if r(s)) / max(1, sum(1 for s in run.values() if r(s)))) for run in runs]
+g = [math.exp(sum(math.log(r(s)) for s in run.values() if r(s)) / n) if (n := sum(1 for s in run.values() if r(s))) else None for run in runs]
 print("%-46s %s %s %s" % ("geomean", *(f(x) for x in g)))
 PYEOF
 $PY research/fa3_campaign/promote_tables.py coverage $D/evals/v104.space64.json benchmarks/results/s16c1/evals/v100.space64.json 2>/dev/null | head -14   # last column: v100 in s16c1 (another call)
