@@ -31,7 +31,7 @@ def judge(quiet: list[str], calls: list[str]) -> tuple[Any, tuple[Any, ...]]:
     w.job = SimpleNamespace(timing=Timing(min_pairs=10, max_pairs=400, target_ms=150.0, max_seconds=1.5))
     w.set_dists = [SimpleNamespace(name=n) for n in ("normal", "large_logits", "outlier_channels")]
     w._copies = lambda slot, v: 4
-    w._make_copy_events = lambda: None
+    w._make_copy_marks = lambda: None
     w._slot = lambda v, d, out: object()
     w._prepare, w._quiet = prepare, probe
     w._pair = lambda *a: calls.append("pair")

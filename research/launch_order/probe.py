@@ -32,7 +32,8 @@ other's buffers, as before the candidate's own context), onectx (the candidate's
 judge's: both roles in one context, each with its own module instance, stream, events and
 allocations; whether the per-run offset belongs to the context), warm (worker.WARM_PAGES: every
 page of a sample's buffers read once in its own context before its lead-in, so that both roles
-start with their address translations cached). Every variant writes, per
+start with their address translations cached), stamps (worker.COPY_MARKS "stamps": a one-thread
+kernel writing the global timer between the copies instead of an event record node). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -49,6 +50,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FLAG = "/tmp/launch_order_variant"   # launch_order_patch.FLAG
 VARIANTS = ("v0", "own", "long", "wide", "own+long", "own+wide")
+KNOWN = ("v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm", "noevents", "early", "flush",
+         "oneset", "pool", "swap", "onectx", "warm", "stamps")
 
 
 def install_patch() -> Path:
@@ -110,10 +113,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="evaluations per variant")
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
-    bad = [v for v in a.variants if not set(v.split("+")) <= {"v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm",
-                                                                  "noevents", "early", "flush", "oneset", "pool", "swap", "onectx", "warm"}]
+    bad = [v for v in a.variants if not set(v.split("+")) <= set(KNOWN)]
     if bad:
-        print(f"probe.py: unknown variant {bad[0]!r} (known: v0, own, long, wide, gap, l2x2, malloc, upload, prewarm, noevents, early, flush, oneset, pool, swap, onectx, warm, joined by +)", file=sys.stderr)
+        print(f"probe.py: unknown variant {bad[0]!r} (known: {', '.join(KNOWN)}, joined by +)", file=sys.stderr)
+        return 2
+    marks = [v for v in a.variants if {"stamps", "noevents"} <= set(v.split("+"))]
+    if marks:   # both choose what stands between the copies
+        print(f"probe.py: variant {marks[0]!r}: stamps does not combine with noevents", file=sys.stderr)
         return 2
     mixed = [v for v in a.variants if "swap" in v.split("+") and {"pool", "oneset"} & set(v.split("+"))]
     if mixed:   # both choose the buffers a pair runs on

@@ -394,20 +394,40 @@ int plan_build(const PlanNode* nodes, unsigned n, const PlanEdge* edges, unsigne
 void plan_destroy_graph(CUgraph g) { cuGraphDestroy(g); }
 
 // `n` graphs as child graphs in sequence, instantiated and uploaded: one launch runs them
-// back to back with no host work in between. With `events` (n + 1 of them, in the current
-// context) an event record node stands before the first and after each: the time of every
-// copy on its own, so that no copy can pass its work to another unseen. With `flush_bytes`
-// (and 2n events: each copy's start and end) a memset of `flush` stands between the copies,
-// outside their events: every copy starts from a cold L2, as one call does.
+// back to back with no host work in between. With marks (n + 1 of them) a mark stands before
+// the first and after each: the time of every copy on its own, so that no copy can pass its
+// work to another unseen. A mark is an event record node (`events`, of the current context)
+// or, with `stamp` (the helpers' stamp kernel, of the current context), a one-thread kernel
+// node writing the global timer into slot i of `stamps` (u64s). With `flush_bytes` (and 2n
+// marks: each copy's start and end) a memset of `flush` stands between the copies, outside
+// their marks: every copy starts from a cold L2, as one call does.
 int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUdeviceptr flush, size_t flush_bytes,
-               CUgraphExec* exec, char* err, size_t errlen) {
+               CUfunction stamp, CUdeviceptr stamps, CUgraphExec* exec, char* err, size_t errlen) {
   *exec = nullptr;
+  if (events && stamp) return fail(err, errlen, "a chain takes events or stamps, not both", CUDA_ERROR_INVALID_VALUE);
   CUcontext ctx = nullptr;
   TRY(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
   CUgraph g;
   TRY(cuGraphCreate(&g, 0), "cuGraphCreate");
   CUgraphNode prev = nullptr;
   CUresult r = CUDA_SUCCESS;
+  auto mark = [&](unsigned slot) {   // after `prev`; it becomes `prev`
+    CUgraphNode node;
+    if (events) {
+      r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, events[slot]);
+    } else {
+      CUdeviceptr at = stamps + 8ull * slot;
+      void* args[] = {&at};
+      CUDA_KERNEL_NODE_PARAMS k = {};
+      k.func = stamp;
+      k.gridDimX = k.gridDimY = k.gridDimZ = 1;
+      k.blockDimX = k.blockDimY = k.blockDimZ = 1;
+      k.kernelParams = args;
+      r = cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &k);
+    }
+    if (r == CUDA_SUCCESS) prev = node;
+  };
+  const bool marks = events || stamp;
   for (unsigned i = 0; i < n && r == CUDA_SUCCESS; ++i) {
     CUgraphNode node;
     if (flush_bytes && i > 0) {
@@ -418,20 +438,12 @@ int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUdevic
       if (r != CUDA_SUCCESS) break;
       prev = node;
     }
-    if (events && (flush_bytes || i == 0)) {   // this copy's start (with a flush: its own event)
-      r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0,
-                                    events[flush_bytes ? 2 * i : 0]);
-      if (r != CUDA_SUCCESS) break;
-      prev = node;
-    }
+    if (marks && (flush_bytes || i == 0)) mark(flush_bytes ? 2 * i : 0);   // this copy's start
+    if (r != CUDA_SUCCESS) break;
     r = cuGraphAddChildGraphNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, graphs[i]);
     if (r != CUDA_SUCCESS) break;
     prev = node;
-    if (events) {   // its end (without a flush: the next copy's start too)
-      r = cuGraphAddEventRecordNode(&node, g, &prev, 1, events[flush_bytes ? 2 * i + 1 : i + 1]);
-      if (r != CUDA_SUCCESS) break;
-      prev = node;
-    }
+    if (marks) mark(flush_bytes ? 2 * i + 1 : i + 1);   // its end (without a flush: the next copy's start too)
   }
   if (r != CUDA_SUCCESS) { cuGraphDestroy(g); return fail(err, errlen, "chaining replays", r); }
   r = cuGraphInstantiate(exec, g, 0);
