@@ -67,8 +67,8 @@ def install_patch() -> Path:
 
 
 def run_variant(variant: str, task: Path, which: list[str], out: Path, run: int = 1) -> dict:
-    """One evaluation of the baseline against itself, the worker patched for `variant`;
-    `which`: the eval's scenario arguments (a space draw, or the bench set with hidden ones)."""
+    """One evaluation of the baseline against itself (or of `--candidate`), the worker patched
+    for `variant`; `which`: the eval's scenario and candidate arguments."""
     Path(FLAG).write_text(f"{variant} {out}\n")
     (out / f"applied.{variant}").unlink(missing_ok=True)
     path = out / f"{variant}.{run}.json"
@@ -95,12 +95,15 @@ def summary(variant: str, doc: dict) -> str:
     prof = [r for r in rows if r.get("copy_spread") is not None]
     per_copy = [r["baseline_ms"] * 1e3 for r in rows if (r.get("copies") or 1) >= 20]
     off = sum(not 0.99 <= x <= 1.01 for x in sp)
+    failed = [f for r in doc.get("scenarios", []) + (doc.get("hidden") or []) for f in r.get("failures") or []
+              if "launch order" not in f]
     return (f"{variant:10s} exit {doc['rc']}  rows {len(rows):3d}  outside [0.99, 1.01] {off:2d}  order failures {len(order):2d}  "
             f"order ratio max {max(ratios):.3f}  speedup {min(sp):.3f}-{max(sp):.3f}"
             + (f"  copy first max {max(abs(r['copy_first']) for r in prof):.3f} spread max "
                f"{max(r['copy_spread'] for r in prof):.3f}" if prof else "")
             + (f"  us/copy (>=20 copies) {min(per_copy):.2f}-{max(per_copy):.2f}" if per_copy else "")
-            + (f"  ({', '.join(r['id'] for r in order[:3])})" if order else ""))
+            + (f"  ({', '.join(r['id'] for r in order[:3])})" if order else "")
+            + (f"  failures {len(failed)}: {failed[0][:160]}" if failed else ""))
 
 
 def main() -> int:
@@ -111,6 +114,9 @@ def main() -> int:
     ap.add_argument("--control", action="store_true",
                     help="the bench set with 4 hidden scenarios (the issue's control) instead of a space draw")
     ap.add_argument("--repeat", type=int, default=1, help="evaluations per variant")
+    ap.add_argument("--scenarios", help="the eval's --scenarios instead (with --hidden 0)")
+    ap.add_argument("--candidate", help="a hostile candidate of tests/candidates/round3_hostile.py by name, "
+                                        "or a .cu file, instead of the baseline against itself")
     ap.add_argument("--out", type=Path, default=Path("/tmp/launch_order"))
     a = ap.parse_args()
     bad = [v for v in a.variants if not set(v.split("+")) <= set(KNOWN)]
@@ -129,9 +135,22 @@ def main() -> int:
 
     task = Path(socratic.__file__).resolve().parent / "kernels" / "rmsnorm"
     a.out.mkdir(parents=True, exist_ok=True)
+    which = (["--scenarios", a.scenarios, "--hidden", "0"] if a.scenarios else
+             ["--scenarios", "bench", "--hidden", "4"] if a.control else ["--space", str(a.space), "--seed", str(a.seed)])
+    if a.candidate:
+        cand = Path(a.candidate)
+        if not cand.is_file():   # a name of the round-3 hostile set (from the repository root)
+            sys.path.insert(0, str(HERE.parents[1]))
+            from tests.candidates import round3_hostile
+            if a.candidate not in round3_hostile.SOURCES:
+                print(f"probe.py: --candidate {a.candidate}: no such file or round-3 hostile candidate", file=sys.stderr)
+                return 2
+            task = Path(round3_hostile.task_of(a.candidate))
+            cand = a.out / f"{a.candidate}.cu"
+            cand.write_text(round3_hostile.source(a.candidate))
+        which += ["--candidate", str(cand.resolve()), "--no-compare"]
     pth = install_patch()
     try:
-        which = ["--scenarios", "bench", "--hidden", "4"] if a.control else ["--space", str(a.space), "--seed", str(a.seed)]
         lines = [summary(v if a.repeat == 1 else f"{v}#{r}", run_variant(v, task, which, a.out, r))
                  for v in a.variants for r in range(1, a.repeat + 1)]
     finally:
