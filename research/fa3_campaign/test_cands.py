@@ -1,0 +1,38 @@
+"""research/fa3_campaign/cands.sh: the patch chain v101-v106 applies to the shipped kernel in
+order (each step's hunks where the previous step left the file), and v106 is v105 with the
+zero-row fill issued by a warp's lanes. Once a later kernel is shipped, the chain starts there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
+def test_the_chain_rebuilds_every_kernel_from_the_shipped_one(tmp_path):
+    out = subprocess.run(["bash", str(HERE / "cands.sh")], env={"CANDS": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    names = sorted(p.stem for p in tmp_path.glob("*.cu"))
+    assert names == [f"v10{i}" for i in range(7)]
+    v105, v106 = (tmp_path / "v105.cu").read_text(), (tmp_path / "v106.cu").read_text()
+    assert "u += gridDim.x) {" in v105 and "u += 32 * gridDim.x) {" in v106
+    assert "if (lane != 0) return;" in v105 and "if (lane != 0) return;" not in v106
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
+def test_a_patch_that_does_not_apply_stops_the_chain(tmp_path):
+    # a copy of the workbench two folders below a tests/candidates/ whose kernel is another
+    # (cands.sh finds the shipped kernel at ../../tests/candidates/ from itself)
+    shutil.copytree(HERE, tmp_path / "research" / "fa3_campaign", ignore=shutil.ignore_patterns("cands", "results", "__pycache__"))
+    (tmp_path / "tests" / "candidates").mkdir(parents=True)
+    (tmp_path / "tests" / "candidates" / "fa3_h200_best.cu").write_text("// not the shipped kernel\n")
+    out = subprocess.run(["bash", str(tmp_path / "research" / "fa3_campaign" / "cands.sh")],
+                         env={"CANDS": str(tmp_path / "out"), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "v101_empty_noq.patch does not apply to v100" in out.stdout
