@@ -13,7 +13,7 @@ from unittest.mock import MagicMock
 import numpy as np
 
 from socratic.evaluator.protocol import Timing
-from socratic.evaluator.worker import WorkerRun
+from socratic.evaluator.worker import ErrorStats, WorkerRun
 
 
 def judge(quiet: list[str], calls: list[str]) -> tuple[Any, tuple[Any, ...]]:
@@ -27,7 +27,7 @@ def judge(quiet: list[str], calls: list[str]) -> tuple[Any, tuple[Any, ...]]:
 
     w: Any = WorkerRun.__new__(WorkerRun)   # no GPU: only what _time reaches before its first pair
     w.gpu = MagicMock()
-    w.task = SimpleNamespace(outputs=[SimpleNamespace(name="y")])
+    w.task = SimpleNamespace(outputs=[SimpleNamespace(name="y", floor=1e-3)])
     w.job = SimpleNamespace(timing=Timing(min_pairs=10, max_pairs=400, target_ms=150.0, max_seconds=1.5))
     w.set_dists = [SimpleNamespace(name=n) for n in ("normal", "large_logits", "outlier_channels")]
     w._copies = lambda slot, v: 4
@@ -35,7 +35,7 @@ def judge(quiet: list[str], calls: list[str]) -> tuple[Any, tuple[Any, ...]]:
     w._slot = lambda v, d, out: object()
     w._prepare, w._quiet = prepare, probe
     w._pair = lambda *a: calls.append("pair")
-    args = (SimpleNamespace(values={}), [object()] * 3, {"normal": {"y": None}}, SimpleNamespace(outputs={}),
+    args = (SimpleNamespace(values={}), [object()] * 3, {"normal": {"y": ErrorStats()}}, SimpleNamespace(outputs={}),
             SimpleNamespace())
     return w, args
 

@@ -55,6 +55,17 @@ def test_no_copy_of_a_timed_sample_does_the_work_of_the_copies_after_it(tmp_path
         assert any("do not each do their own work" in f for f in failures(res)), failures(res)
 
 
+def test_a_timed_run_apart_from_the_baseline_says_where_and_whose(tmp_path):
+    # a kernel wrong once, in a timed call (as a rare race is): the failure line names the pair,
+    # the copy, the element and both values, and shows the candidate's value move when run again
+    res = run(tmp_path, "apart_once_rms", "--scenarios", "r1k-c4k", "--hidden", "0")
+    assert res.code == 1, res.stderr[-400:]
+    line = next(f for f in failures(res) if "timed runs differ from the baseline" in f)
+    assert "\n" not in line and "at [rows 0, cols 0]" in line, line
+    assert "run again on the same inputs: candidate " in line and line.endswith("baseline the same)"), line
+    assert "candidate the same" not in line, line
+
+
 def test_work_left_running_by_the_timing_captures_is_not_timed_beside(tmp_path):
     # red team, 2026-12 (unverified on a GPU when written): the captures of the timing-only
     # copies come after the quiet probe; a spin its process leaves on a stream of its own

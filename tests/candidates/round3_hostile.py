@@ -34,6 +34,9 @@ copies_batch_ahead_rms           (red team, 2026-12) does the *next* copies' wor
     speed is false (64 microsecond calls cost one batched launch and 63 empty ones).
 copies_batch_pairs_rms           the same, a leader taking only the call after its own: copies
     alternate between two rows' work in one launch and none, every copy of the sample busy.
+apart_once_rms                   not hostile: a kernel that is wrong once, by 0.5 in one element of its
+    300th call (a timed one), as a rare race would be; the failure line must say where and whose
+    (its value run again on the same inputs differs, the baseline's does not).
 side_work_after_capture_rms      (red team, 2026-12) correct, but the calls captured for the
     timing-only copies (past the scenario's correctness input sets) leave a 1.2 s spin on a
     stream of its own process: it runs beside the timed pairs, after the quiet probe.
@@ -343,6 +346,19 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 '''
 
 
+def apart_once_rms() -> str:
+    # a device counter of its calls (graph replays included): the 300th is past the correctness
+    # calls of one scenario and inside its timed pairs
+    return PRELUDE + r'''
+__device__ unsigned g_calls;
+__global__ void nudge(bf16* y) { if (++g_calls == 300) y[0] = __float2bfloat16(__bfloat162float(y[0]) + 0.5f); }
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  launch(p, s);
+  nudge<<<1, 1, 0, s>>>((bf16*)p->y);
+  return 0; }
+'''
+
+
 def side_work_after_capture_rms() -> str:
     # the host code counts its calls per shape: the first three are the correctness input sets
     # (rmsnorm: 3 seeds), the ones after are captured for the timing-only copies, just before
@@ -382,6 +398,7 @@ SOURCES = {
     "copies_batch_ahead_rms": copies_batch_ahead_rms,
     "copies_batch_pairs_rms": lambda: copies_batch_ahead_rms(ahead=1),
     "side_work_after_capture_rms": side_work_after_capture_rms,
+    "apart_once_rms": apart_once_rms,
 }
 
 

@@ -8,6 +8,7 @@ import hashlib
 import os
 import secrets
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -190,6 +191,15 @@ class Gpu:
         buf = self.alloc(STATS_DTYPE.itemsize)
         buf.fill(0, stream=self.stream)
         return buf
+
+    def read_stats_many(self, bufs: Sequence[Buffer]) -> list[np.void]:
+        """Several statistics records, read back with one wait."""
+        out = np.zeros(len(bufs), dtype=STATS_DTYPE)
+        for k, buf in enumerate(bufs):
+            check(driver.cuMemcpyDtoHAsync(out[k:].ctypes.data, int(buf.handle), STATS_DTYPE.itemsize,
+                                           self.stream.handle))
+        self.stream.sync()
+        return list(out)
 
     def read_stats(self, buf: Buffer) -> np.void:
         out = np.zeros(1, dtype=STATS_DTYPE)

@@ -1,0 +1,64 @@
+"""Where a timed copy's output parted from the baseline's, said in one clause of a failure line.
+
+The timed runs' spot check (worker: every copy against the baseline's same copy) keeps only a
+running maximum on the device. When it first passes its tolerance, the worker reads that pair's
+outputs back and asks this module where the two lie farthest apart, then runs both kernels
+again on the same inputs, untimed: a kernel whose second run differs from its timed one is the
+one that is not deterministic. Host arithmetic only (no GPU here)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def host_values(raw: np.ndarray, dtype: str) -> np.ndarray:
+    """A device buffer's bytes as float32 values (bf16, f16 or f32)."""
+    raw = np.ascontiguousarray(raw).view(np.uint8)
+    if dtype == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    if dtype == "f16":
+        return raw.view(np.float16).astype(np.float32)
+    return raw.view(np.float32).copy()
+
+
+def farthest(cand: np.ndarray, base: np.ndarray) -> tuple[int, float]:
+    """The flat index where |cand - base| is largest and that distance (two non-finite values
+    alike count as 0 apart, one alone as infinitely far)."""
+    same = (cand == base) | (np.isnan(cand) & np.isnan(base))
+    d = np.where(same, 0.0, np.abs(cand.astype(np.float64) - base.astype(np.float64)))
+    d = np.nan_to_num(d, nan=np.inf)
+    i = int(np.argmax(d)) if d.size else 0
+    return i, float(d[i]) if d.size else 0.0
+
+
+def position(index: int, dims: Sequence[int], names: Sequence[str]) -> str:
+    """A flat row-major index as `name i, ...` over the buffer's shape."""
+    coords = np.unravel_index(index, tuple(dims)) if dims else ()
+    return ", ".join(f"{n} {int(c)}" for n, c in zip(names, coords, strict=True))
+
+
+@dataclass
+class Apart:
+    """One output's first parting in a timed run: pair, copy, where, the two values, and what a
+    second, untimed run of each kernel on the same inputs gave at that place."""
+    pair: int
+    copy: int
+    copies: int
+    where: str
+    cand: float
+    base: float
+    cand_again: float | None = None
+    base_again: float | None = None
+
+    def clause(self) -> str:
+        line = (f"pair {self.pair}, copy {self.copy + 1} of {self.copies}, at [{self.where}]: "
+                f"candidate {self.cand:.6g}, baseline {self.base:.6g}")
+        if self.cand_again is None or self.base_again is None:
+            return line
+        def again(first: float, second: float) -> str:
+            return "the same" if first == second or (np.isnan(first) and np.isnan(second)) else f"{second:.6g}"
+        return (line + f"; run again on the same inputs: candidate {again(self.cand, self.cand_again)}, "
+                f"baseline {again(self.base, self.base_again)}")
