@@ -141,3 +141,10 @@ def test_the_failure_line_carries_the_clause():
     assert len(lines) == 1 and "\n" not in lines[0]
     assert lines[0].startswith("o: timed runs differ from the baseline by 0.5 (pair 57, copy 1 of 1, at [b 1, s 0, d 1]")
     assert lines[0].endswith("candidate the same, baseline 0.25)")
+
+
+def test_a_fault_in_the_account_leaves_the_verdict_alone():
+    w, st, _log = watched(cb_max=0.5)
+    w.task.outputs[0].shape = ["b", "s", "q"]        # an axis the scenario does not define
+    WorkerRun._watch(w, st, 9, st.slots)
+    assert st.apart["o"].where.startswith("not found: ") and "pair 9" in st.apart["o"].clause()

@@ -1038,7 +1038,11 @@ class WorkerRun:
         watched = [b for b in self.task.outputs if b.name not in st.apart]
         for b, stats in zip(watched, self.gpu.read_stats_many([st.spot[b.name] for b in watched]), strict=True):
             if float(stats["cb_max"]) > st.tolerance[b.name]:
-                st.apart[b.name] = self._where_apart(st, i, placed, b)
+                try:
+                    st.apart[b.name] = self._where_apart(st, i, placed, b)
+                except (ValueError, IndexError, KeyError, TypeError) as exc:   # the account, not the verdict
+                    st.apart[b.name] = Apart(pair=i, copy=0, copies=len(placed), where=f"not found: {exc}"[:120],
+                                             cand=math.nan, base=math.nan)
 
     def _where_apart(self, st: _Sample, i: int, placed: list[Slot], b: BufferSpec) -> Apart:
         """The copy and element where the candidate's output of pair `i` lies farthest from the
