@@ -3,7 +3,9 @@
 #     one-thread kernel writing the global timer between the copies, not an event record node,
 #     which cost ~2.5 us a copy in s23), warm+stamps, and, without marks, onectx (no context
 #     switch: is the candidate's -0.05 us a call the context's?) and malloc (the judge's buffers
-#     from cuMemAlloc like the candidate context's: is it the allocations?), two runs each;
+#     from cuMemAlloc like the candidate context's: is it the allocations?) and swap (the kernels
+#     on each other's buffers every other two pairs: is it where the buffers lie? s20 said no,
+#     but with the event nodes' 0.3 us offsets over it), two runs each;
 #     then the batch-ahead hostile candidates under stamps (the copy profile must still catch
 #     them: "do not each do their own work"). hidden.stamps says where the stamps went.
 #  2. issue 42: v106's speed on draw 80 (d256 q1127 k147: v105 read 0.264x FA3 in s22c3, v106
@@ -17,14 +19,14 @@ D=/tmp/s24c1; rm -rf $D; mkdir -p $D/evals $D/logs ${OUT:=/tmp/out}
 trap 'tar czf $OUT/evals.tgz -C $D evals logs; (cd /tmp && tar czf $OUT/launch_order.tgz launch_order 2>/dev/null)' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $D/logs/gpu.txt
 P="$PY research/launch_order/probe.py"
-timeout $(cap 270) $P --control --repeat 2 stamps warm+stamps onectx+noevents malloc+noevents > $D/logs/probe.log 2>&1
+timeout $(cap 320) $P --control --repeat 2 stamps warm+stamps onectx+noevents malloc+noevents swap+noevents > $D/logs/probe.log 2>&1
 echo "probe rc=$? $(( $(date +%s) - T0 ))s"; cat /tmp/launch_order/summary.txt; cp /tmp/launch_order/summary.txt $D/logs/control.txt
 for h in copies_batch_ahead_rms copies_batch_pairs_rms; do
   timeout $(cap 60) $P --candidate $h --scenarios r1-c4k,r16-c4k,r17-c1000 --out /tmp/launch_order/$h stamps > $D/logs/$h.log 2>&1
   echo "$h under stamps rc=$?: $(cat /tmp/launch_order/$h/summary.txt 2>/dev/null | cut -c1-300)"
 done
 cat /tmp/launch_order/hidden.* 2>/dev/null | sort | uniq -c | head -3
-$PY research/launch_order/roles.py /tmp/launch_order stamps warm+stamps onectx+noevents malloc+noevents 2>&1 | cut -c1-240
+$PY research/launch_order/roles.py /tmp/launch_order stamps warm+stamps onectx+noevents malloc+noevents swap+noevents 2>&1 | cut -c1-240
 C=research/fa3_campaign/cands
 W=space-410041-80-d256-q1127-k147-b8-h32-causal-gqa4,space-410041-14-d192-q918-k201-b6-h8-causal,space-410041-9-d128-q7579-k5166-b1-h8-causal-gqa8,space-410041-42-d96-q347-k228-b3-h32-causal-gqa2,space-410041-11-d64-q5396-k519-b1-h64-causal-gqa8,space-410041-41-d96-q10410-k1134-b3-h32-causal-gqa4
 ev v106.worst $C/v106.cu $(cap 110) --scenarios $W --hidden 0   # the first evaluation builds v106 (~45 s)
