@@ -5,7 +5,6 @@ watch over fake device buffers."""
 
 from __future__ import annotations
 
-import math
 from contextlib import nullcontext
 from types import SimpleNamespace
 from typing import Any
@@ -30,12 +29,11 @@ def test_host_values_of_each_dtype():
     assert host_values(x.view(np.uint8), "f32").tolist() == x.tolist()
 
 
-def test_farthest_apart_and_non_finite_values():
-    c = np.array([1.0, 2.0, np.nan, 4.0], dtype=np.float32)
-    b = np.array([1.0, 2.5, np.nan, 3.9], dtype=np.float32)
-    assert farthest(c, b) == (1, 0.5)            # two NaNs alike are not apart
-    b[3] = np.nan
-    assert farthest(c, b) == (3, math.inf)       # one alone is infinitely so
+def test_farthest_apart_where_both_are_finite_as_the_device_measures():
+    c = np.array([1.0, 2.0, np.nan, 4.0, np.inf], dtype=np.float32)
+    b = np.array([1.0, 2.5, 7.0, 3.9, 1.0], dtype=np.float32)
+    assert farthest(c, b) == (1, 0.5)            # an unwritten (NaN) or infinite element: other checks' business
+    assert farthest(np.array([np.nan], dtype=np.float32), np.array([1.0], dtype=np.float32)) == (0, 0.0)
 
 
 def test_position_names_every_axis():
@@ -49,6 +47,7 @@ def test_the_clause_says_whose_value_moved_when_run_again():
     assert a.clause() == ("pair 57, copy 1 of 1, at [batch 2, seqlen_q 811]: candidate 0.125, baseline 0.1211; "
                           "run again on the same inputs: candidate the same, baseline 0.125")
     assert "run again" not in Apart(1, 2, 3, "x 0", 1.0, 2.0).clause()
+    assert Apart(4, 0, 1, "x 0", 1.0, 2.0, warmup=True).clause().startswith("warm-up pair 4, copy 1 of 1")
 
 
 def test_spot_tolerance_is_the_shipped_rule():
@@ -106,7 +105,7 @@ def watched(cb_max: float) -> tuple[Any, Any, list[str]]:
     slot: Any = SimpleNamespace(view={"o": "view0"}, base_out={"o": "out0"})
     ref: Any = SimpleNamespace()
     st = _Sample(slots=[slot], v={"b": 2, "s": 3, "d": 4}, ref=ref, spot={"o": "spot"},
-                 complete={}, audit={}, tolerance={"o": 0.004})
+                 complete={}, audit={}, tolerance={"o": 0.004}, warmup=False)
     return w, st, log
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import socratic.evaluator.worker as W
+from socratic.evaluator.candidate_context import DevBuf
 from socratic.evaluator.plan import PlanError, PlanLib
 from socratic.evaluator.timing import copy_profile, stamp_times
 from socratic.evaluator.worker import WorkerRun
@@ -190,6 +191,7 @@ def test_hidden_memory_lies_at_a_random_hint_after_refused_and_moved_ones(monkey
     buf = hidden_ctx().alloc_hidden(1000)
     assert fake.freed == [0x7F00_0000_0000]            # the moved reservation given back
     assert CC.HIDDEN_BASE <= buf.handle < CC.HIDDEN_BASE + CC.HIDDEN_SPAN and buf.handle % (2 << 20) == 0
+    assert buf.hidden
     assert buf.nbytes == 2 << 20 and fake.mapped == [(buf.handle, 2 << 20)]
 
 
@@ -211,4 +213,30 @@ def test_hidden_memory_where_the_driver_chooses_when_no_hint_holds(monkeypatch):
     fake = FakeDriver(["move"] * CC.HIDDEN_TRIES)
     monkeypatch.setattr(CC, "driver", fake)
     buf = hidden_ctx().alloc_hidden(64)
-    assert buf.handle == 0x7F00_0000_0000 and len(fake.freed) == CC.HIDDEN_TRIES
+    assert buf.handle == 0x7F00_0000_0000 and len(fake.freed) == CC.HIDDEN_TRIES and not buf.hidden
+
+
+def test_stamps_fall_back_to_events_where_their_buffer_could_not_be_hidden(monkeypatch):
+    monkeypatch.setattr(W, "COPY_MARKS", "stamps")
+    monkeypatch.setattr(W, "driver", SimpleNamespace(cuEventCreate=lambda flags: (0, "ev"),
+                                                     CUevent_flags=SimpleNamespace(CU_EVENT_DEFAULT=0)))
+    monkeypatch.setattr(W, "check", lambda result: result[1])
+    w: Any = WorkerRun.__new__(WorkerRun)
+    w.copy_events, w.copy_stamps = {}, {}
+    w.cctx = SimpleNamespace(alloc_hidden=lambda n: DevBuf(0x7F00_0000_0000, n, hidden=False), current=nullcontext)
+    WorkerRun._make_copy_marks(w)
+    assert w.copy_stamps == {} and len(w.copy_events["base"]) == len(w.copy_events["cand"]) == 2 * W.MAX_COPIES
+
+
+def test_a_failed_mapping_gives_its_reservation_back(monkeypatch):
+    import socratic.evaluator.candidate_context as CC
+
+    fake = FakeDriver(["honour"])
+    fake.cuMemMap = lambda *a: (7,)                  # type: ignore[method-assign]
+    monkeypatch.setattr(CC, "driver", fake)
+    monkeypatch.setattr(CC, "check", lambda r: (_ for _ in ()).throw(RuntimeError("map failed")) if r[0] else r[1] if len(r) > 1 else None)
+    fake.cuMemUnmap = lambda ptr, size: (0,)         # type: ignore[attr-defined]
+    fake.cuMemRelease = lambda h: (0,)               # type: ignore[attr-defined]
+    with pytest.raises(RuntimeError, match="map failed"):
+        hidden_ctx().alloc_hidden(64)
+    assert len(fake.freed) == 1

@@ -25,13 +25,15 @@ def host_values(raw: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def farthest(cand: np.ndarray, base: np.ndarray) -> tuple[int, float]:
-    """The flat index where |cand - base| is largest and that distance (two non-finite values
-    alike count as 0 apart, one alone as infinitely far)."""
-    same = (cand == base) | (np.isnan(cand) & np.isnan(base))
-    d = np.where(same, 0.0, np.abs(cand.astype(np.float64) - base.astype(np.float64)))
-    d = np.nan_to_num(d, nan=np.inf)
-    i = int(np.argmax(d)) if d.size else 0
-    return i, float(d[i]) if d.size else 0.0
+    """The flat index where |cand - base| is largest and that distance, over the elements where
+    both are finite, as the device's spot check measures it (a NaN or an infinity is counted
+    by other checks); (0, 0.0) where no element is."""
+    both = np.isfinite(cand) & np.isfinite(base)
+    d = np.where(both, np.abs(cand.astype(np.float64) - base.astype(np.float64)), -1.0)
+    if not d.size or not both.any():
+        return 0, 0.0
+    i = int(np.argmax(d))
+    return i, float(d[i])
 
 
 def position(index: int, dims: Sequence[int], names: Sequence[str]) -> str:
@@ -52,9 +54,11 @@ class Apart:
     base: float
     cand_again: float | None = None
     base_again: float | None = None
+    warmup: bool = False   # a warm-up pair (numbered apart from the timed ones)
 
     def clause(self) -> str:
-        line = (f"pair {self.pair}, copy {self.copy + 1} of {self.copies}, at [{self.where}]: "
+        line = (f"{'warm-up ' if self.warmup else ''}pair {self.pair}, copy {self.copy + 1} of {self.copies}, "
+                f"at [{self.where}]: "
                 f"candidate {self.cand:.6g}, baseline {self.base:.6g}")
         if self.cand_again is None or self.base_again is None:
             return line

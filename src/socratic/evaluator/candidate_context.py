@@ -34,6 +34,7 @@ class DevBuf:
 
     handle: int
     nbytes: int
+    hidden: bool = False   # alloc_hidden placed it at its random address
 
 
 class CandidateContext:
@@ -102,16 +103,25 @@ class CandidateContext:
                     ptr = hint
                     break
                 check(driver.cuMemAddressFree(got, size))
-            if not ptr:   # the driver placed every hint elsewhere: take its own choice
+            hidden = bool(ptr)
+            if not hidden:   # the driver placed every hint elsewhere: its own choice, said so
                 ptr = int(check(driver.cuMemAddressReserve(size, gran, 0, 0)))
-            handle = check(driver.cuMemCreate(size, prop, 0))
-            check(driver.cuMemMap(ptr, size, 0, handle, 0))
-            access = driver.CUmemAccessDesc()
-            access.location = prop.location
-            access.flags = driver.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-            check(driver.cuMemSetAccess(ptr, size, [access], 1))
+            handle = None
+            try:
+                handle = check(driver.cuMemCreate(size, prop, 0))
+                check(driver.cuMemMap(ptr, size, 0, handle, 0))
+                access = driver.CUmemAccessDesc()
+                access.location = prop.location
+                access.flags = driver.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                check(driver.cuMemSetAccess(ptr, size, [access], 1))
+            except Exception:   # nothing of it left behind
+                if handle is not None:
+                    driver.cuMemUnmap(ptr, size)
+                    driver.cuMemRelease(handle)
+                driver.cuMemAddressFree(ptr, size)
+                raise
         self._hidden.append((ptr, size, handle))
-        return DevBuf(ptr, size)
+        return DevBuf(ptr, size, hidden)
 
     def read(self, buf: DevBuf, nbytes: int) -> bytes:
         """`nbytes` of `buf`, synchronously (after this context's stream is done)."""

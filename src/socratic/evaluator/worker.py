@@ -299,6 +299,7 @@ class _Sample:
     mirrors: list[Slot] = field(default_factory=list)   # `slots` with the kernels' places swapped
     tolerance: dict[str, float] = field(default_factory=dict)   # output -> the spot check's bound
     apart: dict[str, Apart] = field(default_factory=dict)   # output -> where it first passed it
+    warmup: bool = True   # the pairs so far are warm-up ones (numbered from 0 again after)
 
     def placed(self, i: int) -> list[Slot]:
         """The slots pair `i` runs on: the mirrors every other two pairs (both orders meet
@@ -618,11 +619,13 @@ class WorkerRun:
         if self.copy_events or self.copy_stamps:
             return
         n = 2 * MAX_COPIES   # each copy's start and end (with a flush between them), else n + 1
-        if COPY_MARKS == "stamps":
+        if COPY_MARKS == "stamps" and (hidden := self.cctx.alloc_hidden(8 * n)).hidden:
             module = check(driver.cuModuleLoadData(helpers_fatbin()))   # the judge's context
             self.copy_stamps["base"] = (check(driver.cuModuleGetFunction(module, b"stamp")), self.gpu.alloc(8 * n))
-            self.copy_stamps["cand"] = (self.cctx.stamp_kernel, self.cctx.alloc_hidden(8 * n))
+            self.copy_stamps["cand"] = (self.cctx.stamp_kernel, hidden)
             return
+        # events (as shipped, or where the driver placed the stamps' buffer where it chose: a
+        # place a candidate could predict)
         self.copy_events["base"] = [check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT))
                                     for _ in range(n)]
         with self.cctx.current():
@@ -942,6 +945,7 @@ class WorkerRun:
             return sorted(set(written))
         for per_copy in st.copy_ms.values():   # the profile is of the timed pairs only
             per_copy.clear()
+        st.warmup = False
         n = pairs_needed(per_pair, opts)
         if st.mirrors:   # as many pairs in each placement, each in both orders
             n = -(-n // 4) * 4
@@ -1021,8 +1025,6 @@ class WorkerRun:
                 n = self._count(b, v)
                 gpu.compare(b.dtype, slot.view[b.name], None, None, n, st.complete[b.name])
                 gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, st.spot[b.name])
-        if len(st.apart) < len(st.tolerance):
-            self._watch(st, i, placed)
         if i in st.audit_pairs:
             slot = placed[st.audit_pairs[i]]
             st.ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
@@ -1031,6 +1033,8 @@ class WorkerRun:
                             self._count(b, v), st.audit[b.name])
             st.ref.forget(slot, gpu)
             st.audited += 1
+        if len(st.apart) < len(st.tolerance):   # after the audit: it judges the timed outputs
+            self._watch(st, i, placed)
 
     def _watch(self, st: _Sample, i: int, placed: list[Slot]) -> None:
         """After pair `i`'s spot checks: an output that has just passed its bound is looked at
@@ -1040,9 +1044,9 @@ class WorkerRun:
             if float(stats["cb_max"]) > st.tolerance[b.name]:
                 try:
                     st.apart[b.name] = self._where_apart(st, i, placed, b)
-                except (ValueError, IndexError, KeyError, TypeError) as exc:   # the account, not the verdict
+                except (PlanError, ValueError, IndexError, KeyError, TypeError) as exc:   # the account, not the verdict
                     st.apart[b.name] = Apart(pair=i, copy=0, copies=len(placed), where=f"not found: {exc}"[:120],
-                                             cand=math.nan, base=math.nan)
+                                             cand=math.nan, base=math.nan, warmup=st.warmup)
 
     def _where_apart(self, st: _Sample, i: int, placed: list[Slot], b: BufferSpec) -> Apart:
         """The copy and element where the candidate's output of pair `i` lies farthest from the
@@ -1060,9 +1064,9 @@ class WorkerRun:
             if dist > far:
                 k, at, far, cand, base = copy, where, dist, float(c[where]), float(o[where])
         slot = placed[k]
-        apart = Apart(pair=i, copy=k, copies=len(placed), cand=cand, base=base,
+        apart = Apart(pair=i, copy=k, copies=len(placed), cand=cand, base=base, warmup=st.warmup,
                       where=position(at, [int(evaluate(d, v)) for d in b.shape], b.shape))
-        self._copy_inputs(placed, v)   # the candidate's copy of the inputs, as its timed run found it
+        self._copy_inputs([st.slots[k]], v)   # the candidate's copy of the inputs, as its timed run found it
         self._enqueue("base", placed, [k], i, None)
         gpu.sync()
         judged = self._judge_state(placed, st.ref, v, [*st.spot.values(), *st.complete.values(), *st.audit.values()])
