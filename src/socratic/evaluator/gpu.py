@@ -202,9 +202,7 @@ class Gpu:
         return list(out)
 
     def read_stats(self, buf: Buffer) -> np.void:
-        out = np.zeros(1, dtype=STATS_DTYPE)
-        self.to_host(buf, STATS_DTYPE.itemsize, out.view(np.uint8))
-        record: np.void = out[0]   # one STATS_DTYPE record
+        record: np.void = self.read_stats_many([buf])[0]   # one STATS_DTYPE record
         return record
 
     def delay(self, seconds: float = 100e-6) -> None:

@@ -424,7 +424,7 @@ class PlanLib:
         context) writing the global timer into slot k. With `flush` (address, bytes: memory of
         the current context) that memory written between the copies, outside their marks,
         which are then each copy's start and end (2 a copy)."""
-        want = 2 * len(graphs) if flush[1] else len(graphs) + 1
+        want = self.marks(len(graphs), bool(flush[1]))
         if events and stamps[0]:
             raise PlanError("a chain takes events or stamps as its copies' marks, not both")
         if events and len(events) != want:

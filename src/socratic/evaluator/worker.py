@@ -1006,17 +1006,10 @@ class WorkerRun:
         placed = st.placed(i)
         for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
             k = 4 * i + (0 if role == "base" else 2)
-            if role == "cand":   # what the judge holds, fingerprinted before the candidate runs
-                judged = self._judge_state(placed, st.ref, v, [*st.spot.values(), *st.complete.values(),
-                                                               *st.audit.values()])
-                held = gpu.hashes([(buf, n) for _, buf, n in judged])
-            self._enqueue(role, placed, ids, i, (k, k + 1) if timed else None)
-            if role == "cand":   # what its outputs hold when its stream reaches the end event
-                with self.cctx.current():
-                    self._read_back(placed, v)
-                    self.cctx.sync()
-                st.written.extend(self._untouched(judged, held))
+            if role == "cand":
+                self._candidate_sample(st, placed, ids, i, (k, k + 1) if timed else None)
             else:
+                self._enqueue(role, placed, ids, i, (k, k + 1) if timed else None)
                 gpu.sync()   # the two contexts never run at once
             if len(ids) > 1 and (times := self._copy_times(role, len(ids))):
                 st.copy_ms[role][i] = times
@@ -1035,6 +1028,18 @@ class WorkerRun:
             st.audited += 1
         if len(st.apart) < len(st.tolerance):   # after the audit: it judges the timed outputs
             self._watch(st, i, placed)
+
+    def _candidate_sample(self, st: _Sample, placed: list[Slot], ids: list[int], salt: int,
+                          events: tuple[int, int] | None) -> None:
+        """The candidate's run of `ids`, the judge's memory fingerprinted before it and checked
+        after; its outputs read back as they are when its stream reaches the end event."""
+        judged = self._judge_state(placed, st.ref, st.v, [*st.spot.values(), *st.complete.values(), *st.audit.values()])
+        held = self.gpu.hashes([(buf, n) for _, buf, n in judged])
+        self._enqueue("cand", placed, ids, salt, events)
+        with self.cctx.current():
+            self._read_back([placed[i] for i in ids], st.v)
+            self.cctx.sync()
+        st.written.extend(self._untouched(judged, held))
 
     def _watch(self, st: _Sample, i: int, placed: list[Slot]) -> None:
         """After pair `i`'s spot checks: an output that has just passed its bound is looked at
@@ -1069,13 +1074,7 @@ class WorkerRun:
         self._copy_inputs([st.slots[k]], v)   # the candidate's copy of the inputs, as its timed run found it
         self._enqueue("base", placed, [k], i, None)
         gpu.sync()
-        judged = self._judge_state(placed, st.ref, v, [*st.spot.values(), *st.complete.values(), *st.audit.values()])
-        held = gpu.hashes([(buf, n) for _, buf, n in judged])
-        self._enqueue("cand", placed, [k], i, None)
-        with self.cctx.current():
-            self._read_back([slot], v)
-            self.cctx.sync()
-        st.written.extend(self._untouched(judged, held))
+        self._candidate_sample(st, placed, [k], i, None)
         apart.cand_again = float(values(slot.view[b.name])[at])
         apart.base_again = float(values(slot.base_out[b.name])[at])
         return apart
