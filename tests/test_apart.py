@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from socratic.evaluator.apart import Apart, farthest, host_values, position
+from socratic.evaluator.apart import Apart, farthest, host_values, position, step_above
 from socratic.evaluator.gpu import STATS_DTYPE
 from socratic.evaluator.worker import ErrorStats, WorkerRun, _Sample, spot_tolerance
 
@@ -32,8 +32,23 @@ def test_host_values_of_each_dtype():
 def test_farthest_apart_where_both_are_finite_as_the_device_measures():
     c = np.array([1.0, 2.0, np.nan, 4.0, np.inf], dtype=np.float32)
     b = np.array([1.0, 2.5, 7.0, 3.9, 1.0], dtype=np.float32)
-    assert farthest(c, b) == (1, 0.5)            # an unwritten (NaN) or infinite element: other checks' business
+    i, d = farthest(c, b)                         # an unwritten (NaN) or infinite element: other checks' business
+    assert i == 1 and d == pytest.approx(0.5, abs=1e-6)
     assert farthest(np.array([np.nan], dtype=np.float32), np.array([1.0], dtype=np.float32)) == (0, 0.0)
+
+
+def test_one_rounding_step_of_the_output_type_is_not_a_parting():
+    # s24c2 (H100): the shipped kernel and the baseline one bf16 step apart at |o| ~ 1.07
+    # (0.0078, over a bound of 0.0037 drawn from smaller values), each the same when run again
+    one, two = np.float32(1.0625 + 2**-7), np.float32(1.0625 + 2**-6)
+    base = np.array([1.0625, 1.0625, -3.0], dtype=np.float32)
+    assert step_above(np.array([1.0625, 0.25, 0.0], dtype=np.float32), "bf16").tolist() == [2**-7, 2**-9, 2.0**-133]
+    assert step_above(np.array([1.0], dtype=np.float32), "f16").tolist() == [2**-10]
+    assert farthest(np.array([one, 1.0625, -3.0], dtype=np.float32), base, "bf16") == (0, 0.0)
+    assert farthest(np.array([1.0625, two, -3.0], dtype=np.float32), base, "bf16") == (1, 2**-7)
+    assert farthest(np.array([1.0625, 1.0625, -3.0 - 2**-6], dtype=np.float32), base, "bf16") == (0, 0.0)   # one step at 3
+    assert farthest(np.array([1.0625, 1.0625, -3.0 - 2**-5], dtype=np.float32), base, "bf16") == (2, 2**-6)
+    assert farthest(np.array([one], dtype=np.float32), np.array([1.0625], dtype=np.float32), "f32")[1] > 0.007
 
 
 def test_position_names_every_axis():
@@ -138,7 +153,7 @@ def test_the_failure_line_carries_the_clause():
     w._check_output = lambda b, e, base: []
     lines = WorkerRun._timed_output_failures(w, {"o": ErrorStats(b_max=0.0006)}, st)
     assert len(lines) == 1 and "\n" not in lines[0]
-    assert lines[0].startswith("o: timed runs differ from the baseline by 0.5 (pair 57, copy 1 of 1, at [b 1, s 0, d 1]")
+    assert lines[0].startswith("o: timed runs differ from the baseline by 0.5 beyond one rounding step (pair 57, copy 1 of 1, at [b 1, s 0, d 1]")
     assert lines[0].endswith("candidate the same, baseline 0.25)")
 
 

@@ -853,7 +853,7 @@ class WorkerRun:
         if c_mean > tol_mean:
             failures.append(f"{b.name}: mean error {c_mean:.3g} > tolerance {tol_mean:.3g} (baseline {b_mean:.3g})")
         if e.cb_max > 2 * (tol_max + base.b_max):
-            failures.append(f"{b.name}: differs from the baseline by {e.cb_max:.3g} outside the checked rows")
+            failures.append(f"{b.name}: differs from the baseline by {e.cb_max:.3g} beyond one rounding step outside the checked rows")
         return failures
 
     def _judge(self, errors: dict[str, dict[str, ErrorStats]], row: ScenarioResult) -> list[str]:
@@ -1065,7 +1065,7 @@ class WorkerRun:
         k, at, far, cand, base = 0, 0, -1.0, 0.0, 0.0
         for copy, slot in enumerate(placed):
             c, o = values(slot.view[b.name]), values(slot.base_out[b.name])
-            where, dist = farthest(c, o)
+            where, dist = farthest(c, o, b.dtype)
             if dist > far:
                 k, at, far, cand, base = copy, where, dist, float(c[where]), float(o[where])
         slot = placed[k]
@@ -1091,7 +1091,7 @@ class WorkerRun:
                 failures.append(f"{b.name}: {int(spot['c_bad'])} NaN/unwritten elements in timed runs")
             if float(spot["cb_max"]) > spot_tolerance(e, b.floor):
                 where = f" ({st.apart[b.name].clause()})" if b.name in st.apart else ""
-                failures.append(f"{b.name}: timed runs differ from the baseline by {float(spot['cb_max']):.3g}{where}")
+                failures.append(f"{b.name}: timed runs differ from the baseline by {float(spot['cb_max']):.3g} beyond one rounding step{where}")
             if int(gpu.read_stats(st.complete[b.name])["c_bad"]):
                 failures.append(f"{b.name}: timed output incomplete when the candidate's stream reached its end event")
             audit_errors = ErrorStats()
