@@ -106,7 +106,7 @@ def watched(cb_max: float) -> tuple[Any, Any, list[str]]:
     w.cctx = SimpleNamespace(current=nullcontext, sync=lambda: None)
     w._copy_inputs = lambda slots, v: log.append("inputs")
 
-    def enqueue(role, slots, ids, salt, events):
+    def enqueue(role, slots, ids, salt, events, marked=False):
         log.append(f"{role} {ids} {events}")
         if role == "base":
             mem["out0"][13] = 0.25                   # the baseline's second run moves: it is the flaky one

@@ -51,7 +51,7 @@ def slots(n: int) -> list[Any]:
 def test_stamps_replace_the_event_nodes_in_each_roles_own_context(who, fn, buf):
     w = run(stamps=True)
     s = slots(3)
-    WorkerRun._chain(w, who, s, (0, 1, 2))
+    WorkerRun._chain(w, who, s, (0, 1, 2), True)
     graphs, events, region, stamps = w.plan.calls[0]
     assert graphs == [s[0].graphs[who], s[1].graphs[who], s[2].graphs[who]]
     assert events == [] and stamps == (fn, buf) and region == (0, 0)
@@ -59,9 +59,20 @@ def test_stamps_replace_the_event_nodes_in_each_roles_own_context(who, fn, buf):
 
 def test_events_as_shipped_one_more_than_the_copies():
     w = run(stamps=False)
-    WorkerRun._chain(w, "cand", slots(3), (0, 1, 2))
+    WorkerRun._chain(w, "cand", slots(3), (0, 1, 2), True)
     _graphs, events, _region, stamps = w.plan.calls[0]
     assert events == [300, 301, 302, 303] and stamps == (0, 0)
+
+
+def test_an_unmarked_sample_has_nothing_between_its_copies(monkeypatch):
+    # the speed verdict's samples (worker.MARKED_SHARE): its copies back to back, no flush either
+    monkeypatch.setattr(W, "FLUSH_BETWEEN_COPIES", True)
+    for stamps in (True, False):
+        w = run(stamps=stamps)
+        s = slots(3)
+        WorkerRun._chain(w, "cand", s, (0, 1, 2))
+        assert w.plan.calls[0][1:] == ([], (0, 0), (0, 0))
+        assert WorkerRun._chain(w, "cand", s, (0, 1, 2), True) == 2   # the marked chain is another one
 
 
 def test_one_copy_takes_no_marks():
@@ -74,7 +85,7 @@ def test_one_copy_takes_no_marks():
 def test_stamps_with_a_flush_between_copies(monkeypatch):
     monkeypatch.setattr(W, "FLUSH_BETWEEN_COPIES", True)
     w = run(stamps=True)
-    WorkerRun._chain(w, "cand", slots(2), (0, 1))
+    WorkerRun._chain(w, "cand", slots(2), (0, 1), True)
     assert w.plan.calls[0][2:] == ((0xF1, 64), (22, 0xC000))
 
 

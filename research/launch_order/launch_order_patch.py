@@ -29,15 +29,15 @@ def _probe() -> None:
     open(f"{out}/applied.{variant}", "w").close()
     orig = W.WorkerRun._enqueue
 
-    def _enqueue(self, role, slots, ids, salt, events):
+    def _enqueue(self, role, slots, ids, salt, events, marked=False):
         if events is not None and "prewarm" in V:   # the sample's own replay once, untimed, first
             if role == "base":
-                self.plan.launch(self._chain("base", slots, tuple(ids)), self.gpu.stream_handle)
+                self.plan.launch(self._chain("base", slots, tuple(ids), marked), self.gpu.stream_handle)
             else:
                 with self.cctx.current():
-                    self.plan.launch(self._chain("cand", slots, tuple(ids)), self.cctx.stream_handle)
+                    self.plan.launch(self._chain("cand", slots, tuple(ids), marked), self.cctx.stream_handle)
         if events is None or not V & {"own", "long", "wide"}:
-            return orig(self, role, slots, ids, salt, events)
+            return orig(self, role, slots, ids, salt, events, marked)
         gpu, cctx = self.gpu, self.cctx
         if "own" in V:   # the other context idle, one op of this one run and synced
             if role == "base":
@@ -66,7 +66,7 @@ def _probe() -> None:
             gpu.delay = partial(type(gpu).delay, gpu, secs)
             cctx.delay = partial(type(cctx).delay, cctx, secs)
         try:
-            return orig(self, role, slots, ids, salt, events)
+            return orig(self, role, slots, ids, salt, events, marked)
         finally:
             gpu.delay, cctx.delay = saved
 
@@ -101,19 +101,25 @@ def _probe() -> None:
                 f(self)
                 f(self)
             cls.flush_l2 = twice
-    if "malloc" in V:   # the judge's buffers from cuMemAlloc, as the candidate context's are,
-        from cuda.core import Buffer  # not from cuda.core's stream-ordered pool (never freed here)
+    if "malloc" in V:   # the judge's buffers from cuMemAlloc, never freed (s24: gpu.DirectMemory, freed,
+        from cuda.core import Buffer  # is the judge's own since)
 
         def alloc(self, nbytes):
             n = max(int(nbytes), 256)
             return Buffer.from_handle(int(G.check(G.driver.cuMemAlloc(n))), n)
         G.Gpu.alloc = alloc
+    if "mempool" in V:   # the judge's buffers from cuda.core's stream-ordered pool (as before s24)
+        def pool_alloc(self, nbytes):
+            return self.device.allocate(max(int(nbytes), 256), stream=self.stream)
+        G.Gpu.alloc = pool_alloc
+    if "allmarked" in V:   # marks between the copies of every pair, the verdict's too (as before s24)
+        W.MARKED_SHARE = 1.0
     if "upload" in V:   # each chain uploaded to the stream it runs in (plan_chain uploads it to
         chain = W.WorkerRun._chain   # the plan's capture stream, which neither role launches in)
 
-        def _chain(self, who, slots, ids):
-            new = (who, tuple(id(slots[i]) for i in ids)) not in self.chains
-            exec_ = chain(self, who, slots, ids)
+        def _chain(self, who, slots, ids, marked=False):
+            new = (who, tuple(id(slots[i]) for i in ids), marked) not in self.chains
+            exec_ = chain(self, who, slots, ids, marked)
             if new and who == "cand":
                 with self.cctx.current():
                     CC.check(CC.driver.cuGraphUpload(CC.driver.CUgraphExec(exec_), self.cctx.stream))

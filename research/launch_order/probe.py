@@ -33,7 +33,9 @@ judge's: both roles in one context, each with its own module instance, stream, e
 allocations; whether the per-run offset belongs to the context), warm (worker.WARM_PAGES: every
 page of a sample's buffers read once in its own context before its lead-in, so that both roles
 start with their address translations cached), stamps (worker.COPY_MARKS "stamps": a one-thread
-kernel writing the global timer between the copies instead of an event record node). Every variant writes, per
+kernel writing the global timer between the copies instead of an event record node), mempool (the
+judge's buffers from cuda.core's stream-ordered pool, as before session 24), allmarked (marks
+between the copies of every pair, the verdict's too, as before session 24: worker.MARKED_SHARE 1). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -51,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 FLAG = "/tmp/launch_order_variant"   # launch_order_patch.FLAG
 VARIANTS = ("v0", "own", "long", "wide", "own+long", "own+wide")
 KNOWN = ("v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm", "noevents", "early", "flush",
-         "oneset", "pool", "swap", "onectx", "warm", "stamps")
+         "oneset", "pool", "swap", "onectx", "warm", "stamps", "mempool", "allmarked")
 
 
 def install_patch() -> Path:

@@ -130,6 +130,7 @@ class ScenarioResult(Record):
     copies: int | None = None               # replays back to back in one timed sample
     copy_first: float | None = None         # copies > 1: the first copy's speedup over the others', - 1
     copy_spread: float | None = None        # ... the farthest later copy's, - 1 (evaluator.timing.copy_profile)
+    marks_excess_us: float | None = None    # ... what the marks between copies cost the candidate a call beyond the baseline (timing.marks_agree)
     comparisons: dict[str, Comparison] | None = None
 
     def speedup_against(self, against: Terms) -> float | None:

@@ -30,10 +30,10 @@ def step_above(m: np.ndarray, dtype: str) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     if dtype == "bf16":
         up = ((m.view(np.uint32) >> 16) + 1) << 16
-        return up.astype(np.uint32).view(np.float32).astype(np.float64) - m
+        return np.asarray(up.astype(np.uint32).view(np.float32).astype(np.float64) - m)
     small = np.float16 if dtype == "f16" else np.float32
     with np.errstate(over="ignore"):
-        return np.nextafter(m.astype(small), small(np.inf)).astype(np.float64) - m
+        return np.asarray(np.nextafter(m.astype(small), small(np.inf)).astype(np.float64) - m)
 
 
 def farthest(cand: np.ndarray, base: np.ndarray, dtype: str = "f32") -> tuple[int, float]:

@@ -17,10 +17,12 @@ would otherwise read that offset as its gain. The scenario fails when the candid
 time moves with the order by more than ORDER_LIMIT (it profits from what ran just before it),
 or when the baseline is that much slower right after the candidate than before it (work the
 candidate left lands in the baseline's time).
-Copies: a sample of several back-to-back calls also times each copy on its own (event nodes
-between them); every copy must read the same speedup as the others (the first, colder one,
-within a wider band): a copy that did the work of others, or left its own to another, reads
-far off (copy_profile)."""
+Copies: a sample of several back-to-back calls; in a quarter of the pairs (blocks chosen at
+random, left out of the verdict) each copy is also timed on its own (event nodes between
+them); every copy must read the same speedup as the others (the first, colder one, within a
+wider band): a copy that did the work of others, or left its own to another, reads far off
+(copy_profile); and the marks must cost the candidate what they cost the baseline
+(marks_agree)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,12 @@ COPY_BULK = 0.20              # ... a quarter of them this far (copies alternati
 COPY_FIRST = 0.15             # the first copy's, plus COPY_COLD_MS of the baseline's copy time
 COPY_COLD_MS = 1e-3           # what a cold first copy may cost more (its code, tables, translations)
 COPY_JITTER_MS = 1e-4         # per copy time: what event timestamps (about 0.5 us apart) leave in a mean
+# The marked samples (marks between their copies) against the unmarked (the verdict's): the marks
+# cost each role about the same (on an H100, s23: ~2.5 us a copy for event nodes; the candidate
+# read 0.25-0.47 us a call more than the baseline with them, in every run). A candidate that
+# works ahead only where its copies are not timed apart gains there alone.
+MARKS_AGREE = 0.10            # the candidate's extra cost of the marks over the baseline's: at most
+MARKS_AGREE_MS = 6e-4         # ... this share of the baseline's unmarked time a call, plus this
 
 
 def settled(w: int, per_pair_ms: float, last_pair_ms: float | None) -> bool:
@@ -140,6 +148,42 @@ class CopyProfile:
     first: float
     spread: float
     failures: list[str] = field(default_factory=list)
+
+
+def marked_pairs(n: int, block: int, share: float, min_blocks: int, rng: np.random.Generator) -> tuple[int, set[int]]:
+    """`n` unmarked pairs (a multiple of `block`) and, on top, blocks of `block` pairs for the
+    marks, `share` of all and at least `min_blocks`, at random places: the total and the marked
+    pairs. Whole blocks, so that the unmarked pairs alternate the orders (and placements) as
+    all pairs do."""
+    blocks = n // block
+    extra = max(min_blocks, math.ceil(blocks * share / (1 - share)))
+    chosen = rng.choice(blocks + extra, size=extra, replace=False)
+    return (blocks + extra) * block, {int(b) * block + j for b in chosen for j in range(block)}
+
+
+@dataclass
+class MarksAgreement:
+    """What the marks between copies cost the candidate a call beyond what they cost the
+    baseline (ms; medians of the marked and unmarked samples); `failures` one line each."""
+    excess_ms: float
+    failures: list[str] = field(default_factory=list)
+
+
+def marks_agree(base_ms: Sequence[float], cand_ms: Sequence[float], marked_base_ms: Sequence[float],
+                marked_cand_ms: Sequence[float]) -> MarksAgreement:
+    """The speed verdict reads the samples with no marks between their copies, the copy profile
+    those with them (blocks of pairs chosen at random): a candidate faster only in the
+    unmarked ones (it works ahead where its copies are not timed one by one) pays the marks
+    more than the baseline does. Per-call sample times in ms."""
+    bu, cu = float(np.median(base_ms)), float(np.median(cand_ms))
+    bm, cm = float(np.median(marked_base_ms)), float(np.median(marked_cand_ms))
+    a = MarksAgreement(excess_ms=(cm - cu) - (bm - bu))
+    if a.excess_ms > MARKS_AGREE * bu + MARKS_AGREE_MS:
+        a.failures.append(
+            f"the candidate reads faster where its copies are not timed one by one: the marks between them "
+            f"cost it {a.excess_ms * 1e3:.2f} us a call more than the baseline (baseline {bu * 1e3:.2f} -> "
+            f"{bm * 1e3:.2f} us, candidate {cu * 1e3:.2f} -> {cm * 1e3:.2f} us a call)")
+    return a
 
 
 def stamp_times(stamps: np.ndarray, marks: Sequence[tuple[int, int]]) -> list[float]:
