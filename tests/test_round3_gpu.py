@@ -43,16 +43,18 @@ def test_no_copy_of_a_timed_sample_profits_from_another(tmp_path, name):
     honest_or_rejected(run(tmp_path, name, "--scenarios", "smoke"))
 
 
-@pytest.mark.parametrize("name", ["copies_batch_ahead_rms", "copies_batch_pairs_rms"])
+@pytest.mark.parametrize("name", ["copies_batch_ahead_rms", "copies_batch_pairs_rms", "copies_ahead_unmarked_rms"])
 def test_no_copy_of_a_timed_sample_does_the_work_of_the_copies_after_it(tmp_path, name):
     # red team, 2026-12: every copy's inputs are in place before the sample's first copy
     # runs, so one copy can compute later ones in one launch and they return at once; every
     # output is right, only the speed is false. The microsecond scenarios (64 copies a
-    # sample) are where it pays: r1-c4k, r17-c1000. Each copy is timed on its own now
+    # sample) are where it pays: r1-c4k, r17-c1000. Each copy is timed on its own in a quarter
+    # of the pairs, and those must read what the others do (copies_ahead_unmarked_rms works
+    # ahead only in the others, s24)
     res = run(tmp_path, name, "--scenarios", "r1-c4k,r16-c4k,r17-c1000", "--hidden", "0")
     honest_or_rejected(res)
     if res.code == 1:
-        assert any("do not each do their own work" in f for f in failures(res)), failures(res)
+        assert any("do not each do their own work" in f or "not timed one by one" in f for f in failures(res)), failures(res)
 
 
 def test_a_timed_run_apart_from_the_baseline_says_where_and_whose(tmp_path):

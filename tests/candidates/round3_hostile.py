@@ -34,6 +34,11 @@ copies_batch_ahead_rms           (red team, 2026-12) does the *next* copies' wor
     speed is false (64 microsecond calls cost one batched launch and 63 empty ones).
 copies_batch_pairs_rms           the same, a leader taking only the call after its own: copies
     alternate between two rows' work in one launch and none, every copy of the sample busy.
+copies_ahead_unmarked_rms        (s24) copies_batch_ahead_rms, working ahead only in the pairs whose
+    copies run back to back (the speed verdict's): a gate before each call times the gap since
+    the last call ended; an event node between copies (the marked pairs, the copy profile's)
+    leaves a longer one, and there every copy does only its own rows. Rejected by the marks'
+    agreement (timing.marks_agree), or honest where it misreads the gaps.
 apart_once_rms                   not hostile: a kernel that is wrong once, by 0.5 in one element of its
     300th call (a timed one), as a rare race would be; the failure line must say where and whose
     (its value run again on the same inputs differs, the baseline's does not).
@@ -346,6 +351,34 @@ extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
 '''
 
 
+def copies_ahead_unmarked_rms(gap_ns: int = 1500) -> str:
+    # copies_batch_ahead_rms that works ahead only where nothing stands between its copies: a
+    # one-thread gate before each call times the gap since the previous call ended (the global
+    # timer, kept in a module global); under gap_ns (back to back, as in the speed verdict's
+    # pairs) the call may lead, else (after a lead-in, or an event node between copies: the
+    # pairs the copy profile reads) every copy does its own rows and nothing more
+    src = copies_batch_ahead_rms()
+    for old, new in (
+        ("__device__ volatile int g_n, g_base, g_rows = -1, g_cols = -1;\n",
+         "__device__ volatile int g_n, g_base, g_rows = -1, g_cols = -1;\n"
+         "__device__ volatile int g_mode;\n__device__ volatile unsigned long long g_last_end;\n"
+         "__device__ __forceinline__ unsigned long long now_ns() {\n"
+         "  unsigned long long t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t; }\n"
+         "__global__ void gate(unsigned long long gap) {\n"
+         "  const unsigned long long t = now_ns(); g_mode = g_last_end != 0ull && t - g_last_end < gap; }\n"
+         "__global__ void stamp_end() { g_last_end = now_ns(); }\n"),
+        ("  __shared__ int lead;\n", "  __shared__ int lead;\n  ahead = ahead && g_mode;\n"),
+        ("  if (g_rows != rows || g_cols != cols) return;\n  int me",
+         "  if (!ahead || g_rows != rows || g_cols != cols) return;\n  int me"),
+        ("  rms_ahead<<<", "  gate<<<1, 1, 0, s>>>(GAP_NS);\n  rms_ahead<<<"),
+        ("p->rows, p->cols, p->eps, ahead);\n  return 0; }",
+         "p->rows, p->cols, p->eps, ahead);\n  stamp_end<<<1, 1, 0, s>>>();\n  return 0; }"),
+    ):
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    return f"#define GAP_NS {gap_ns}ull\n" + src
+
+
 def apart_once_rms() -> str:
     # a device counter of its calls (graph replays included): the 300th is past the correctness
     # calls of one scenario and inside its timed pairs
@@ -397,6 +430,7 @@ SOURCES = {
     "hang_kernel_rms": hang_kernel_rms,
     "copies_batch_ahead_rms": copies_batch_ahead_rms,
     "copies_batch_pairs_rms": lambda: copies_batch_ahead_rms(ahead=1),
+    "copies_ahead_unmarked_rms": copies_ahead_unmarked_rms,
     "side_work_after_capture_rms": side_work_after_capture_rms,
     "apart_once_rms": apart_once_rms,
 }
