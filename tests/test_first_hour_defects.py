@@ -47,15 +47,15 @@ def test_the_md_and_html_reports_keep_vs_fa3_and_the_campaign_time(tmp_path, cap
 
     assert main(["report", "fa3-h200", "--md"]) == 0
     md = capsys.readouterr().out
-    assert "| best geomean (bench vs fa3) | 0.980x (#268) |" in md
-    assert "| best min (bench vs fa3) | 0.951x (#265) |" in md
-    assert "| duration | 9 sessions: 1 h 22 min of campaign time over 137 h 45 min |" in md
+    assert "| best geomean (bench vs fa3) | 0.981x (#273) |" in md
+    assert "| best min (bench vs fa3) | 0.956x (#271) |" in md
+    assert "| duration | 10 sessions: 1 h 22 min of campaign time over 149 h 15 min |" in md
     pytest.importorskip("matplotlib")
     page = tmp_path / "r.html"
     assert main(["report", "fa3-h200", "--html", str(page)]) == 0
     text = page.read_text()
-    assert "best geomean (bench vs fa3)" in text and "0.980x (#268)" in text
-    assert "1 h 22 min of campaign time over 137 h 45 min" in text
+    assert "best geomean (bench vs fa3)" in text and "0.981x (#273)" in text
+    assert "1 h 22 min of campaign time over 149 h 15 min" in text
 
 
 @pytest.mark.parametrize("steps", [0, 1, 9])   # at the start, one column along, at the end

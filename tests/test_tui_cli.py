@@ -198,7 +198,7 @@ def test_real_terminal_attention_campaign_at_160x45_and_ctrl_c():
     try:
         tm.wait_for("event ")
         tm.keys("End")
-        tm.wait_for("event 12956/12956")
+        tm.wait_for("event 13296/13296")
         # the pane is fitted once the table has laid out: its header then ends at `bound`
         # (a bare " bound" is also in the transcript's question names)
         def fitted(screen: str) -> bool:
@@ -206,7 +206,7 @@ def test_real_terminal_attention_campaign_at_160x45_and_ctrl_c():
                        for ln in screen.splitlines())
         screen = tm.wait_until(fitted, "the table's header ending at `bound`")
         assert "d128-s1k-b16-h16-full" in screen and "0.96×" in screen
-        assert "(session 9)" in screen and "campaign 01:22:2" in screen
+        assert "(session 10)" in screen and "campaign 01:22:3" in screen
         tm.keys("x")
         tm.wait_for("read-only")
         tm.keys("C-c")

@@ -1,9 +1,11 @@
-"""research/fa3_campaign/cands.sh: the patch chain v101-v106 applies to the shipped kernel in
-order (each step's hunks where the previous step left the file), and v106 is v105 with the
-zero-row fill issued by a warp's lanes. Once a later kernel is shipped, the chain starts there."""
+"""research/fa3_campaign/cands.sh: the patch chain v101-v106 reverses from the shipped kernel
+(v106 since session 24) in order (each step's hunks where the next step left the file), v106 is
+v105 with the zero-row fill issued by a warp's lanes, and v100 is the kernel shipped before it
+(sessions 20-24), byte for byte."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +22,10 @@ def test_the_chain_rebuilds_every_kernel_from_the_shipped_one(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     names = sorted(p.stem for p in tmp_path.glob("*.cu"))
     assert names == [f"v10{i}" for i in range(7)]
+    shipped = (HERE.parents[1] / "tests" / "candidates" / "fa3_h200_best.cu").read_bytes()
+    assert (tmp_path / "v106.cu").read_bytes() == shipped
+    v100 = hashlib.sha256((tmp_path / "v100.cu").read_bytes()).hexdigest()
+    assert v100 == "a707eb95d19dcb7440c28d381c903557775805557eda73cfa50f90318b5cba8e"   # evaluations 265, 270
     v105, v106 = (tmp_path / "v105.cu").read_text(), (tmp_path / "v106.cu").read_text()
     assert "u += gridDim.x) {" in v105 and "u += 32 * gridDim.x) {" in v106
     assert "if (lane != 0) return;" in v105 and "if (lane != 0) return;" not in v106
@@ -35,4 +41,5 @@ def test_a_patch_that_does_not_apply_stops_the_chain(tmp_path):
     out = subprocess.run(["bash", str(tmp_path / "research" / "fa3_campaign" / "cands.sh")],
                          env={"CANDS": str(tmp_path / "out"), "PATH": "/usr/bin:/bin"},
                          capture_output=True, text=True, timeout=60)
-    assert out.returncode == 1 and "v101_empty_noq.patch does not apply to v100" in out.stdout
+    assert out.returncode == 1 and "v106_warp_fill.patch does not reverse from v106" in out.stdout
+    assert not list((tmp_path / "out").glob("v105*"))

@@ -789,7 +789,11 @@ template <int HD, int BN_WANTED> struct Layout {
   static constexpr int V_OFF = K_OFF + STAGES * KV_BYTES;
   static constexpr int BAR_OFF = V_OFF + STAGES * KV_BYTES;
   static constexpr int SLOT_OFF = BAR_OFF + 8 * BARS;   // the work tile's index per Q buffer (persistent)
-  static constexpr int SMEM = SLOT_OFF + 16 + 1024;   // + the alignment pad
+  // HOP_ZERO_ROWS: the fill's source, zeros then -inf (bulk copies read it): 8 KB where the
+  // tiles leave room, else 1 KB (d256)
+  static constexpr int Z_OFF = (SLOT_OFF + 16 + 127) / 128 * 128;
+  static constexpr int Z_BYTES = Z_OFF + 8192 + 1024 <= 232448 ? 8192 : 1024;
+  static constexpr int SMEM = Z_OFF + Z_BYTES + 1024;   // + the alignment pad
   static_assert(SMEM <= 232448, "tiles exceed the 227 KB of shared memory");
 };
 
@@ -858,6 +862,11 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, 
       "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
       :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(dim0), "r"(head), "r"(row), "r"(batch)
       : "memory");
+}
+// shared -> global, bytes a multiple of 16, both addresses 16-byte aligned (HOP_ZERO_ROWS)
+__device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+               :: "l"(reinterpret_cast<uint64_t>(dst)), "r"(src), "r"(bytes) : "memory");
 }
 // four 8x8 bf16 matrices from an accumulator fragment into shared memory, a row address a lane
 __device__ __forceinline__ void stmatrix4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
@@ -1063,6 +1072,9 @@ __device__ __forceinline__ int fdiv(int n, const FDiv& f) {
 }
 
 // ---- the kernel -----------------------------------------------------------------------------
+#ifndef HOP_ZERO_ROWS
+#define HOP_ZERO_ROWS 1
+#endif
 struct Args {
   float* lse;
   bf16* o;
@@ -1075,14 +1087,24 @@ struct Args {
   // heads and the last section's, query tiles, heads) and of the K/V head (group)
   int hb_total;
   FDiv f_per, f_sect, f_last, f_qt, f_heads, f_group;
+  // HOP_PACK_GQA (the kernels instantiated with PACK): a work tile's rows are (query, head)
+  // pairs of one K/V head, query-major (packed row r: query r >> pack_shift, head w.head +
+  // (r & pack_mask)); heads_t: the work tiles' heads (heads_kv when packed). Last, so the
+  // unpacked kernels read every other field where v101's do
+  int pack_shift, pack_mask, heads_t;
+  // HOP_ZERO_ROWS (causal, seqlen_q > seqlen_k): the first zero_q queries of every (batch, head)
+  // see no key. No work tile covers them (the work tiles start at query tile q_first): the
+  // producer's idle warps write their O (zeros) and LSE (-inf)
+  int q_first, zero_q, batch;
 };
 
 // one work tile: a query tile of one head; its key range and how much of it needs no mask
 struct Work {
   int head, batch, m0, n_tiles, n_plain;
 };
-template <int BM, int BN>
+template <int BM, int BN, bool PACK = false, bool ZR = false>
 __device__ __forceinline__ Work decode(int idx, const Args& a) {
+  const int sh = PACK ? a.pack_shift : 0, heads_t = PACK ? a.heads_t : a.heads_q;   // HOP_PACK_GQA
   int q_tile, hb;
   if constexpr (HOP_TILE_ARITH) {
     Work w;
@@ -1098,14 +1120,14 @@ __device__ __forceinline__ Work decode(int idx, const Args& a) {
       q_tile = idx - hb * a.q_tiles;
     }
     w.batch = fdiv(hb, a.f_heads);
-    w.head = hb - w.batch * a.heads_q;
-    w.m0 = q_tile * BM;
+    w.head = (hb - w.batch * heads_t) << sh;
+    w.m0 = (ZR ? q_tile + a.q_first : q_tile) * BM;
     const int diag = a.seqlen_k - a.seqlen_q;
     int n_end = a.seqlen_k;
-    if (a.causal) n_end = min(n_end, w.m0 + BM + diag);
+    if (a.causal) n_end = min(n_end, ((w.m0 + BM - 1) >> sh) + 1 + diag);
     w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
     w.n_plain = a.seqlen_k / BN;
-    if (a.causal) w.n_plain = min(w.n_plain, max(0, (w.m0 + diag + 1) / BN));
+    if (a.causal) w.n_plain = min(w.n_plain, max(0, ((w.m0 >> sh) + diag + 1) / BN));
     return w;
   }
   if (a.causal) {   // heavy first within a section of heads (sect = 1: one head at a time)
@@ -1119,24 +1141,58 @@ __device__ __forceinline__ Work decode(int idx, const Args& a) {
     hb = idx / a.q_tiles;
   }
   Work w;
-  w.head = hb % a.heads_q;
-  w.batch = hb / a.heads_q;
-  w.m0 = q_tile * BM;
-  const int diag = a.seqlen_k - a.seqlen_q;   // row i sees keys <= i + diag
+  w.head = (hb % heads_t) << sh;
+  w.batch = hb / heads_t;
+  w.m0 = (ZR ? q_tile + a.q_first : q_tile) * BM;
+  const int diag = a.seqlen_k - a.seqlen_q;   // query i sees keys <= i + diag
   int n_end = a.seqlen_k;
-  if (a.causal) n_end = min(n_end, w.m0 + BM + diag);
+  if (a.causal) n_end = min(n_end, ((w.m0 + BM - 1) >> sh) + 1 + diag);
   w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
   // tiles before this one need no mask: no key beyond seqlen_k, none above the diagonal
   w.n_plain = a.seqlen_k / BN;
-  if (a.causal) w.n_plain = min(w.n_plain, max(0, (w.m0 + diag + 1) / BN));
+  if (a.causal) w.n_plain = min(w.n_plain, max(0, ((w.m0 >> sh) + diag + 1) / BN));
   return w;
 }
 
-template <int HD, int BN_WANTED, bool PERSIST>
+// HOP_ZERO_ROWS: the O rows (zeros) and LSE (-inf) of the queries that see no key, as bulk
+// copies from a shared buffer (zeros in its first half, -inf in its second): plain stores from
+// a few threads left the fill at ~1.5 TB/s, 130 ns a store a thread (s22c1). The units (a
+// batch's O in half-buffer chunks, then one LSE row each) go round the CTAs and a warp's lanes:
+// one issuing thread a CTA ran ~85 ns a bulk copy (d256's 512 B halves: 0.26x FA3, s23c1).
+template <int HD>
+__device__ __forceinline__ void zero_rows(const Args& a, uint32_t zbuf, int zbytes, int lane) {
+  const uint32_t half = zbytes / 2;
+  float* z = reinterpret_cast<float*>(__cvta_shared_to_generic(zbuf));   // (a generic pointer to it)
+  for (int i = lane; i < zbytes / 4; i += 32) z[i] = i < zbytes / 8 ? 0.f : -INFINITY;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncwarp();
+  const long o_bytes = (long)a.zero_q * a.heads_q * HD * 2, batch_bytes = (long)a.seqlen_q * a.heads_q * HD * 2;
+  const int per_batch = (int)((o_bytes + half - 1) / half), units = a.batch * per_batch + a.batch * a.heads_q;
+  for (int u = lane * gridDim.x + blockIdx.x; u < units; u += 32 * gridDim.x) {
+    if (u < a.batch * per_batch) {   // O: a chunk of one batch's first rows
+      const int b = u / per_batch, c = u - b * per_batch;
+      const long off = (long)c * half;
+      bulk_store(reinterpret_cast<char*>(a.o) + b * batch_bytes + off, zbuf, (uint32_t)min((long)half, o_bytes - off));
+    } else {                         // LSE: one (batch, head) row's first zero_q floats
+      float* row = a.lse + (long)(u - a.batch * per_batch) * a.seqlen_q;
+      const int head = min(a.zero_q, (int)(((16 - (reinterpret_cast<uintptr_t>(row) & 15)) & 15) / 4));
+      for (int i = 0; i < head; ++i) row[i] = -INFINITY;
+      const int mid = (a.zero_q - head) & ~3;
+      for (int i = 0; i < mid; i += half / 4)
+        bulk_store(row + head + i, zbuf + half, (uint32_t)min(half / 4, (uint32_t)(mid - i)) * 4u);
+      for (int i = head + mid; i < a.zero_q; ++i) row[i] = -INFINITY;
+    }
+  }
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");   // the buffer outlives its reads
+}
+
+template <int HD, int BN_WANTED, bool PERSIST, bool PACK = false, bool ZR = false>
 __global__ void __launch_bounds__(Layout<HD, BN_WANTED>::THREADS, 1)
 attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o, const Args args) {
   using L = Layout<HD, BN_WANTED>;
+  const int pack_shift = PACK ? args.pack_shift : 0, pack_mask = PACK ? args.pack_mask : 0;   // HOP_PACK_GQA
   constexpr int BN = L::BN, STAGES = L::STAGES, NC = L::NC, BM = L::BM, QBUF = PERSIST ? L::QBUF : 1;
   constexpr int S_REGS = BN / 2, O_REGS = HD / 2;
   extern __shared__ uint8_t smem_raw[];
@@ -1181,6 +1237,10 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
     // frees (HOP_K_AHEAD=2's decode of the next tile spills 18 bytes here; 32 would leave the
     // consumers' setmaxnreg.inc waiting forever)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+    if (ZR && tid >= 32) {   // warp 1: the rows no key reaches, alongside the loads
+      if (tid < 64) zero_rows<HD>(args, base + L::Z_OFF, L::Z_BYTES, tid - 32);
+      return;
+    }
     if (tid == 0) {
       auto prod_wait = [](uint32_t bar, uint32_t parity) {
         if constexpr (HOP_PROD_SLEEP) mbar_wait_sleep(bar, parity);
@@ -1203,7 +1263,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         // ask for the next tile now: the atomic's latency hides under this tile's loads
         const int next = !PERSIST ? args.total : args.causal ? atomicAdd(args.counter, 1) + (int)gridDim.x
                                                                  : idx + (int)gridDim.x;
-        const Work w = decode<BM, BN>(idx, args);
+        const Work w = decode<BM, BN, PACK, ZR>(idx, args);
         const int head_kv = HOP_TILE_ARITH ? fdiv(w.head, args.f_group) : w.head / args.group;
         // position t of the ring loads key tile kt: see HOP_REVERSE
         auto key_tile = [&](int t) { return HOP_REVERSE ? w.n_tiles - 1 - t : t; };
@@ -1238,17 +1298,22 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         k0_loaded = false;
         if (k >= QBUF) mbar_wait(bar_q_empty(qb), (qn - 1) & 1);
         slot[qb] = idx;
-        mbar_expect_tx(bar_q(qb), L::SPLIT ? HALF * L::Q_PANEL : L::Q_BYTES);
-        if (L::SPLIT) mbar_expect_tx(bar_q_hi(qb), HALF * L::Q_PANEL);
-        for (int p = 0; p < L::PANELS; ++p)
-          tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, L::PW * p, w.head, w.m0, w.batch,
-                   L::SPLIT && p >= HALF ? bar_q_hi(qb) : bar_q(qb), once);
+        if (w.n_tiles == 0) {   // no key to see (causal, seqlen_q > seqlen_k): no Q to load, the rows are zeros
+          mbar_arrive(bar_q(qb));
+          if (L::SPLIT) mbar_arrive(bar_q_hi(qb));   // its phase kept in step with bar_q's
+        } else {
+          mbar_expect_tx(bar_q(qb), L::SPLIT ? HALF * L::Q_PANEL : L::Q_BYTES);
+          if (L::SPLIT) mbar_expect_tx(bar_q_hi(qb), HALF * L::Q_PANEL);
+          for (int p = 0; p < L::PANELS; ++p)
+            tma_load(base + L::Q_OFF + qb * L::Q_BYTES + p * L::Q_PANEL, &tm_q, L::PW * p, w.head, w.m0 >> pack_shift, w.batch,
+                     L::SPLIT && p >= HALF ? bar_q_hi(qb) : bar_q(qb), once);
+        }
         if (K_AHEAD == 2) {
           for (int t = 0; t < w.n_tiles; ++t) {
             if (t + 1 < w.n_tiles) {
               load_k(t + 1);
             } else if (PERSIST && next < args.total) {   // the next work tile's K(0), at ring position g + n
-              const Work wn = decode<BM, BN>(next, args);
+              const Work wn = decode<BM, BN, PACK, ZR>(next, args);
               if (wn.n_tiles > 0) {
                 load_k_of(wn, g + w.n_tiles, 0);
                 k0_loaded = true;
@@ -1354,7 +1419,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       int lim[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        lim[h] = (MASK_LIMITS ? col_limit[h] : args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k) - n0;
+        lim[h] = (MASK_LIMITS ? col_limit[h] : args.causal ? min(args.seqlen_k, ((row_base + 8 * h) >> pack_shift) + diag + 1) : args.seqlen_k) - n0;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -1372,7 +1437,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           for (int e = 0; e < 2; ++e) {
             const int col = n0 + 8 * j + e;
             const int limit = MASK_LIMITS ? col_limit[h]
-                                              : args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
+                                              : args.causal ? min(args.seqlen_k, ((row_base + 8 * h) >> pack_shift) + diag + 1) : args.seqlen_k;
             if (col >= limit) s_acc[4 * j + 2 * h + e] = -INFINITY;
           }
     }
@@ -1458,14 +1523,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       q_lo = desc_lo(q_smem, 16);
       if (HOP_QDESC_HOIST) make_q_desc();
     }
-    const Work w = decode<BM, BN>(idx, args);
+    const Work w = decode<BM, BN, PACK, ZR>(idx, args);
     const int n_tiles = w.n_tiles;
     n_plain = w.n_plain;
     n_cur = n_tiles;
     row_base = w.m0 + c * 64 + warp * 16 + lane / 4;   // + 8h
     if (MASK_LIMITS)
       for (int h = 0; h < 2; ++h)
-        col_limit[h] = args.causal ? min(args.seqlen_k, row_base + 8 * h + diag + 1) : args.seqlen_k;
+        col_limit[h] = args.causal ? min(args.seqlen_k, ((row_base + 8 * h) >> pack_shift) + diag + 1) : args.seqlen_k;
 #pragma unroll
     for (int i = 0; i < O_REGS; ++i) o[i] = 0.f;
     row_max[0] = row_max[1] = -INFINITY;
@@ -1598,9 +1663,9 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         inv[h] = sum > 0.f ? inv_of(sum) : 0.f;
-        const int row = row_base + 8 * h;
+        const int prow = row_base + 8 * h, row = prow >> pack_shift, head = w.head + (prow & pack_mask);
         if (lane % 4 == 0 && row < args.seqlen_q)
-          args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
+          args.lse[(static_cast<size_t>(w.batch) * args.heads_q + head) * args.seqlen_q + row] =
               sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
       }
       if (wtid == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
@@ -1617,7 +1682,7 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       named_sync(1 + c, 128);
       if (wtid == 0) {
-        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, o_smem + p * L::Q_PANEL, 64 * p, w.head, w.m0 + 64 * c, w.batch);
+        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, o_smem + p * L::Q_PANEL, 64 * p, w.head, (w.m0 + 64 * c) >> pack_shift, w.batch);
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
       }
     } else if constexpr (PERSIST) {
@@ -1628,12 +1693,12 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         const float inv = sum > 0.f ? inv_of(sum) : 0.f;
-        const int row = row_base + 8 * h;
+        const int prow = row_base + 8 * h, row = prow >> pack_shift, head = w.head + (prow & pack_mask);
         if constexpr (HOP_EPI16) {
           // thread q of a quad holds words (8j + 2q) of j = 4g..4g+3; after the transpose it
           // holds the 8 columns of j = 4g + q (two butterfly stages, all lanes take part)
           const int q = lane % 4;
-          bf16* out = args.o + ((static_cast<size_t>(w.batch) * args.seqlen_q + row) * args.heads_q + w.head) * HD;
+          bf16* out = args.o + ((static_cast<size_t>(w.batch) * args.seqlen_q + row) * args.heads_q + head) * HD;
 #pragma unroll
           for (int gq = 0; gq < HD / 32; ++gq) {
             uint32_t a[4];
@@ -1654,14 +1719,14 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           }
         }
         if (row < args.seqlen_q) {
-          bf16* out = args.o + ((static_cast<size_t>(w.batch) * args.seqlen_q + row) * args.heads_q + w.head) * HD;
+          bf16* out = args.o + ((static_cast<size_t>(w.batch) * args.seqlen_q + row) * args.heads_q + head) * HD;
           if constexpr (!HOP_EPI16) {
 #pragma unroll
             for (int j = 0; j < HD / 8; ++j)
               *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * (lane % 4)) = pack_bf16(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
           }
           if (lane % 4 == 0)
-            args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
+            args.lse[(static_cast<size_t>(w.batch) * args.heads_q + head) * args.seqlen_q + row] =
                 sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
         }
       }
@@ -1685,15 +1750,15 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
           const int off = panel * L::Q_PANEL + r * L::ROWB + ((chunk ^ swz) * 16) + (col % 8) * 2;
           *reinterpret_cast<uint32_t*>(q_ptr + off) = pack_bf16(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
         }
-        const int row = row_base + 8 * h;
+        const int prow = row_base + 8 * h, row = prow >> pack_shift, head = w.head + (prow & pack_mask);
         if (lane % 4 == 0 && row < args.seqlen_q)
-          args.lse[(static_cast<size_t>(w.batch) * args.heads_q + w.head) * args.seqlen_q + row] =
+          args.lse[(static_cast<size_t>(w.batch) * args.heads_q + head) * args.seqlen_q + row] =
               sum > 0.f ? (row_max[h] + log2_of(sum)) * 0.69314718055994531f : -INFINITY;
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       named_sync(1 + c, 128);
       if (wtid == 0) {
-        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, q_smem + p * L::Q_PANEL, L::PW * p, w.head, w.m0 + 64 * c, w.batch);
+        for (int p = 0; p < L::PANELS; ++p) tma_store(&tm_o, q_smem + p * L::Q_PANEL, L::PW * p, w.head, (w.m0 + 64 * c) >> pack_shift, w.batch);
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
       }
@@ -1705,15 +1770,30 @@ attn_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CU
 // ---- host -----------------------------------------------------------------------------------
 // a [batch, seq, heads, HD] bf16 tensor read as {pw, 1, rows, 1} boxes: pw = 64 columns in
 // 128B swizzle, or 32 in 64B swizzle (a box's row must span its swizzle exactly: Layout::PW)
-inline bool encode(CUtensorMap* map, const void* ptr, int hd, int batch, int seq, int heads, int rows, int pw = 64) {
+// (HOP_PACK_GQA: {pw, hbox, rows / hbox, 1}: hbox adjacent heads of rows / hbox tokens, laid out
+// as rows rows query-major, the same shared memory image as one {pw, rows} box)
+inline bool encode(CUtensorMap* map, const void* ptr, int hd, int batch, int seq, int heads, int rows, int pw = 64, int hbox = 1) {
   const cuuint64_t dims[4] = {(cuuint64_t)hd, (cuuint64_t)heads, (cuuint64_t)seq, (cuuint64_t)batch};
   const cuuint64_t strides[3] = {(cuuint64_t)hd * 2, (cuuint64_t)heads * hd * 2, (cuuint64_t)seq * heads * hd * 2};
-  const cuuint32_t box[4] = {(cuuint32_t)pw, 1, (cuuint32_t)rows, 1};
+  const cuuint32_t box[4] = {(cuuint32_t)pw, (cuuint32_t)hbox, (cuuint32_t)(rows / hbox), 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(ptr), dims, strides, box,
                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                 pw == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// HOP_PACK_GQA: the query heads of a K/V head in one work tile (FlashAttention-3's rule: where
+// the query tiles' padding wastes 10% more than the packed rows' would), else 1. Packed only
+// where the group is 2, 4 or 8 (a power of two dividing a consumer's 64 rows)
+#ifndef HOP_PACK_GQA
+#define HOP_PACK_GQA 1
+#endif
+inline int pack_gqa(const AttnFwdParams& p, int bm) {
+  const int group = p.heads_q / p.heads_kv;
+  if (!HOP_PACK_GQA || (group != 2 && group != 4 && group != 8)) return 1;
+  auto efficiency = [bm](long rows) { return (double)rows / (double)((rows + bm - 1) / bm * bm); };
+  return efficiency(p.seqlen_q) < 0.9 * efficiency((long)p.seqlen_q * group) ? group : 1;
 }
 
 // launch_bn's answer when a tensor map cannot describe the tensors (a pointer or stride TMA
@@ -1724,10 +1804,11 @@ template <int HD, int BN_WANTED, bool MAY_PERSIST = true>
 int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   using L = Layout<HD, BN_WANTED>;
   CUtensorMap tm_q, tm_k, tm_v, tm_o;
-  if (!encode(&tm_q, p.q, HD, p.batch, p.seqlen_q, p.heads_q, L::BM, L::PW) ||
+  const int pack = pack_gqa(p, L::BM);
+  if (!encode(&tm_q, p.q, HD, p.batch, p.seqlen_q, p.heads_q, L::BM, L::PW, pack) ||
       !encode(&tm_k, p.k, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN, L::PW) ||
       !encode(&tm_v, p.v, HD, p.batch, p.seqlen_k, p.heads_kv, L::BN, L::PW) ||
-      !encode(&tm_o, p.o, HD, p.batch, p.seqlen_q, p.heads_q, 64, L::PW))
+      !encode(&tm_o, p.o, HD, p.batch, p.seqlen_q, p.heads_q, 64, L::PW, pack))
     return kEncodeFailed;
   cudaError_t err;
   Args args;
@@ -1738,16 +1819,25 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
   args.seqlen_k = p.seqlen_k;
   args.heads_q = p.heads_q;
   args.group = p.heads_q / p.heads_kv;
-  args.q_tiles = (p.seqlen_q + L::BM - 1) / L::BM;
+  args.pack_shift = pack == 8 ? 3 : pack == 4 ? 2 : pack == 2 ? 1 : 0;
+  args.pack_mask = pack - 1;
+  args.heads_t = p.heads_q / pack;
+  args.q_tiles = (int)(((long)p.seqlen_q * pack + L::BM - 1) / L::BM);
+  // HOP_ZERO_ROWS: the query tiles whose rows all come before the first query that sees a key
+  args.q_first = HOP_ZERO_ROWS && p.causal && p.seqlen_q > p.seqlen_k ? (int)((long)(p.seqlen_q - p.seqlen_k) * pack / L::BM) : 0;
+  args.q_tiles -= args.q_first;
+  args.zero_q = (args.q_first * L::BM) >> args.pack_shift;
+  if ((long)args.zero_q * p.heads_q * (HD / 8) > 0x7fffffffL || (long)p.batch * p.heads_q > 0x7fffffffL) return -1;
+  args.batch = p.batch;
   args.causal = p.causal;
   args.scale_log2 = p.softmax_scale * 1.4426950408889634f;
-  const long total = (long)args.q_tiles * p.heads_q * p.batch;
+  const long total = (long)args.q_tiles * args.heads_t * p.batch;
   if (total > 0x7fffffffL) return -1;
   args.total = (int)total;
   // causal sections: as many heads as keep their K/V (shared by a group of query heads) within
   // HOP_SECT_MB of L2
-  const long kv_per_head = (long)p.seqlen_k * HD * 2 * 2 / args.group;
-  const long hb_total = (long)p.heads_q * p.batch;
+  const long kv_per_head = (long)p.seqlen_k * HD * 2 * 2 / (args.group / pack);
+  const long hb_total = (long)args.heads_t * p.batch;
   args.sect = HOP_SECT_MB > 0 ? (int)max(1L, min(hb_total, ((long)HOP_SECT_MB << 20) / max(1L, kv_per_head))) : 1;
   {   // sections of equal size: a small last one brings the tail of heavy tiles back
     const long n = (hb_total + args.sect - 1) / args.sect;
@@ -1760,7 +1850,7 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     args.f_sect = make_fdiv((uint32_t)args.sect);
     args.f_last = make_fdiv((uint32_t)max(1L, hb_total - (long)(n_sec - 1) * args.sect));
     args.f_qt = make_fdiv((uint32_t)max(1, args.q_tiles));
-    args.f_heads = make_fdiv((uint32_t)max(1, p.heads_q));
+    args.f_heads = make_fdiv((uint32_t)max(1, args.heads_t));
     args.f_group = make_fdiv((uint32_t)max(1, args.group));
   }
   args.pp_cont = HOP_PP_CONT && (HD != 128 || (p.seqlen_k + L::BN - 1) / L::BN <= HOP_PP_CONT_MAX_128 ||
@@ -1774,6 +1864,7 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     if ((err = cudaGetDevice(&device)) != cudaSuccess) return (int)err;
     if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return (int)err;
     grid = min(grid, sms);
+    if (args.zero_q > 0) grid = sms;   // HOP_ZERO_ROWS: every SM's idle producer warps write zeros
     if (p.causal) {   // the tile counter, zeroed on the stream before the launch
       if (!p.workspace || p.workspace_bytes < 4) return 3;
       if ((err = cudaMemsetAsync(p.workspace, 0, sizeof(int), stream)) != cudaSuccess) return (int)err;
@@ -1785,11 +1876,20 @@ int launch_bn(const AttnFwdParams& p, cudaStream_t stream) {
     if (e == cudaSuccess) kernel<<<grid, L::THREADS, L::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, args);
     return e;
   };
+  // HOP_PACK_GQA and HOP_ZERO_ROWS: the packed kernels and those with rows no key reaches are
+  // their own instantiations (the others keep v101's code)
+  const bool zr = args.zero_q > 0;
+  auto run_pack = [&](auto k, auto k_pack, auto k_zr, auto k_pack_zr) {
+    return zr ? (pack > 1 ? run(k_pack_zr) : run(k_zr)) : (pack > 1 ? run(k_pack) : run(k));
+  };
+#define HOP_VARIANTS(P) attn_kernel<HD, BN_WANTED, P>, attn_kernel<HD, BN_WANTED, P, true>, \
+                        attn_kernel<HD, BN_WANTED, P, false, true>, attn_kernel<HD, BN_WANTED, P, true, true>
   if constexpr (HOP_PERSIST && MAY_PERSIST && (HD != 256 || HOP_PERSIST_256C) && (HD != 192 || HOP_NP_192C_MINK == 0))
-    err = run(attn_kernel<HD, BN_WANTED, true>);
-  else if constexpr (HOP_PERSIST && !MAY_PERSIST) err = run(attn_kernel<HD, BN_WANTED, false>);
-  else if constexpr (HOP_PERSIST) err = persist ? run(attn_kernel<HD, BN_WANTED, true>) : run(attn_kernel<HD, BN_WANTED, false>);
-  else err = run(attn_kernel<HD, BN_WANTED, false>);
+    err = run_pack(HOP_VARIANTS(true));
+  else if constexpr (HOP_PERSIST && !MAY_PERSIST) err = run_pack(HOP_VARIANTS(false));
+  else if constexpr (HOP_PERSIST) err = persist ? run_pack(HOP_VARIANTS(true)) : run_pack(HOP_VARIANTS(false));
+  else err = run_pack(HOP_VARIANTS(false));
+#undef HOP_VARIANTS
   if (err != cudaSuccess) return (int)err;
   err = cudaGetLastError();
   return err == cudaSuccess ? 0 : (int)err;
