@@ -916,7 +916,9 @@ class WorkerRun:
         right after the sample's end event, checked for completeness and against the
         baseline's same copy; a few pairs, chosen at random, have one copy, chosen at
         random, audited against the fp32 reference with the full pass rule, held to the
-        baseline's error on the same inputs."""
+        baseline's error on the same inputs. With copies > 1, a quarter of the pairs (blocks
+        at random, added) time each copy on its own for the copy profile; the speed verdict
+        reads the others, whose copies run back to back (MARKED_SHARE)."""
         gpu, task, v, opts = self.gpu, self.task, sc.values, self.job.timing
         errors = by_dist[self.set_dists[0].name]   # timed runs use that distribution's inputs
         timed = [slots[i] for i in timing_slots([d.name for d in self.set_dists], MAX_COPIES)]
