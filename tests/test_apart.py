@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from socratic.evaluator.apart import Apart, farthest, host_values, position, step_above
+from socratic.evaluator.apart import Apart, farthest, host_values, position, rounding_step
 from socratic.evaluator.gpu import STATS_DTYPE
 from socratic.evaluator.worker import ErrorStats, WorkerRun, _Sample, spot_tolerance
 
@@ -42,13 +42,28 @@ def test_one_rounding_step_of_the_output_type_is_not_a_parting():
     # (0.0078, over a bound of 0.0037 drawn from smaller values), each the same when run again
     one, two = np.float32(1.0625 + 2**-7), np.float32(1.0625 + 2**-6)
     base = np.array([1.0625, 1.0625, -3.0], dtype=np.float32)
-    assert step_above(np.array([1.0625, 0.25, 0.0], dtype=np.float32), "bf16").tolist() == [2**-7, 2**-9, 2.0**-133]
-    assert step_above(np.array([1.0], dtype=np.float32), "f16").tolist() == [2**-10]
+    assert rounding_step(np.array([1.0625, -0.25, 0.0], dtype=np.float32), "bf16").tolist() == [2**-7, 2**-9, 2.0**-133]
+    assert rounding_step(np.array([1.0], dtype=np.float32), "f16").tolist() == [2**-10]
     assert farthest(np.array([one, 1.0625, -3.0], dtype=np.float32), base, "bf16") == (0, 0.0)
     assert farthest(np.array([1.0625, two, -3.0], dtype=np.float32), base, "bf16") == (1, 2**-7)
     assert farthest(np.array([1.0625, 1.0625, -3.0 - 2**-6], dtype=np.float32), base, "bf16") == (0, 0.0)   # one step at 3
     assert farthest(np.array([1.0625, 1.0625, -3.0 - 2**-5], dtype=np.float32), base, "bf16") == (2, 2**-6)
+    assert farthest(np.array([1.0625, 1.0625, 2**-7 + 2**-8 - 3.0], dtype=np.float32), base, "bf16") == (0, 0.0)   # below 3 too
     assert farthest(np.array([one], dtype=np.float32), np.array([1.0625], dtype=np.float32), "f32")[1] > 0.007
+
+
+def test_the_largest_finite_value_widens_nothing():
+    # review, s24: a step read from max(|c|, |b|) was infinite where the candidate wrote the
+    # largest finite value, hiding that element; the step is the baseline's value's alone
+    big_bf16 = np.array([0x7F7F << 16], dtype=np.uint32).view(np.float32)
+    assert farthest(big_bf16, np.array([1.0], dtype=np.float32), "bf16")[1] > 1e38
+    big_f32 = np.array([np.finfo(np.float32).max], dtype=np.float32)
+    assert farthest(big_f32, np.array([1.0], dtype=np.float32), "f32")[1] > 1e38
+    # the baseline at the largest value: the step below it, finite
+    below = np.array([0x7F7E << 16], dtype=np.uint32).view(np.float32)
+    assert rounding_step(big_bf16, "bf16")[0] == float(big_bf16[0]) - float(below[0]) == 2.0**120
+    assert farthest(below, big_bf16, "bf16") == (0, 0.0)
+    assert np.isfinite(rounding_step(big_f32, "f32")).all()
 
 
 def test_position_names_every_axis():

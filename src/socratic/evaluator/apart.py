@@ -24,27 +24,33 @@ def host_values(raw: np.ndarray, dtype: str) -> np.ndarray:
     return raw.view(np.float32).copy()
 
 
-def step_above(m: np.ndarray, dtype: str) -> np.ndarray:
-    """One rounding step of `dtype` above each m (m >= 0, values of that type): how far apart
-    two kernels that each round a correct result may land (the device's step_above)."""
-    m = np.asarray(m, dtype=np.float32)
+def rounding_step(base: np.ndarray, dtype: str) -> np.ndarray:
+    """One rounding step of `dtype` at each baseline value (finite): the step above |base|, or
+    at the largest finite value the one below (the device's rounding_step; the allowance is
+    read from the baseline's value alone, out of the candidate's reach)."""
+    m = np.abs(np.asarray(base, dtype=np.float32))
     if dtype == "bf16":
-        up = ((m.view(np.uint32) >> 16) + 1) << 16
-        return np.asarray(up.astype(np.uint32).view(np.float32).astype(np.float64) - m)
+        u = (m.view(np.uint32) >> 16).astype(np.uint32)
+        up = ((u + 1) << 16).astype(np.uint32).view(np.float32).astype(np.float64)
+        down = ((np.maximum(u, 1) - 1) << 16).astype(np.uint32).view(np.float32).astype(np.float64)
+        return np.asarray(np.where(np.isinf(up), m - down, up - m))
     small = np.float16 if dtype == "f16" else np.float32
     with np.errstate(over="ignore"):
-        return np.asarray(np.nextafter(m.astype(small), small(np.inf)).astype(np.float64) - m)
+        up = np.nextafter(m.astype(small), small(np.inf)).astype(np.float64)
+        down = np.nextafter(m.astype(small), small(0)).astype(np.float64)
+    return np.asarray(np.where(np.isinf(up), m - down, up - m))
 
 
 def farthest(cand: np.ndarray, base: np.ndarray, dtype: str = "f32") -> tuple[int, float]:
-    """The flat index where |cand - base| lies farthest beyond one rounding step of `dtype` and
-    that distance, over the elements where both are finite, as the device's spot check
-    measures it (a NaN or an infinity is counted by other checks); (0, 0.0) where none is."""
+    """The flat index where |cand - base| lies farthest beyond one rounding step of `dtype` at
+    the baseline's value, and that distance, over the elements where both are finite, as the
+    device's spot check measures it (a NaN or an infinity is counted by other checks); (0, 0.0)
+    where none is."""
     both = np.isfinite(cand) & np.isfinite(base)
     if not both.any():
         return 0, 0.0
     c, b = np.where(both, cand, 0).astype(np.float32), np.where(both, base, 0).astype(np.float32)
-    beyond = np.abs(c.astype(np.float64) - b) - step_above(np.maximum(np.abs(c), np.abs(b)), dtype)
+    beyond = np.abs(c.astype(np.float64) - b) - rounding_step(b, dtype)
     d = np.where(both, np.maximum(beyond, 0.0), -1.0)
     i = int(np.argmax(d))
     return i, float(d[i])

@@ -84,13 +84,19 @@ class DirectMemory(MemoryResource):  # type: ignore[misc]  # cuda.core ships no 
 
     def __init__(self, device_id: int):
         self._device_id = device_id
+        self._context = check(driver.cuCtxGetCurrent())   # the judge's (made current before)
 
     def allocate(self, size: int, stream: Any = None) -> Buffer:
         n = max(int(size), 256)
         return Buffer.from_handle(int(check(driver.cuMemAlloc(n))), n, mr=self)
 
     def deallocate(self, ptr: Any, size: int, stream: Any = None) -> None:
-        check(driver.cuMemFree(int(ptr)))
+        # a buffer may be collected while the candidate's context is current
+        check(driver.cuCtxPushCurrent(self._context))
+        try:
+            check(driver.cuMemFree(int(ptr)))
+        finally:
+            check(driver.cuCtxPopCurrent())
 
     @property
     def device_id(self) -> int:

@@ -37,16 +37,23 @@ template <> __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return 
 template <> __device__ __forceinline__ float to_float(float v) { return v; }
 template <> __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 
-// One rounding step of T above m (m >= 0, a finite value of T): two kernels that each round a
-// correct result to T may land this far apart, so the comparisons against the baseline count
-// only what lies beyond it (at |o| ~ 1 a bf16 step is 0.0078, above a bound drawn from rows
-// whose values are smaller). The step above the largest finite value is infinite.
-template <typename T> __device__ __forceinline__ float step_above(float m);
-template <> __device__ __forceinline__ float step_above<__nv_bfloat16>(float m) {
-  return __bfloat162float(__ushort_as_bfloat16((unsigned short)(__bfloat16_as_ushort(__float2bfloat16_rn(m)) + 1))) - m;
+// One rounding step of T at the baseline's value b (|b| finite): a candidate that rounds a right
+// result one step either side of b passes, as two kernels that each round correctly may land
+// one step apart (at |o| ~ 1 a bf16 step is 0.0078, above a bound drawn from rows whose
+// values are smaller). The step above |b|, which is never less than the one below; at the
+// largest finite value the one below (never infinite: a candidate that writes the largest
+// value cannot widen its own allowance, which is read from the baseline's value alone).
+template <typename T> __device__ __forceinline__ float rounding_step(float b);
+template <> __device__ __forceinline__ float rounding_step<__nv_bfloat16>(float b) {
+  const float m = fabsf(b);
+  const unsigned short u = __bfloat16_as_ushort(__float2bfloat16_rn(m));
+  const float up = __bfloat162float(__ushort_as_bfloat16((unsigned short)(u + 1)));
+  return isinf(up) ? m - __bfloat162float(__ushort_as_bfloat16((unsigned short)(u - 1))) : up - m;
 }
-template <> __device__ __forceinline__ float step_above<float>(float m) {
-  return __uint_as_float(__float_as_uint(m) + 1) - m;
+template <> __device__ __forceinline__ float rounding_step<float>(float b) {
+  const float m = fabsf(b);
+  const float up = __uint_as_float(__float_as_uint(m) + 1);
+  return isinf(up) ? m - __uint_as_float(__float_as_uint(m) - 1) : up - m;
 }
 
 // An input distribution beyond the buffer's own (task.toml [[distributions]]): all of it
@@ -81,7 +88,7 @@ struct Stats {
   unsigned long long c_bad;          // candidate NaN/Inf where the reference/baseline is finite
   unsigned long long b_bad;          // the same for the baseline
   unsigned long long inf_mismatch;   // reference is +-inf (e.g. LSE of an empty row), candidate differs
-  float c_max, b_max, cb_max, pad;   // max |cand-ref|, max |base-ref|, max |cand-base| beyond one step of T
+  float c_max, b_max, cb_max, pad;   // max |cand-ref|, max |base-ref|, max |cand-base| beyond one step of T at base
   double c_sum, b_sum;               // sums of |cand-ref| and |base-ref| over checked elements
 };
 
@@ -102,7 +109,7 @@ __device__ void compare(const T* cand, const T* base, const float* ref, uint64_t
     float want = has_r ? r : b;
     if (bad(c, want)) ++c_bad;
     if (base && bad(b, has_r ? r : b)) ++b_bad;
-    if (isfinite(c) && isfinite(b)) cb_max = fmaxf(cb_max, fabsf(c - b) - step_above<T>(fmaxf(fabsf(c), fabsf(b))));
+    if (isfinite(c) && isfinite(b)) cb_max = fmaxf(cb_max, fabsf(c - b) - rounding_step<T>(b));
     if (has_r) {
       ++checked;
       if (isinf(r)) {

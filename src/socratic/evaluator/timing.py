@@ -55,7 +55,9 @@ COPY_JITTER_MS = 1e-4         # per copy time: what event timestamps (about 0.5 
 # cost each role about the same (on an H100, s23: ~2.5 us a copy for event nodes; the candidate
 # read 0.25-0.47 us a call more than the baseline with them, in every run). A candidate that
 # works ahead only where its copies are not timed apart gains there alone.
-MARKS_AGREE = 0.10            # the candidate's extra cost of the marks over the baseline's: at most
+# The marks cost a constant per copy, not a share of it: the relative term stays small (a 0.2 ms
+# call may not hide 20 us of work ahead under it).
+MARKS_AGREE = 0.03            # the candidate's extra cost of the marks over the baseline's: at most
 MARKS_AGREE_MS = 6e-4         # ... this share of the baseline's unmarked time a call, plus this
 
 

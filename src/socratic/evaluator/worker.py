@@ -972,6 +972,12 @@ class WorkerRun:
         n = -(-pairs_needed(per_pair, opts) // block) * block
         if copies > 1 and not st.all_marked:   # the marked blocks on top, anywhere among the others
             n, st.marked = marked_pairs(n, block, MARKED_SHARE, MIN_MARKED_BLOCKS, self.rng)
+        for placed in ([st.slots, st.mirrors] if st.mirrors else [st.slots]) if st.marked else []:
+            # each marked chain made and run once, untimed, before the pairs (as the warm-up did
+            # the unmarked ones): no timed sample pays for its instantiation or first upload
+            self._enqueue("base", placed, list(range(copies)), n, None, True)
+            gpu.sync()
+            self._candidate_sample(st, placed, list(range(copies)), n, None, True)
         deadline = t_start + opts.max_seconds
         # the warm-up pairs' outputs stay in the spot and completeness statistics: they are
         # timed calls too, and nothing else judges them (a candidate that counts its calls
