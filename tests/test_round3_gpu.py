@@ -68,6 +68,14 @@ def test_a_timed_run_apart_from_the_baseline_says_where_and_whose(tmp_path):
     assert "candidate the same" not in line, line
 
 
+def test_the_largest_finite_value_in_timed_runs_is_seen(tmp_path):
+    # review, s24: a rounding step read from max(|cand|, |base|) was infinite at the largest
+    # finite value, so such an element was never compared with the baseline's
+    res = run(tmp_path, "timed_maxfinite_rms", "--scenarios", "r1k-c4k", "--hidden", "0")
+    assert res.code == 1, res.stderr[-400:]
+    assert any("timed runs differ from the baseline" in f for f in failures(res)), failures(res)
+
+
 def test_work_left_running_by_the_timing_captures_is_not_timed_beside(tmp_path):
     # red team, 2026-12 (unverified on a GPU when written): the captures of the timing-only
     # copies come after the quiet probe; a spin its process leaves on a stream of its own

@@ -40,6 +40,7 @@ CLASSES = {
     "test_tricks_confined_to_the_candidates_process_change_nothing": "device",
     "test_hang_is_reported_and_the_evaluation_stops_there": "hang",
     "test_fault_is_reported_and_later_scenarios_still_run": "fault",
+    "test_the_largest_finite_value_in_timed_runs_is_seen": "timed",
 }
 
 

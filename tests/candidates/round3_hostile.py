@@ -39,6 +39,8 @@ copies_ahead_unmarked_rms        (s24) copies_batch_ahead_rms, working ahead onl
     the last call ended; an event node between copies (the marked pairs, the copy profile's)
     leaves a longer one, and there every copy does only its own rows. Rejected by the marks'
     agreement (timing.marks_agree), or honest where it misreads the gaps.
+timed_maxfinite_rms              (review, s24) from its 300th call on, every other call writes the
+    largest finite bf16 in place of its rows: must fail on "timed runs differ from the baseline".
 apart_once_rms                   not hostile: a kernel that is wrong once, by 0.5 in one element of its
     300th call (a timed one), as a rare race would be; the failure line must say where and whose
     (its value run again on the same inputs differs, the baseline's does not).
@@ -379,6 +381,25 @@ def copies_ahead_unmarked_rms(gap_ns: int = 1500) -> str:
     return f"#define GAP_NS {gap_ns}ull\n" + src
 
 
+def timed_maxfinite_rms() -> str:
+    # review, s24: with the comparisons' rounding step read from max(|cand|, |base|), the step
+    # at the largest finite value was infinite and that element never counted; from its 300th
+    # call on (past one scenario's correctness calls) every other call skips its rows and
+    # writes the largest finite bf16 everywhere: only the audited copies would have seen it
+    return PRELUDE.replace(_RMS_HEAD, "__device__ unsigned g_calls;\n" + _RMS_HEAD + r'''
+  if (g_calls >= 300 && (g_calls & 1)) {
+    const size_t r = (size_t)blockIdx.x * row_step + row0;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) y[r * cols + c] = __ushort_as_bfloat16(0x7F7F);
+    return;
+  }''') + r'''
+__global__ void gate() { ++g_calls; }
+extern "C" int rmsnorm_fwd(const RmsNormParams* p, cudaStream_t s) {
+  gate<<<1, 1, 0, s>>>();
+  launch(p, s);
+  return 0; }
+'''
+
+
 def apart_once_rms() -> str:
     # a device counter of its calls (graph replays included): the 300th is past the correctness
     # calls of one scenario and inside its timed pairs
@@ -433,6 +454,7 @@ SOURCES = {
     "copies_ahead_unmarked_rms": copies_ahead_unmarked_rms,
     "side_work_after_capture_rms": side_work_after_capture_rms,
     "apart_once_rms": apart_once_rms,
+    "timed_maxfinite_rms": timed_maxfinite_rms,
 }
 
 
