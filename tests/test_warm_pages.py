@@ -32,7 +32,7 @@ def fake_run(log: list) -> SimpleNamespace:
     plan = SimpleNamespace(launch=lambda chain, stream: log.append(("plan", "launch", chain)))
     gpu, cctx = Recorder("judge", log), Recorder("cand", log)
     return SimpleNamespace(task=task, gpu=gpu, cctx=cctx, plan=plan, _event=lambda k: k,
-                           _chain=lambda who, slots, ids: f"{who}-chain")
+                           _chain=lambda who, slots, ids, marked=False: f"{who}-chain")
 
 
 def slot(k: int) -> Slot:
