@@ -54,6 +54,8 @@ def test_the_warm_up_pairs_outputs_stay_in_the_statistics():
     w, args = judge([], calls)
     samples: list[Any] = []
     w._pair = lambda st, i, timed: samples.append(st)
+    warmed: list[Any] = []
+    w._warm_marked = lambda st, salt: warmed.append(st)
     w._event = lambda i: float(i)
     w.cctx = SimpleNamespace(elapsed_ms=lambda a, b: 2.0)
     w.gpu.new_stats.side_effect = MagicMock
@@ -66,5 +68,6 @@ def test_the_warm_up_pairs_outputs_stay_in_the_statistics():
     assert w._time(*args) == []
     st = samples[0]
     assert all(s is st for s in samples) and len(samples) > 3   # warm-up and timed pairs alike
+    assert warmed == [st] and st.marked   # 4 copies: a marked quarter, its chains run once untimed first
     for buf in [*st.spot.values(), *st.complete.values()]:
         assert not buf.fill.called, "the warm-up's statistics were thrown away"

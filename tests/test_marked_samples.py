@@ -3,10 +3,14 @@ verdict's unmarked ones: where they go among the pairs, and the agreement the tw
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import numpy as np
 import pytest
 
 from socratic.evaluator.timing import MARKS_AGREE, MARKS_AGREE_MS, marked_pairs, marks_agree
+from socratic.evaluator.worker import WorkerRun
 
 
 @pytest.mark.parametrize("n, block", [(400, 2), (10, 2), (12, 4), (2, 2)])
@@ -46,3 +50,18 @@ def test_the_bound_scales_with_the_baseline():
     bound = MARKS_AGREE * 0.1 + MARKS_AGREE_MS           # a 100 us call
     assert not marks_agree([0.1], [0.1], [0.1025], [0.1025 + bound * 0.9]).failures
     assert marks_agree([0.1], [0.1], [0.1025], [0.1025 + bound * 1.1]).failures
+
+
+def test_the_marked_chains_run_once_untimed_before_the_pairs():
+    # review, s24: else the first marked pair of each placement paid for its chain's
+    # instantiation and upload inside its timed sample
+    log: list[tuple[Any, ...]] = []
+    w: Any = WorkerRun.__new__(WorkerRun)
+    w._enqueue = lambda role, placed, ids, salt, events, marked=False: log.append((role, id(placed), ids, events, marked))
+    w._candidate_sample = lambda st, placed, ids, salt, events, marked=False: log.append(("cand", id(placed), ids, events, marked))
+    w.gpu = SimpleNamespace(sync=lambda: log.append(("sync",)))
+    slots, mirrors = [object()] * 3, [object()] * 3
+    WorkerRun._warm_marked(w, SimpleNamespace(slots=slots, mirrors=mirrors), 7)
+    ids = [0, 1, 2]
+    assert log == [("base", id(slots), ids, None, True), ("sync",), ("cand", id(slots), ids, None, True),
+                   ("base", id(mirrors), ids, None, True), ("sync",), ("cand", id(mirrors), ids, None, True)]

@@ -972,12 +972,8 @@ class WorkerRun:
         n = -(-pairs_needed(per_pair, opts) // block) * block
         if copies > 1 and not st.all_marked:   # the marked blocks on top, anywhere among the others
             n, st.marked = marked_pairs(n, block, MARKED_SHARE, MIN_MARKED_BLOCKS, self.rng)
-        for placed in ([st.slots, st.mirrors] if st.mirrors else [st.slots]) if st.marked else []:
-            # each marked chain made and run once, untimed, before the pairs (as the warm-up did
-            # the unmarked ones): no timed sample pays for its instantiation or first upload
-            self._enqueue("base", placed, list(range(copies)), n, None, True)
-            gpu.sync()
-            self._candidate_sample(st, placed, list(range(copies)), n, None, True)
+        if st.marked:
+            self._warm_marked(st, n)
         deadline = t_start + opts.max_seconds
         # the warm-up pairs' outputs stay in the spot and completeness statistics: they are
         # timed calls too, and nothing else judges them (a candidate that counts its calls
@@ -1032,6 +1028,15 @@ class WorkerRun:
             row.copy_first, row.copy_spread = profile.first, profile.spread
             failures = failures + profile.failures
         return failures + self._timed_output_failures(errors, st)
+
+    def _warm_marked(self, st: _Sample, salt: int) -> None:
+        """Each marked chain made and run once, untimed, before the timed pairs (as the warm-up
+        did the unmarked ones): no timed sample pays for its instantiation or first upload."""
+        ids = list(range(len(st.slots)))
+        for placed in [st.slots, st.mirrors] if st.mirrors else [st.slots]:
+            self._enqueue("base", placed, ids, salt, None, True)
+            self.gpu.sync()
+            self._candidate_sample(st, placed, ids, salt, None, True)
 
     def _pair(self, st: _Sample, i: int, timed: bool) -> None:
         """Timed pair `i`: fresh inputs for every copy, then the baseline's sample and the
