@@ -80,7 +80,8 @@ class DirectMemory(MemoryResource):  # type: ignore[misc]  # cuda.core ships no 
     allocation as the candidate context's (CandidateContext.alloc), not cuda.core's
     stream-ordered pool. On an H100 (s24c1, RMSNorm's baseline against itself, no marks
     between copies) the microsecond rows read 0 of 14 outside [0.99, 1.01] in both runs
-    with it, 3 of 14 without (s23)."""
+    with it, 3 of 14 without (s23). Ours, not cuda.core's private synchronous resource: the
+    device's cuda.core may differ from this one's, and the free needs the judge's context."""
 
     def __init__(self, device_id: int):
         self._device_id = device_id

@@ -51,12 +51,11 @@ COPY_BULK = 0.20              # ... a quarter of them this far (copies alternati
 COPY_FIRST = 0.15             # the first copy's, plus COPY_COLD_MS of the baseline's copy time
 COPY_COLD_MS = 1e-3           # what a cold first copy may cost more (its code, tables, translations)
 COPY_JITTER_MS = 1e-4         # per copy time: what event timestamps (about 0.5 us apart) leave in a mean
-# The marked samples (marks between their copies) against the unmarked (the verdict's): the marks
-# cost each role about the same (on an H100, s23: ~2.5 us a copy for event nodes; the candidate
-# read 0.25-0.47 us a call more than the baseline with them, in every run). A candidate that
-# works ahead only where its copies are not timed apart gains there alone.
-# The marks cost a constant per copy, not a share of it: the relative term stays small (a 0.2 ms
-# call may not hide 20 us of work ahead under it).
+# The marked samples (marks between their copies) against the unmarked (the verdict's): a
+# candidate that works ahead only where its copies are not timed apart gains there alone. The
+# marks cost about a constant per copy (H100, s23: ~2.5 us for event nodes, the candidate 0.25-0.47
+# us a call more than the baseline), so the bound is mostly absolute: a 0.2 ms call may not hide
+# 20 us of work ahead under a relative one.
 MARKS_AGREE = 0.03            # the candidate's extra cost of the marks over the baseline's: at most
 MARKS_AGREE_MS = 6e-4         # ... this share of the baseline's unmarked time a call, plus this
 
