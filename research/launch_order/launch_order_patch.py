@@ -168,16 +168,6 @@ def _probe() -> None:
         W.WARM_PAGES = True
     if "flush" in V:   # an L2 flush between a sample's copies, outside their events
         W.FLUSH_BETWEEN_COPIES = True
-    if "stamps" in V:   # a one-thread kernel writing the global timer between the copies (worker.COPY_MARKS)
-        W.COPY_MARKS = "stamps"
-        hidden = CC.CandidateContext.alloc_hidden
-
-        def alloc_hidden(self, nbytes):   # where the stamps went: a hint honoured lies in [1 TB, 65 TB)
-            buf = hidden(self, nbytes)
-            with open(f"{out}/hidden.{variant}", "a") as f:
-                f.write(f"{buf.handle:#x} {buf.nbytes} {'at a hint' if CC.HIDDEN_BASE <= buf.handle < CC.HIDDEN_BASE + CC.HIDDEN_SPAN else 'where the driver chose'}\n")
-            return buf
-        CC.CandidateContext.alloc_hidden = alloc_hidden
     if "noevents" in V:   # no event nodes between a sample's copies (as before 2026-12-06): their cost
         W.WorkerRun._make_copy_marks = lambda self: None
         W.WorkerRun._copy_times = lambda self, who, copies: []

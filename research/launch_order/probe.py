@@ -32,8 +32,7 @@ other's buffers, as before the candidate's own context), onectx (the candidate's
 judge's: both roles in one context, each with its own module instance, stream, events and
 allocations; whether the per-run offset belongs to the context), warm (worker.WARM_PAGES: every
 page of a sample's buffers read once in its own context before its lead-in, so that both roles
-start with their address translations cached), stamps (worker.COPY_MARKS "stamps": a one-thread
-kernel writing the global timer between the copies instead of an event record node), mempool (the
+start with their address translations cached), mempool (the
 judge's buffers from cuda.core's stream-ordered pool, as before session 24), allmarked (marks
 between the copies of every pair, the verdict's too, as before session 24: worker.MARKED_SHARE 1). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
@@ -53,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 FLAG = "/tmp/launch_order_variant"   # launch_order_patch.FLAG
 VARIANTS = ("v0", "own", "long", "wide", "own+long", "own+wide")
 KNOWN = ("v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm", "noevents", "early", "flush",
-         "oneset", "pool", "swap", "onectx", "warm", "stamps", "mempool", "allmarked")
+         "oneset", "pool", "swap", "onectx", "warm", "mempool", "allmarked")
 
 
 def install_patch() -> Path:
@@ -124,10 +123,6 @@ def main() -> int:
     bad = [v for v in a.variants if not set(v.split("+")) <= set(KNOWN)]
     if bad:
         print(f"probe.py: unknown variant {bad[0]!r} (known: {', '.join(KNOWN)}, joined by +)", file=sys.stderr)
-        return 2
-    marks = [v for v in a.variants if {"stamps", "noevents"} <= set(v.split("+"))]
-    if marks:   # both choose what stands between the copies
-        print(f"probe.py: variant {marks[0]!r}: stamps does not combine with noevents", file=sys.stderr)
         return 2
     mixed = [v for v in a.variants if "swap" in v.split("+") and {"pool", "oneset"} & set(v.split("+"))]
     if mixed:   # both choose the buffers a pair runs on

@@ -12,20 +12,13 @@ the keyed digests around every candidate run and the order of the calls (worker.
 from __future__ import annotations
 
 import ctypes
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from cuda.bindings import driver
 
 from socratic.evaluator.gpu import BF16_NAN, F32_NAN, TOUCH_STRIDE, check, helpers_fatbin
-
-# alloc_hidden's random addresses: 2 MB-aligned hints in [1 TB, 65 TB), user space on x86-64
-HIDDEN_BASE = 1 << 40
-HIDDEN_SPAN = 64 << 40
-HIDDEN_TRIES = 16
 
 
 @dataclass
@@ -34,7 +27,6 @@ class DevBuf:
 
     handle: int
     nbytes: int
-    hidden: bool = False   # alloc_hidden placed it at its random address
 
 
 class CandidateContext:
@@ -47,7 +39,6 @@ class CandidateContext:
             self.module = check(driver.cuModuleLoadData(helpers_fatbin()))
             self.spin_kernel = check(driver.cuModuleGetFunction(self.module, b"spin"))
             self.touch_kernel = check(driver.cuModuleGetFunction(self.module, b"touch"))
-            self.stamp_kernel = check(driver.cuModuleGetFunction(self.module, b"stamp"))
             self._flush_bytes = max(2 * l2_bytes, 64 << 20)
             self._flush = int(check(driver.cuMemAlloc(self._flush_bytes)))
             self._scratch = int(check(driver.cuMemAlloc(4096)))
@@ -55,7 +46,6 @@ class CandidateContext:
             check(driver.cuCtxPopCurrent())
         self._salt = 0
         self._owned: list[int] = []
-        self._hidden: list[tuple[int, int, Any]] = []   # (address, bytes, physical handle)
         self._ordinal = device_ordinal
         self.events: list[driver.CUevent] = []
 
@@ -79,49 +69,6 @@ class CandidateContext:
             ptr = int(check(driver.cuMemAlloc(n)))
         self._owned.append(ptr)
         return DevBuf(ptr, n)
-
-    def alloc_hidden(self, nbytes: int) -> DevBuf:
-        """Device memory at a random address of the process's address space (the virtual
-        memory API, a random hint), not beside anything the candidate is shown: its device code
-        finds it only by probing addresses, and a probe of an unmapped one faults its context.
-        For what the judge reads back after the candidate's own run (its copies' stamps)."""
-        prop = driver.CUmemAllocationProp()
-        prop.type = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
-        prop.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
-        prop.location.id = self._ordinal
-        with self.current():
-            gran = int(check(driver.cuMemGetAllocationGranularity(
-                prop, driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM)))
-            size = -(-max(int(nbytes), 1) // gran) * gran
-            ptr = 0
-            for _ in range(HIDDEN_TRIES):
-                hint = secrets.randbelow(HIDDEN_SPAN // gran) * gran + HIDDEN_BASE
-                err, got = driver.cuMemAddressReserve(size, gran, hint, 0)
-                if err != driver.CUresult.CUDA_SUCCESS:   # a hint the driver refuses: another
-                    continue
-                if int(got) == hint:
-                    ptr = hint
-                    break
-                check(driver.cuMemAddressFree(got, size))
-            hidden = bool(ptr)
-            if not hidden:   # the driver placed every hint elsewhere: its own choice, said so
-                ptr = int(check(driver.cuMemAddressReserve(size, gran, 0, 0)))
-            handle = None
-            try:
-                handle = check(driver.cuMemCreate(size, prop, 0))
-                check(driver.cuMemMap(ptr, size, 0, handle, 0))
-                access = driver.CUmemAccessDesc()
-                access.location = prop.location
-                access.flags = driver.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-                check(driver.cuMemSetAccess(ptr, size, [access], 1))
-            except Exception:   # nothing of it left behind
-                if handle is not None:
-                    driver.cuMemUnmap(ptr, size)
-                    driver.cuMemRelease(handle)
-                driver.cuMemAddressFree(ptr, size)
-                raise
-        self._hidden.append((ptr, size, handle))
-        return DevBuf(ptr, size, hidden)
 
     def read(self, buf: DevBuf, nbytes: int) -> bytes:
         """`nbytes` of `buf`, synchronously (after this context's stream is done)."""
@@ -207,11 +154,6 @@ class CandidateContext:
             check(driver.cuCtxSynchronize())
 
     def close(self) -> None:
-        for ptr, size, handle in self._hidden:   # not the context's: the process's address space
-            driver.cuMemUnmap(ptr, size)
-            driver.cuMemRelease(handle)
-            driver.cuMemAddressFree(ptr, size)
-        self._hidden.clear()
         try:
             driver.cuCtxDestroy(self.ctx)
         except Exception:

@@ -188,15 +188,6 @@ __global__ void touch(const unsigned char* p, uint64_t n, uint64_t stride) {
   (void)*(volatile const unsigned char*)(p + off);
 }
 
-// A copy mark between the copies of a timed sample (worker.COPY_MARKS "stamps"): the global
-// nanosecond timer into the mark's slot. One thread's launch, against an event record node's
-// ~2.5 us a copy (s23, H100), which also drained the pipeline between the copies.
-__global__ void stamp(unsigned long long* slot) {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  *slot = t;
-}
-
 // Busy loop used to bring the SM clocks up before timing.
 __global__ void spin(long long cycles, int* sink) {
   long long start = clock64();

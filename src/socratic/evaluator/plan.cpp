@@ -396,15 +396,13 @@ void plan_destroy_graph(CUgraph g) { cuGraphDestroy(g); }
 // `n` graphs as child graphs in sequence, instantiated and uploaded: one launch runs them
 // back to back with no host work in between. With marks (n + 1 of them) a mark stands before
 // the first and after each: the time of every copy on its own, so that no copy can pass its
-// work to another unseen. A mark is an event record node (`events`, of the current context)
-// or, with `stamp` (the helpers' stamp kernel, of the current context), a one-thread kernel
-// node writing the global timer into slot i of `stamps` (u64s). With `flush_bytes` (and 2n
+// work to another unseen. A mark is an event record node (`events`, of the current context).
+// With `flush_bytes` (and 2n
 // marks: each copy's start and end) a memset of `flush` stands between the copies, outside
 // their marks: every copy starts from a cold L2, as one call does.
 int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUdeviceptr flush, size_t flush_bytes,
-               CUfunction stamp, CUdeviceptr stamps, CUgraphExec* exec, char* err, size_t errlen) {
+               CUgraphExec* exec, char* err, size_t errlen) {
   *exec = nullptr;
-  if (events && stamp) return fail(err, errlen, "a chain takes events or stamps, not both", CUDA_ERROR_INVALID_VALUE);
   CUcontext ctx = nullptr;
   TRY(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
   CUgraph g;
@@ -413,21 +411,10 @@ int plan_chain(const CUgraph* graphs, unsigned n, const CUevent* events, CUdevic
   CUresult r = CUDA_SUCCESS;
   auto mark = [&](unsigned slot) {   // after `prev`; it becomes `prev`
     CUgraphNode node;
-    if (events) {
-      r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, events[slot]);
-    } else {
-      CUdeviceptr at = stamps + 8ull * slot;
-      void* args[] = {&at};
-      CUDA_KERNEL_NODE_PARAMS k = {};
-      k.func = stamp;
-      k.gridDimX = k.gridDimY = k.gridDimZ = 1;
-      k.blockDimX = k.blockDimY = k.blockDimZ = 1;
-      k.kernelParams = args;
-      r = cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &k);
-    }
+    r = cuGraphAddEventRecordNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, events[slot]);
     if (r == CUDA_SUCCESS) prev = node;
   };
-  const bool marks = events || stamp;
+  const bool marks = events != nullptr;
   for (unsigned i = 0; i < n && r == CUDA_SUCCESS; ++i) {
     CUgraphNode node;
     if (flush_bytes && i > 0) {

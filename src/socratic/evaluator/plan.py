@@ -337,8 +337,7 @@ class PlanLib:
                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), *c_err]
         lib.plan_destroy_graph.argtypes = [ctypes.c_void_p]
         lib.plan_chain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p),
-                                   ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint64,
-                                   ctypes.POINTER(ctypes.c_void_p), *c_err]
+                                   ctypes.c_uint64, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), *c_err]
         lib.plan_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         lib.plan_destroy_exec.argtypes = [ctypes.c_void_p]
         self.err = ctypes.create_string_buffer(512)
@@ -416,29 +415,25 @@ class PlanLib:
     def destroy_graph(self, graph: int) -> None:
         self.lib.plan_destroy_graph(ctypes.c_void_p(graph))
 
-    def chain(self, graphs: list[int], events: Sequence[int] = (), flush: tuple[int, int] = (0, 0),
-              stamps: tuple[int, int] = (0, 0)) -> int:
-        """An instantiated graph that runs `graphs` back to back, with a mark before the first
-        and after each: `events` (one more than the graphs, of the current context) recorded
-        there, or `stamps` (the helpers' stamp kernel and a buffer of u64 slots, of the current
-        context) writing the global timer into slot k. With `flush` (address, bytes: memory of
-        the current context) that memory written between the copies, outside their marks,
-        which are then each copy's start and end (2 a copy)."""
+    def chain(self, graphs: list[int], events: Sequence[int] = (), flush: tuple[int, int] = (0, 0)) -> int:
+        """An instantiated graph that runs `graphs` back to back, with `events` (one more than
+        the graphs, of the current context; or none) recorded before the first and after each.
+        With `flush` (address, bytes: memory of the current context) that memory written
+        between the copies, outside their marks, which are then each copy's start and end
+        (2 a copy)."""
         want = self.marks(len(graphs), bool(flush[1]))
-        if events and stamps[0]:
-            raise PlanError("a chain takes events or stamps as its copies' marks, not both")
         if events and len(events) != want:
             raise PlanError(f"a chain of {len(graphs)} copies takes {want} events, not {len(events)}")
         arr = (ctypes.c_void_p * len(graphs))(*graphs)
         evs = (ctypes.c_void_p * len(events))(*events) if events else None
         exec_ = ctypes.c_void_p()
-        self._check(self.lib.plan_chain(arr, len(graphs), evs, flush[0], flush[1], ctypes.c_void_p(stamps[0] or None),
-                                        stamps[1], ctypes.byref(exec_), self.err, len(self.err)))
+        self._check(self.lib.plan_chain(arr, len(graphs), evs, flush[0], flush[1], ctypes.byref(exec_),
+                                        self.err, len(self.err)))
         return int(exec_.value or 0)
 
     @staticmethod
     def marks(copies: int, flush: bool) -> int:
-        """How many marks (events or stamp slots) a chain of `copies` takes."""
+        """How many event marks a chain of `copies` takes."""
         return 2 * copies if flush else copies + 1
 
     def launch(self, exec_: int, stream: int) -> None:

@@ -187,14 +187,6 @@ def marks_agree(base_ms: Sequence[float], cand_ms: Sequence[float], marked_base_
     return a
 
 
-def stamp_times(stamps: np.ndarray, marks: Sequence[tuple[int, int]]) -> list[float]:
-    """Each copy's time (ms) from the global-timer stamps (ns) of its marks: copy k runs from
-    stamp `marks[k][0]` to stamp `marks[k][1]` (worker.COPY_MARKS "stamps"). Signed: a mark
-    out of order reads as a copy of no time or less, which the copy profile fails."""
-    t = stamps.astype(np.int64)
-    return [float(t[b] - t[a]) * 1e-6 for a, b in marks]
-
-
 def _trimmed_mean(x: np.ndarray) -> np.ndarray:
     """Per column, the mean without its highest and lowest tenth (robust to a stray sample;
     a median of timestamps about 0.5 us apart would carry their steps, a mean averages them out)."""

@@ -44,7 +44,7 @@ from socratic.evaluator.apart import Apart, farthest, host_values, position
 from socratic.evaluator.build import cache_root
 from socratic.evaluator.candidate_context import CandidateContext, DevBuf
 from socratic.evaluator.candidate_process import CandidateHang, CandidateProcess, CandidateProcessError
-from socratic.evaluator.gpu import Gpu, GpuError, check, helpers_fatbin
+from socratic.evaluator.gpu import Gpu, GpuError, check
 from socratic.evaluator.limits import bound_ms
 from socratic.evaluator.plan import PlanError, PlanLib, fatbin_images, library_path
 from socratic.evaluator.plan import check as check_plan
@@ -61,7 +61,6 @@ from socratic.evaluator.timing import (
     pairs_needed,
     settled,
     speed_verdict,
-    stamp_times,
 )
 from socratic.expr import evaluate
 from socratic.taskfile import BufferSpec, Distribution, Scenario, Task, load_task
@@ -95,14 +94,11 @@ SWAP_PLACES = False
 # before it, reads like a first baseline in both places.
 WARM_PAGES = False
 # What stands between the copies of a timed sample, so that each copy is timed on its own (the
-# copy profile): "events", an event record node (on an H100 ~2.5 us a copy, s23: r1-c4k read
-# 6.4 us a call with them, 3.9 without; the candidate's offset against the baseline in the
-# RMSNorm control follows them), or "stamps", a one-thread kernel node writing the global timer
-# into a slot of a buffer at a random address of the role's context (the candidate cannot find
-# its own stamps to even its profile out). Events until stamps are measured
-# (research/launch_order, variant stamps).
-COPY_MARKS = "events"
-# Which timed samples carry those marks: the copy profile needs them, but on an H100 (s23-s24,
+# copy profile): an event record node, on an H100 ~2.5 us a copy (s23: r1-c4k read 6.4 us a
+# call with them, 3.9 without). A one-thread kernel writing the global timer into a buffer at a
+# random address instead was tried (s24): the driver never honoured a random hint, so its
+# buffer lay where a candidate could predict it, and it went.
+# Which timed samples carry marks: the copy profile needs them, but on an H100 (s23-s24,
 # RMSNorm's baseline against itself) they move the roles apart: with event nodes between the
 # copies the candidate read +0.25 to +0.47 us a call against the baseline, without them within
 # +-0.02 us (0 of 14 rows outside [0.99, 1.01] in both runs, with the judge's buffers from
@@ -352,7 +348,6 @@ class WorkerRun:
         self.chains: dict[tuple[str, tuple[int, ...], bool], int] = {}
         # event nodes around each copy of a timed sample, per role, in its context (_time)
         self.copy_events: dict[str, list[driver.CUevent]] = {}
-        self.copy_stamps: dict[str, tuple[int, Any]] = {}   # role -> (stamp kernel, its slots' buffer)
         self._called_again = False   # the correctness call of the slot in hand ran twice
         # the candidate's process starts now: CUDA does not initialise under the judge's
         # file sandbox, which children inherit; it confines itself once its context is up
@@ -624,26 +619,17 @@ class WorkerRun:
             flush = FLUSH_BETWEEN_COPIES and len(ids) > 1 and marked
             marks = self.plan.marks(len(ids), flush) if len(ids) > 1 and marked else 0
             events = [int(e) for e in self.copy_events.get(who, [])[:marks]]
-            mark = self.copy_stamps.get(who) if marks else None
-            stamps = (int(mark[0]), int(mark[1].handle)) if mark else (0, 0)
-            region = (self.cctx if who == "cand" else self.gpu).flush_region if flush and (events or mark) else (0, 0)
+            region = (self.cctx if who == "cand" else self.gpu).flush_region if flush and events else (0, 0)
             with self.cctx.current() if who == "cand" else contextlib.nullcontext():
-                self.chains[key] = self.plan.chain(graphs, events, region, stamps)
+                self.chains[key] = self.plan.chain(graphs, events, region)
         return self.chains[key]
 
     def _make_copy_marks(self) -> None:
-        """The marks around each copy of a timed sample, each role's in its context (made
-        once, enough for either layout of plan.chain): COPY_MARKS's events or stamps."""
-        if self.copy_events or self.copy_stamps:
+        """The event marks around each copy of a timed sample, each role's in its context
+        (made once, enough for either layout of plan.chain)."""
+        if self.copy_events:
             return
         n = 2 * MAX_COPIES   # each copy's start and end (with a flush between them), else n + 1
-        if COPY_MARKS == "stamps" and (hidden := self.cctx.alloc_hidden(8 * n)).hidden:
-            module = check(driver.cuModuleLoadData(helpers_fatbin()))   # the judge's context
-            self.copy_stamps["base"] = (check(driver.cuModuleGetFunction(module, b"stamp")), self.gpu.alloc(8 * n))
-            self.copy_stamps["cand"] = (self.cctx.stamp_kernel, hidden)
-            return
-        # events (as shipped, or where the driver placed the stamps' buffer where it chose: a
-        # place a candidate could predict)
         self.copy_events["base"] = [check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT))
                                     for _ in range(n)]
         with self.cctx.current():
@@ -653,14 +639,6 @@ class WorkerRun:
     def _copy_times(self, who: str, copies: int) -> list[float]:
         """Each copy's time (ms) in `who`'s last timed sample, its stream synchronised."""
         pairs = [(2 * k, 2 * k + 1) if FLUSH_BETWEEN_COPIES else (k, k + 1) for k in range(copies)]
-        if who in self.copy_stamps:
-            _fn, buf = self.copy_stamps[who]
-            slots = np.zeros(pairs[-1][1] + 1, dtype=np.uint64)
-            if who == "cand":
-                slots[:] = np.frombuffer(self.cctx.read(buf, slots.nbytes), dtype=np.uint64)
-            else:
-                self.gpu.to_host(buf, slots.nbytes, slots.view(np.uint8))
-            return stamp_times(slots, pairs)
         ev = self.copy_events[who]
         with self.cctx.current() if who == "cand" else contextlib.nullcontext():
             return [float(check(driver.cuEventElapsedTime(ev[a], ev[b]))) for a, b in pairs]
