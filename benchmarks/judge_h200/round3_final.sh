@@ -8,6 +8,7 @@
 #   bash benchmarks/judge_h200/round3_final.sh rms       # RMSNorm's 3 controls
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
 #   bash benchmarks/judge_h200/round3_final.sh controls  # rms then fa, in one call
+#   bash benchmarks/judge_h200/round3_final.sh rmsbest   # RMSNorm's 3 controls, then the shipped kernel new vs old evaluator
 #   bash benchmarks/judge_h200/round3_final.sh one       # controls, then round-3 tests (K=) until CALL_S (570 s) of the call
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
@@ -36,10 +37,13 @@ tests() {  # tests LIMIT FILES...: pytest from /tmp (socratic from /tmp/venv), t
 }
 R=$PWD/src/socratic/kernels
 rms() { for i in 1 2 3; do ev rms_ctl$i /tmp/venv/bin/python $R/rmsnorm bench --hidden 4; done; }
-fa() {
-  for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
+best() {   # the shipped kernel under this evaluator and the old one, side by side (figures and cost)
   ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
   ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
+}
+fa() {
+  for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
+  best
 }
 case "$1" in
   probe) /tmp/venv/bin/python research/launch_order/probe.py ${PROBE_ARGS:-} ${VARIANTS:-v0 swap pool oneset noevents malloc}
@@ -52,8 +56,9 @@ case "$1" in
   rms)   rms ;;
   fa)    fa ;;
   controls) rms; fa ;;
+  rmsbest) rms; best ;;
   one)   rms; fa   # when one call may be all there is: the controls, then the round-3 tests in what is left
          left=$(( ${CALL_S:-570} - SECONDS )); [ $left -gt 60 ] || { echo "no time left for tests"; exit 0; }
          K="${K:-copies or out_of_reach}" tests $left tests/test_round3_gpu.py ;;
-  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|one"; exit 2 ;;
+  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|rmsbest|one"; exit 2 ;;
 esac
