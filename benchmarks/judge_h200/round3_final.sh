@@ -9,6 +9,7 @@
 #   bash benchmarks/judge_h200/round3_final.sh fa        # attention's 3 controls, the shipped kernel new vs old evaluator
 #   bash benchmarks/judge_h200/round3_final.sh controls  # rms then fa, in one call
 #   bash benchmarks/judge_h200/round3_final.sh rmsbest   # RMSNorm's 3 controls, then the shipped kernel new vs old evaluator
+#   bash benchmarks/judge_h200/round3_final.sh cost      # a bench evaluation's seconds, old and new alternating (COST_S)
 #   bash benchmarks/judge_h200/round3_final.sh one       # controls, then round-3 tests (K=) until CALL_S (570 s) of the call
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
@@ -41,6 +42,18 @@ best() {   # the shipped kernel under this evaluator and the old one, side by si
   ev fa_best_new /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
   ev fa_best_old /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
 }
+cost() {   # a bench evaluation's cost, old and new evaluator alternating, the build made first (its
+          # seconds are no evaluation's): each ev only where COST_S (default 290) leaves 65 s
+  (cd /tmp && /tmp/venv/bin/python -m socratic eval $R/flash_attn_fwd --candidate $PWD/tests/candidates/fa3_h200_best.cu \
+     --check-only > /dev/null 2>&1)
+  for i in 1 2 3; do
+    for who in old new; do
+      [ $(( ${COST_S:-290} - SECONDS )) -gt 65 ] || return 0
+      if [ $who = old ]; then ev fa_cost_old$i /tmp/venv_old/bin/python /tmp/oldsrc/kernels/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu
+      else ev fa_cost_new$i /tmp/venv/bin/python $R/flash_attn_fwd bench --candidate $PWD/tests/candidates/fa3_h200_best.cu; fi
+    done
+  done
+}
 fa() {
   for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
   best
@@ -57,8 +70,9 @@ case "$1" in
   fa)    fa ;;
   controls) rms; fa ;;
   rmsbest) rms; best ;;
+  cost)  cost ;;
   one)   rms; fa   # when one call may be all there is: the controls, then the round-3 tests in what is left
          left=$(( ${CALL_S:-570} - SECONDS )); [ $left -gt 60 ] || { echo "no time left for tests"; exit 0; }
          K="${K:-copies or out_of_reach}" tests $left tests/test_round3_gpu.py ;;
-  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|rmsbest|one"; exit 2 ;;
+  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|rmsbest|cost|one"; exit 2 ;;
 esac
