@@ -154,6 +154,28 @@ def test_the_runner_takes_rows_and_runtime_bans_from_typed_messages(scripted):
     assert hits == [HIT, HIT]
 
 
+def test_each_row_carries_the_judges_seconds_from_its_start(scripted, monkeypatch):
+    # the cost of each scenario, where the runner sees it: from the worker's Start to its row
+    a, b = scripted
+    at = iter([100.0, 101.0, 103.5, 104.0, 104.25, 105.0])   # when each message arrives
+    now = [0.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(ScriptedWorker, "next", lambda self, deadline: (now.__setitem__(0, next(at)), self.items.pop(0))[1])
+    ScriptedWorker.script = [_wire(m) for m in (MESSAGES[0], p.Start(id=a.id), _row(a.id),
+                                                p.Start(id=b.id), _row(b.id))]
+    rows, _ = runner.run_workers(JOB, scripted, 60.0, None, [])
+    assert [r.seconds for r in rows] == [2.5, 0.25]
+
+
+def test_a_check_only_result_says_where_its_seconds_went(tmp_path):
+    from socratic.evaluator.runner import EvalOptions, evaluate
+
+    res = evaluate(EvalOptions(task_dir=resolve_task("rmsnorm"), check_only=True))
+    s = res.seconds
+    assert s is not None and s.judge == s.comparisons == 0.0
+    assert 0.0 <= s.build <= s.total and s.total > 0
+
+
 def test_a_malformed_row_fails_its_scenario_and_the_worker_goes_on(scripted):
     a, b = scripted
     bad = b'{"type":"row","row":' + json.dumps({**ROW.to_dict(), "id": a.id, "speedup": "fast"}).encode() + b"}"

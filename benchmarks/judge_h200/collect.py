@@ -70,6 +70,7 @@ def hostile_name(test: str) -> tuple[str, str] | None:
                                    "test_hang_is_reported_and_the_evaluation_stops_there": "hang_kernel_one_shape",
                                    "test_fault_is_reported_and_later_scenarios_still_run": "fault_one_shape",
                                    "test_an_output_reused_by_pointer_is_never_served": "stale_output",
+                                   "test_the_largest_finite_value_in_timed_runs_is_seen": "maxfinite_rms",
                                    }.get(base, base)
     return cls, name if name.startswith(cls + "_") else f"{cls}_{name}"
 
@@ -95,13 +96,15 @@ def _from_tests(test: str) -> str:
     return test[test.find("tests/"):].split(" ")[0]
 
 
-def outcomes(log: Path) -> dict[str, str]:
-    """test id -> PASSED / FAILED, from a `pytest -rA` log."""
+def outcomes(d: Path) -> dict[str, str]:
+    """test id -> PASSED / FAILED, from a call's `pytest -rA` logs: round3_final.sh's
+    gpu_tests.log, or the calls/sNcM.sh scripts' logs/tests*.log."""
     found: dict[str, str] = {}
-    for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
-        m = re.match(r"(PASSED|FAILED|ERROR) \S*?(tests/\S+)", line)
-        if m:
-            found[m.group(2)] = m.group(1)
+    for log in [d / "gpu_tests.log", *sorted((d / "logs").glob("tests*.log"))]:
+        for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+            m = re.match(r"(PASSED|FAILED|ERROR) \S*?(tests/\S+)", line)
+            if m:
+                found[m.group(2)] = m.group(1)
     return found
 
 
@@ -114,7 +117,7 @@ def main(dirs: list[Path]) -> None:
     for d in dirs:
         card = (d / "card.txt").read_text().strip().splitlines()[0] if (d / "card.txt").exists() else "unknown"
         code = (d / "commit.txt").read_text().strip() if (d / "commit.txt").exists() else None
-        tests = outcomes(d / "gpu_tests.log")
+        tests = outcomes(d)
         seen = set()
         for path in sorted((d / "evidence").glob("*.json")):
             ev = load(path)

@@ -15,8 +15,6 @@ from socratic.contracts.vocab import Terms
 SCHEMA = "socratic.eval/1"
 
 
-
-
 @dataclass(kw_only=True)
 class Candidate(Record):
     path: str
@@ -131,6 +129,7 @@ class ScenarioResult(Record):
     copy_first: float | None = None         # copies > 1: the first copy's speedup over the others', - 1
     copy_spread: float | None = None        # ... the farthest later copy's, - 1 (evaluator.timing.copy_profile)
     marks_excess_us: float | None = None    # ... what the marks between copies cost the candidate a call beyond the baseline (timing.marks_agree)
+    seconds: float | None = None            # the judge's wall time on this scenario, its start to its row
     comparisons: dict[str, Comparison] | None = None
 
     def speedup_against(self, against: Terms) -> float | None:
@@ -221,6 +220,18 @@ class Coverage(Record):
 
 
 @dataclass(kw_only=True)
+class Seconds(Record):
+    """Where an evaluation's wall time went: what a judgement costs, measured where it is
+    paid. The parts do not add up to the total: loading the task and drawing scenarios are
+    in no part."""
+
+    total: float
+    build: float           # the task's and the candidate's builds (near 0 when cached)
+    judge: float           # the workers: correctness and timing of every scenario
+    comparisons: float     # the comparisons' timing after the judge's (FA3...; 0 without)
+
+
+@dataclass(kw_only=True)
 class EvalResult(Record):
     """The evaluator's result document (`socratic eval --json`, evals/NNNN.json)."""
 
@@ -240,6 +251,7 @@ class EvalResult(Record):
     hidden: list[ScenarioResult] | None = None   # the hidden scenarios' rows (their ids say so)
     hidden_summary: HiddenSummary | None = None
     coverage: Coverage | None = None        # a space evaluation's (set `space:N@SEED`)
+    seconds: Seconds | None = None          # where the wall time went (absent before session 25)
 
     def min_and_geomean(self, against: Terms) -> tuple[float | None, float | None]:
         """The worst and the geometric mean of the scenarios' speedups against the baseline

@@ -34,6 +34,7 @@ from socratic.contracts import (
     GpuInfo,
     HiddenSummary,
     ScenarioResult,
+    Seconds,
     Summary,
 )
 from socratic.errors import InputError
@@ -122,6 +123,7 @@ def _refuse_empty(candidate: Path) -> None:
 def evaluate(opts: EvalOptions, progress: Progress | None = None,
              waiting: Waiting | None = None) -> EvalResult:
     """One evaluation, built through the `socratic.eval/1` types (socratic.contracts)."""
+    t_start = time.monotonic()
     task = load_task(opts.task_dir)
     candidate = Path(opts.candidate) if opts.candidate else task.baseline
     if candidate.is_dir():
@@ -132,12 +134,14 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     label, scenarios = task.select(opts.scenarios)
     command = task.command_for(task.select_arch(opts.arch))   # a GPU the task cannot use: one line
     # the task's own sources first, --check-only too: a broken reference is the task's fault
+    t_build = time.monotonic()
     try:
         base_build, ref_build = build_task_sources(task, command)
     except CommandNotFound as exc:   # the file (and line) that names the command
         raise InputError(f"{task.path}:{_command_line(task)}: {exc}") from None
 
     cand_build = build(candidate, command)
+    seconds = Seconds(total=0.0, build=time.monotonic() - t_build, judge=0.0, comparisons=0.0)
     hits = bans.static_checks(cand_build, candidate.name) if cand_build.ok else \
         bans.check_source(candidate, candidate.name)
     result = EvalResult(
@@ -153,9 +157,10 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     error = missing_entry(cand_build.library, task.entry) if cand_build.ok else None
     if error:
         result.build.ok, result.build.error = False, error
+    result.seconds = seconds
     if opts.check_only or not result.build.ok:
         result.exit_code = 0 if result.build.ok and result.bans.ok else 1
-        return result.check()
+        return _finish(result, t_start)
 
     why = gpu_present()
     if why:
@@ -182,9 +187,13 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     # another evaluation's work runs there, and the wait is reported, outside any time
     with gpu_turn(gpu_key(), f"socratic eval {task.name} (pid {os.getpid()})", waiting) as turn:
         try:
+            t_judge = time.monotonic()
             rows, gpu = run_workers(job, scenarios + hidden, opts.timeout_s, progress, runtime_hits)
+            t_compare = time.monotonic()
+            seconds.judge = t_compare - t_judge
             if comparisons:
                 result.comparisons_unavailable = comparisons.finish(scenarios + hidden, rows, opts.timeout_s)
+                seconds.comparisons = time.monotonic() - t_compare
         finally:
             if comparisons:
                 comparisons.cancel()
@@ -206,6 +215,14 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     result.summary = summarize(result.scenarios, len(scenarios))
     hidden_ok = result.hidden_summary is None or result.hidden_summary.n_correct == result.hidden_summary.n
     result.exit_code = 0 if result.summary.all_correct and hidden_ok and result.bans.ok else 1
+    return _finish(result, t_start)
+
+
+def _finish(result: EvalResult, t_start: float) -> EvalResult:
+    """The result checked, its seconds rounded and totalled."""
+    if s := result.seconds:
+        s.total = time.monotonic() - t_start
+        s.total, s.build, s.judge, s.comparisons = (round(x, 3) for x in (s.total, s.build, s.judge, s.comparisons))
     return result.check()
 
 
@@ -245,7 +262,10 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
     gpu: GpuInfo | None = None
     total = len(scenarios)
 
+    started = time.monotonic()   # the current scenario's Start (a failed row: since the last)
+
     def done(row: ScenarioResult) -> None:
+        row.seconds = round(time.monotonic() - started, 3)
         rows[row.id] = row
         if progress:
             progress(row, len(rows), total)
@@ -294,7 +314,8 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
                     if current is None:
                         raise InputError(f"the evaluation worker failed: evaluator error: it started "
                                          f"{msg.id!r}, which is not one of its pending scenarios")
-                    deadline = time.monotonic() + timeout_s
+                    started = time.monotonic()
+                    deadline = started + timeout_s
                 elif isinstance(msg, Row):
                     if current is None or msg.row.id != current.id:
                         raise InputError(f"the evaluation worker failed: evaluator error: a row for "
