@@ -10,6 +10,7 @@
 #   bash benchmarks/judge_h200/round3_final.sh controls  # rms then fa, in one call
 #   bash benchmarks/judge_h200/round3_final.sh rmsbest   # RMSNorm's 3 controls, then the shipped kernel new vs old evaluator
 #   bash benchmarks/judge_h200/round3_final.sh cost      # a bench evaluation's seconds, old and new alternating (COST_S)
+#   bash benchmarks/judge_h200/round3_final.sh facost    # attention's 3 controls, then cost until COST_S (570 s)
 #   bash benchmarks/judge_h200/round3_final.sh one       # controls, then round-3 tests (K=) until CALL_S (570 s) of the call
 # Every evaluation a test runs is kept in $OUT/evidence (tests/evalcli.py, SOCRATIC_EVIDENCE);
 # the controls and side-by-side runs in $OUT/evals. collect.py turns them into
@@ -54,10 +55,8 @@ cost() {   # a bench evaluation's cost (the 26 listed, no hidden draw: the same 
     done
   done
 }
-fa() {
-  for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done
-  best
-}
+fa_controls() { for i in 1 2 3; do ev fa_ctl$i /tmp/venv/bin/python $R/flash_attn_fwd bench --hidden 4 --no-compare; done; }
+fa() { fa_controls; best; }
 case "$1" in
   probe) /tmp/venv/bin/python research/launch_order/probe.py ${PROBE_ARGS:-} ${VARIANTS:-v0 swap pool oneset noevents malloc}
          cat /tmp/launch_order/orders.* | tail -40 ;;
@@ -71,8 +70,9 @@ case "$1" in
   controls) rms; fa ;;
   rmsbest) rms; best ;;
   cost)  cost ;;
+  facost) fa_controls; COST_S=${COST_S:-570} cost ;;
   one)   rms; fa   # when one call may be all there is: the controls, then the round-3 tests in what is left
          left=$(( ${CALL_S:-570} - SECONDS )); [ $left -gt 60 ] || { echo "no time left for tests"; exit 0; }
          K="${K:-copies or out_of_reach}" tests $left tests/test_round3_gpu.py ;;
-  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|rmsbest|cost|one"; exit 2 ;;
+  *) echo "usage: round3_final.sh probe|tests|first|gpu|rest|rms|fa|controls|rmsbest|cost|facost|one"; exit 2 ;;
 esac
