@@ -1,4 +1,4 @@
-# Rebuild the campaign's kernels v100-v106 in cands/ (not tracked) from the shipped kernel and the
+# Rebuild the campaign's kernels v100-v107 in cands/ (not tracked) from the shipped kernel and the
 # patch chain: v101 = v100 + v101_empty_noq.patch, v102 = v101 + v102_pack_gqa.patch, ...
 # v106 = v105 + v106_warp_fill.patch. The shipped kernel (tests/candidates/fa3_h200_best.cu) is
 # v106 since session 24 (v100 before it): cands/v106.cu is that file, and each earlier kernel is
@@ -18,4 +18,12 @@ for p in v106_warp_fill v105_zr_variants v104_bulk_zero v103_zero_rows v102_pack
     || { echo "cands.sh: $p.patch does not reverse from $n"; rm -f "$C/$before.tmp" "$C/$before.tmp.rej"; exit 1; }
   mv "$C/$before.tmp" "$C/$before.cu"
 done
-echo "cands.sh: $C/$SHIPPED.cu (shipped) back to $C/v100.cu"
+# and forward: the kernels made after the shipped one, each the one before with its patch
+for p in v107_zero_memset; do
+  n=${p%%_*}; before=v$(( ${n#v} - 1 ))
+  cp "$C/$before.cu" "$C/$n.tmp"
+  patch -s --no-backup-if-mismatch "$C/$n.tmp" "$B/$p.patch" \
+    || { echo "cands.sh: $p.patch does not apply to $before"; rm -f "$C/$n.tmp" "$C/$n.tmp.rej"; exit 1; }
+  mv "$C/$n.tmp" "$C/$n.cu"
+done
+echo "cands.sh: $C/$SHIPPED.cu (shipped) back to $C/v100.cu, forward to $C/v107.cu"
