@@ -350,3 +350,16 @@ def test_a_forged_end_of_replies_is_not_the_end():
     cap = cand.capture(b"\x01\x02", [], 5.0)
     assert (cap.rc, cap.error) == (7, "x")
 
+
+
+def test_the_table_says_where_the_seconds_went():
+    from socratic.contracts import Seconds
+    from socratic.evaluator.report import table
+    from socratic_doubles.testing import eval_result
+
+    doc = eval_result([{"id": "a", "correct": True, "speedup": 1.1}])
+    assert "took" not in table(doc)   # a result from before session 25
+    doc.seconds = Seconds(total=58.26, build=0.41, judge=41.0, comparisons=16.2)
+    assert "took 58.3 s: build 0.4, judge 41.0, comparisons 16.2" in table(doc).splitlines()
+    doc.seconds = Seconds(total=12.0, build=2.0, judge=9.5, comparisons=0.0)
+    assert "took 12.0 s: build 2.0, judge 9.5" in table(doc).splitlines()

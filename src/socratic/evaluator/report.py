@@ -85,6 +85,9 @@ def table(doc: EvalResult) -> str:
                          + (f"  failing {', '.join(hs.failing)}" if hs.failing else ""))
         if doc.gpu_wait_s:
             lines.append(f"waited {doc.gpu_wait_s:.1f} s for the GPU's turn (not part of any time)")
+        if (sec := doc.seconds) is not None:
+            lines.append(f"took {sec.total:.1f} s: build {sec.build:.1f}, judge {sec.judge:.1f}"
+                         + (f", comparisons {sec.comparisons:.1f}" if sec.comparisons else ""))
     if doc.coverage is not None:
         from socratic.coverage import lines as coverage_lines
 
