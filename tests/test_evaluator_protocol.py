@@ -6,6 +6,7 @@ recorded evaluations and event logs still read to the same records. No GPU neede
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,6 +168,22 @@ def test_each_row_carries_the_judges_seconds_from_its_start(scripted, monkeypatc
     assert [r.seconds for r in rows] == [2.5, 0.25]
 
 
+def test_rows_of_scenarios_never_started_have_no_seconds(scripted, monkeypatch):
+    # a library that does not load fails every pending scenario at once: only the one the
+    # worker had started has a judge's time
+    a, b = scripted
+    at = iter([100.0, 101.0, 103.0, 104.0])
+    now = [0.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(ScriptedWorker, "next", lambda self, deadline: (now.__setitem__(0, next(at)), self.items.pop(0))[1])
+    ScriptedWorker.script = [_wire(m) for m in (MESSAGES[0], p.Start(id=a.id),
+                                                p.Fatal(kind="load", id=a.id, error="undefined symbol"))]
+    rows, _ = runner.run_workers(JOB, scripted, 60.0, None, [])
+    assert [(r.id, r.seconds) for r in rows] == [(a.id, 2.0), (b.id, None)] and not rows[1].correct
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),
+                    reason="needs nvcc (a real build)")
 def test_a_check_only_result_says_where_its_seconds_went(tmp_path):
     from socratic.evaluator.runner import EvalOptions, evaluate
 

@@ -1,4 +1,5 @@
 # call s24c1 (next session, issues 39 and 42), one call of ~9 min (timeout_s 590):
+# (session 25: variant `stamps` and the timer stamps are gone; probe.py now refuses it: this script is the record of s24c1 as run)
 #  1. issue 39: RMSNorm's control under the probe's stamps (worker.COPY_MARKS "stamps": a
 #     one-thread kernel writing the global timer between the copies, not an event record node,
 #     which cost ~2.5 us a copy in s23), warm+stamps, and, without marks, onectx (no context

@@ -223,7 +223,7 @@ class Coverage(Record):
 class Seconds(Record):
     """Where an evaluation's wall time went: what a judgement costs, measured where it is
     paid. The parts do not add up to the total: loading the task and drawing scenarios are
-    in no part."""
+    in no part; the wait for the GPU's turn (`gpu_wait_s`) is in none, the total included."""
 
     total: float
     build: float           # the task's and the candidate's builds (near 0 when cached)

@@ -70,13 +70,6 @@ class CandidateContext:
         self._owned.append(ptr)
         return DevBuf(ptr, n)
 
-    def read(self, buf: DevBuf, nbytes: int) -> bytes:
-        """`nbytes` of `buf`, synchronously (after this context's stream is done)."""
-        out = (ctypes.c_uint8 * nbytes)()
-        with self.current():
-            check(driver.cuMemcpyDtoH(ctypes.addressof(out), buf.handle, nbytes))
-        return bytes(out)
-
     def free_all(self) -> None:
         """Free the scenario's buffers (the context and its helpers stay)."""
         with self.current():

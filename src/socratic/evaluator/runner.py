@@ -219,9 +219,9 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
 
 
 def _finish(result: EvalResult, t_start: float) -> EvalResult:
-    """The result checked, its seconds rounded and totalled."""
+    """The result checked, its seconds rounded and totalled (the GPU turn's wait is in none)."""
     if s := result.seconds:
-        s.total = time.monotonic() - t_start
+        s.total = time.monotonic() - t_start - (result.gpu_wait_s or 0.0)
         s.total, s.build, s.judge, s.comparisons = (round(x, 3) for x in (s.total, s.build, s.judge, s.comparisons))
     return result.check()
 
@@ -262,10 +262,11 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
     gpu: GpuInfo | None = None
     total = len(scenarios)
 
-    started = time.monotonic()   # the current scenario's Start (a failed row: since the last)
+    started: tuple[str, float] | None = None   # the scenario the worker last started, and when
 
     def done(row: ScenarioResult) -> None:
-        row.seconds = round(time.monotonic() - started, 3)
+        if started and started[0] == row.id:   # rows of scenarios never started have no seconds
+            row.seconds = round(time.monotonic() - started[1], 3)
         rows[row.id] = row
         if progress:
             progress(row, len(rows), total)
@@ -314,8 +315,8 @@ def run_workers(job: Job, scenarios: list[Scenario], timeout_s: float, progress:
                     if current is None:
                         raise InputError(f"the evaluation worker failed: evaluator error: it started "
                                          f"{msg.id!r}, which is not one of its pending scenarios")
-                    started = time.monotonic()
-                    deadline = started + timeout_s
+                    started = (current.id, time.monotonic())
+                    deadline = started[1] + timeout_s
                 elif isinstance(msg, Row):
                     if current is None or msg.row.id != current.id:
                         raise InputError(f"the evaluation worker failed: evaluator error: a row for "
