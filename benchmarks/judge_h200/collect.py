@@ -8,7 +8,8 @@ evidence/ and evals/), write the two summary files the issues ask for:
 
 DIR: a call's files with its evidence_*.tgz unpacked into it; DIR/commit.txt, when there, names
 the code the call ran (each record carries it as "code"). A hostile candidate these calls did not
-run keeps its earlier record (with the code and card it ran on); the control file is replaced.
+run keeps its earlier record (with the code and card it ran on); in the control file, a task these
+calls ran replaces its rows and the other tasks keep theirs.
 
 A hostile candidate's record is the evaluation its GPU test ran (tests/evalcli.py keeps it
 when SOCRATIC_EVIDENCE is set), so the file says exactly what the tests asserted on.
@@ -151,7 +152,9 @@ def main(dirs: list[Path]) -> None:
     if hostile:
         (RESULTS / "hostile_h200.json").write_text(json.dumps(sorted(hostile.values(), key=lambda h: h["name"]),
                                                               indent=1) + "\n")
-    if control:
+    if control:   # a task these calls ran replaces its rows; the others keep theirs (card and code said)
+        ran = {c["task"] for c in control}
+        control = control + [c for c in load(RESULTS / "control_h200.json") or [] if c["task"] not in ran]
         (RESULTS / "control_h200.json").write_text(json.dumps(control, indent=1) + "\n")
     for task in sorted({c["task"] for c in control}):
         got = [c for c in control if c["task"] == task]
