@@ -149,7 +149,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
         candidate=Candidate(path=str(candidate), sha256=cand_build.sha256),
         gpu=None, build=_build_record(cand_build),
         bans=Bans(ok=not hits, hits=hits),
-        scenarios=[], summary=summarize([], 0), exit_code=1,
+        scenarios=[], summary=summarize([], 0), exit_code=1, seconds=seconds,
     )
     result.build.libraries = {"baseline": _sha256(base_build.library),
                               "reference": _sha256(ref_build.library)}
@@ -157,7 +157,6 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     error = missing_entry(cand_build.library, task.entry) if cand_build.ok else None
     if error:
         result.build.ok, result.build.error = False, error
-    result.seconds = seconds
     if opts.check_only or not result.build.ok:
         result.exit_code = 0 if result.build.ok and result.bans.ok else 1
         return _finish(result, t_start)
