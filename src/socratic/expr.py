@@ -8,6 +8,7 @@ to anything else. A task file is data, not code.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -51,13 +52,20 @@ def evaluate(source: Any, names: Mapping[str, Any]) -> Any:
     if not isinstance(source, str):
         raise ExprError(f"expected an expression, got {source!r}")
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = _parse(source)
     except SyntaxError as exc:
         raise ExprError(f"bad expression {source!r}: {exc.msg}") from None
     try:
         return _eval(tree.body, names)
     except ZeroDivisionError:
         raise ExprError(f"division by zero in {source!r}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(source: str) -> ast.Expression:
+    """A task's few expressions, parsed once: the judge evaluates the same shapes for every
+    buffer of every timed pair (the trees are only read)."""
+    return ast.parse(source, mode="eval")
 
 
 def _eval(node: ast.AST, names: Mapping[str, Any]) -> Any:
