@@ -41,6 +41,17 @@ def test_expressions_compute_and_stay_safe():
             evaluate(bad, {"x": 1})
 
 
+def test_an_expression_parsed_once_still_reads_each_scenarios_values():
+    # the parse is cached (the judge evaluates shapes every timed pair): the tree, never a value
+    for rows in (2, 5, 2):
+        assert evaluate("4*rows*cols", {"rows": rows, "cols": 3}) == 12 * rows
+    with pytest.raises(ExprError, match="unknown name 'cols'"):
+        evaluate("4*rows*cols", {"rows": 2})
+    for _ in range(2):   # a bad one fails the same way every time
+        with pytest.raises(ExprError, match="bad expression"):
+            evaluate("4*rows*", {"rows": 2})
+
+
 # task files -----------------------------------------------------------------------
 def test_shipped_tasks_load_with_their_sets():
     attn = load_task(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")
