@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from socratic import landlock
 from socratic.contracts import parse_eval
 from socratic.evaluator import bans
 from socratic.evaluator.build import build, find_nvcc
@@ -172,6 +173,34 @@ def test_build_failure_is_a_failed_check_with_the_log(cache, tmp_path):
     assert not res.doc["build"]["ok"] and "error" in res.doc["build"]["log"]
     # the compiler's messages name the user's file, not the cache's copy of it
     assert str(src) in res.doc["build"]["log"] and "/builds/" not in res.doc["build"]["log"]
+
+
+@needs_nvcc
+@pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
+@pytest.mark.parametrize("how", ["include", "incbin"])
+def test_the_build_reads_no_file_outside_the_toolchain_and_the_candidates_folder(cache, tmp_path, how):
+    # a candidate that pulls another file into its build (a campaign's chain key, ~/.ssh):
+    # the build log the result carries, and the library, hold none of it (red team, session
+    # 27: nvcc echoed an #included chain key into the result a confined agent reads)
+    secret = tmp_path / "private" / "key"
+    secret.parent.mkdir()
+    secret.write_text("SECRET_" + "ab12" * 16 + "\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    src = ws / "cand.cu"
+    if how == "include":
+        src.write_text(f'#include "{secret}"\n')
+    else:   # the assembler's .incbin: the bytes would go into the library, not the log
+        src.write_text(source("correct") + f'\n__asm__(".section .rodata\\n.incbin \\"{secret}\\"\\n.previous");\n')
+    res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only", "--json")
+    assert res.code == 1 and not res.doc["build"]["ok"], res.stderr
+    assert "SECRET_" not in res.stdout + res.stderr
+    assert str(secret) in res.doc["build"]["log"]   # it says which file it could not read
+    # its own folder is still on its include path (a stray header builds; the ban check names it)
+    (ws / "helper.cuh").write_text("#define HELPER_SCALE 1\n")
+    src.write_text('#include "helper.cuh"\n' + source("correct"))
+    res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only", "--json")
+    assert res.doc["build"]["ok"], res.doc["build"]["log"]
 
 
 @needs_nvcc

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from socratic.contracts import KernelResources
 from socratic.errors import InputError
+from socratic.pyproc import clean_env, isolated_python
 from socratic.taskfile import Task, TaskError
 
 BUILD_TIMEOUT_S = 600
@@ -132,12 +133,12 @@ def _build_in(work: Path, final: Path, code: bytes, sha: str, source: Path,
         srcdir=shlex.quote(src_dir),
         dep=shlex.quote(str(work / "deps.d")), keep=shlex.quote(str(work / "keep")))
     t0 = time.monotonic()
-    log, ok = _run_build(command, work)
+    log, ok = _run_build(command, work, [src_dir])
     if not ok and NO_LIBCUDA in log and (stub := libcuda_stub_dir()):
         # no driver library on this machine: link against the stub (see the module docstring);
         # --no-as-needed keeps NEEDED libcuda.so.1 although the stub defines nothing
         command += f" -Xlinker --no-as-needed -L {shlex.quote(str(stub))}"
-        log, ok = _run_build(command, work)
+        log, ok = _run_build(command, work, [src_dir, str(stub)])
         log = f"note: no libcuda.so to link here; linked against an empty stub ({stub})\n{log}"
     seconds = time.monotonic() - t0
     # the compiler's messages name the file the user wrote, not the cache's copy of it
@@ -158,21 +159,29 @@ def _build_in(work: Path, final: Path, code: bytes, sha: str, source: Path,
     return result
 
 
-def _run_build(command: str, work: Path) -> tuple[str, bool]:
+def _run_build(command: str, work: Path, reads: list[str]) -> tuple[str, bool]:
+    """Run the build command in `work`, confined (evaluator.buildbox): it reads the
+    toolchain's and the system's folders and `reads` (the candidate's own folder), and
+    writes `work` only."""
     argv = shlex.split(command)
     if argv and argv[0] == "nvcc":
         argv[0] = find_nvcc()
+    if not argv or shutil.which(argv[0]) is None:
+        # the task file names the command: say which one, and where it is looked up
+        raise CommandNotFound(f"build command not found: {argv[0] if argv else repr(command)} (the task's "
+                              f"`build.command`; is it on PATH?)")
+    tmp = work / "tmp"   # nvcc's and the host compiler's temporary files: inside the build folder
+    tmp.mkdir(exist_ok=True)
     try:
         # errors="replace": nvcc echoes source lines, and a candidate need not be UTF-8
-        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, errors="replace",
-                              timeout=BUILD_TIMEOUT_S)
+        proc = subprocess.run(isolated_python("-m", "socratic.evaluator.buildbox", str(work), *reads, "--", *argv),
+                              cwd=work, capture_output=True, text=True, errors="replace",
+                              timeout=BUILD_TIMEOUT_S, env=clean_env({"TMPDIR": str(tmp)}))
         return proc.stdout + proc.stderr, proc.returncode == 0 and (work / "lib.so").is_file()
     except subprocess.TimeoutExpired:
         return f"build timed out after {BUILD_TIMEOUT_S} s", False
-    except FileNotFoundError as exc:
-        # the task file names the command: say which one, and where it is looked up
-        raise CommandNotFound(f"build command not found: {exc.filename} (the task's "
-                              f"`build.command`; is it on PATH?)") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class CommandNotFound(InputError):
