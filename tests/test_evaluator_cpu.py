@@ -404,7 +404,38 @@ def test_embedded_binaries_are_caught(cache, tmp_path):
     placed = ELF_ARRAY.replace('"C" const', '"C" __attribute__((section(".nv_fatbin"))) const')
     res, _ = _check(_planted(tmp_path, placed, "sec.cu"))
     assert res.doc["build"]["ok"] and res.code == 1
-    assert _layers(res, "embedded-binary") == {"source", "preprocessed"}, res.doc["bans"]
+    assert _layers(res, "embedded-binary") == {"source", "preprocessed", "device-origin"}, res.doc["bans"]
+
+
+FOREIGN_FATBIN = r"""
+asm(".SECTION .nv_fatbin,\"a\"\n.BALIGN 8\n.INCBIN \"FATBIN\"\n.text");
+"""
+
+
+@needs_nvcc
+def test_device_code_the_build_did_not_compile_is_caught(cache, tmp_path):
+    # red team, s27: a fatbin compiled elsewhere (CUTLASS's, or images out of a static
+    # library), `.INCBIN`'d into .nv_fatbin in capitals: the judge loads every image there,
+    # and the device-symbol check read only the build's own cubins
+    foreign = tmp_path / "foreign.cu"
+    foreign.write_text("namespace cutlass { __global__ void gemm_tile(float* p) { p[threadIdx.x] *= 2.f; } }\n")
+    fatbin = tmp_path / "foreign.fatbin"
+    subprocess.run([find_nvcc(), "-fatbin", "-arch=sm_80", str(foreign), "-o", str(fatbin)], check=True,
+                   capture_output=True, timeout=300)
+    res, _ = _check(_planted(tmp_path, FOREIGN_FATBIN.replace("FATBIN", str(fatbin))))
+    assert res.doc["build"]["ok"] and res.code == 1
+    assert {"source", "device-origin"} <= _layers(res, "embedded-binary"), res.doc["bans"]
+    # the check itself: every image of an honest library is one its build kept, and one
+    # missing from what the build kept is named
+    ok, _ = _check(_plant(tmp_path, "clean.cu", source("correct")))
+    build_dir = next(d for d in (cache / "builds").iterdir()
+                     if (d / "candidate.cu").read_text() == source("correct"))
+    assert bans.check_device_origin(build_dir / "lib.so", build_dir / "keep") == []
+    partial = tmp_path / "keep"
+    shutil.copytree(build_dir / "keep", partial)
+    next(partial.glob("candidate.fatbin")).unlink()
+    hits = bans.check_device_origin(build_dir / "lib.so", partial)
+    assert len(hits) == 1 and "not one this build compiled" in hits[0].detail
 
 
 @needs_nvcc

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from socratic.contracts import BanHit
 from socratic.evaluator.build import BuildResult, find_nvcc
+from socratic.evaluator.plan import PlanError, fatbin_images
 
 # A banned library is recognised by what only its use leaves in an artefact, never by its
 # letters alone: a helper of the candidate's own named `cudnn_style_epilogue` or
@@ -100,9 +101,11 @@ RUNTIME_CODE_NAME = re.compile(
     re.I)
 RUNTIME_CODE_LIB_BYTES = re.compile(rb"lib(nvrtc|nvJitLink|nvptxcompiler)[\w.]*", re.I)
 # bytes brought in whole (assembler .incbin) or placed in a section of the candidate's choosing
+# (any case: the assembler takes `.INCBIN` and `.SECTION` as well)
 EMBED_NAME = re.compile(r"\.incbin|(?<![A-Za-z0-9_)\]])\.(?:push)?section\b"
                         r"|__attribute__\s*\(\(\s*(?:__)?section(?:__)?\b"
-                        r"|__declspec\s*\(\s*allocate|#\s*pragma\s+(?:data_seg|section|clang\s+section)")
+                        r"|__declspec\s*\(\s*allocate|#\s*pragma\s+(?:data_seg|section|clang\s+section)", re.I)
+SQUEEZED_EMBED = re.compile(r"\.incbin|(?<![A-Za-z0-9_)\]])\.(?:push)?section\b", re.I)
 # a #line directive or GNU linemarker moves the candidate's lines to another file name
 LINE_DIRECTIVE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(?:line\b|\d)", re.M)
 # CUDA fatbin sections (the kernels' own device code and static cudart's); anything else
@@ -205,7 +208,7 @@ def _squeezed_labels(code: str) -> list[str]:
     """Names assembled from pieces: the code without spaces, pasting or string splits."""
     squeezed = re.sub(r"\s+|##|\"\s*\"", "", code)
     found = list(dict.fromkeys(lib for lib, _ in _code_match(squeezed) + _shared_match(squeezed)))
-    if re.search(r"\.incbin", squeezed):
+    if SQUEEZED_EMBED.search(squeezed):
         found.append("embedded-binary")
     if re.search(r"libpython|PyRun_|PyGILState_|PyImport_|PyEval_", squeezed):
         found.append("python-api")
@@ -294,6 +297,22 @@ def check_device_code(keep_dir: Path) -> list[BanHit]:
             for lib, _ in _code_match(sym):
                 hits.append(_hit(lib, "device-symbols", path.name, sym[:160]))
     return _dedupe(hits)
+
+
+def check_device_origin(library: Path, keep_dir: Path) -> list[BanHit]:
+    """Every device-code image in the library's .nv_fatbin is one this build's compiler made
+    (a fatbin it kept, byte for byte): the judge loads them all, so an image placed there by
+    hand (an `.incbin` of a fatbin, CUTLASS's or cuBLAS's, from a folder the build can read)
+    would run while its device symbols were never checked."""
+    made = {p.read_bytes() for p in keep_dir.glob("*.fatbin")}
+    try:
+        images = fatbin_images(library)
+    except PlanError as exc:
+        return [_hit("unknown", "checker", library.name, str(exc))]
+    return [_hit("embedded-binary", "device-origin", library.name,
+                 f"device-code image {k + 1} of {len(images)} in .nv_fatbin ({len(img)} bytes) is not one "
+                 f"this build compiled from the candidate's source")
+            for k, img in enumerate(images) if img not in made]
 
 
 def check_host_library(library: Path) -> list[BanHit]:
@@ -471,6 +490,7 @@ def static_checks(build: BuildResult, display: str) -> list[BanHit]:
     hits += check_preprocessed(build, display)
     hits += check_depfile(build.dir / "deps.d", build.source)
     hits += check_device_code(build.dir / "keep")
+    hits += check_device_origin(build.library, build.dir / "keep")
     hits += check_host_library(build.library)
     return hits
 
