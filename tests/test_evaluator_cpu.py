@@ -173,6 +173,8 @@ def test_build_failure_is_a_failed_check_with_the_log(cache, tmp_path):
     assert not res.doc["build"]["ok"] and "error" in res.doc["build"]["log"]
     # the compiler's messages name the user's file, not the cache's copy of it
     assert str(src) in res.doc["build"]["log"] and "/builds/" not in res.doc["build"]["log"]
+    # and the failed build leaves no folder (red team, s27: one failing on purpose filled the disk)
+    assert [p.name for p in (cache / "builds").iterdir() if "." in p.name] == []
 
 
 @needs_nvcc

@@ -145,7 +145,9 @@ def _build_in(work: Path, final: Path, code: bytes, sha: str, source: Path,
     log = log.replace(str(work / "candidate.cu"), str(source))
     result = BuildResult(ok=ok, cached=False, seconds=round(seconds, 3), command=command, log=log,
                          sha256=sha, resources=parse_resources(log), dir=work)
-    if not ok:
+    if not ok:   # nothing to reuse: its log is in the result, its folder goes (else a candidate
+        shutil.rmtree(work, ignore_errors=True)   # failing on purpose would fill the disk)
+        result.dir = None
         return result
     meta_path = work / "build.json"
     meta_path.write_text(json.dumps({"command": command, "log": log,
