@@ -109,6 +109,7 @@ def test_bad_task_files_get_one_clear_line(tmp_path, mutate, expected):
     (["eval", "rmsnorm", "--scenarios", " ", "--check-only"], "--scenarios: empty"),
     (["eval", "rmsnorm", "--candidate", "tests/candidates", "--check-only"],
      "tests/candidates: is a folder, not a candidate file"),
+    (["eval", "rmsnorm", "--candidate", "/dev/null", "--check-only"], "/dev/null: not a regular file"),
 ])
 def test_bad_input_paths_exit_2_with_one_line(args, expected):
     res = socratic(*args)
@@ -120,6 +121,10 @@ def test_bad_input_paths_exit_2_with_one_line(args, expected):
 def test_missing_task_file_is_named(tmp_path):
     res = socratic("eval", str(tmp_path))
     assert res.code == 2 and f"{tmp_path}/task.toml: missing task file" in res.stderr
+    import os
+    os.mkfifo(tmp_path / "task.toml")   # there, but no file to read (a read would wait forever)
+    res = socratic("eval", str(tmp_path))
+    assert res.code == 2 and f"{tmp_path}/task.toml: not a regular file" in res.stderr, res.stderr
 
 
 @pytest.mark.skipif(gpu_present() is None, reason="this machine has a GPU")

@@ -562,7 +562,8 @@ def load_task(task_dir: Path | str) -> Task:
         raise TaskError(f"{task_dir}: no such task directory")
     path = task_dir / TASK_FILE
     if not path.is_file():
-        raise TaskError(f"{path}: missing task file (a task directory holds {TASK_FILE})")
+        raise TaskError(f"{path}: not a regular file (a pipe, a device or a folder)" if path.exists() else
+                        f"{path}: missing task file (a task directory holds {TASK_FILE})")
     ld = _Loader(path)
     d = ld.data
 

@@ -129,7 +129,8 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None,
     if candidate.is_dir():
         raise InputError(f"{candidate}: is a folder, not a candidate file (give the .cu file)")
     if not candidate.is_file():
-        raise InputError(f"{candidate}: no such candidate file")
+        raise InputError(f"{candidate}: not a regular file (a device, a pipe or a socket), not a candidate"
+                         if candidate.exists() else f"{candidate}: no such candidate file")
     _refuse_empty(candidate)
     label, scenarios = task.select(opts.scenarios)
     command = task.command_for(task.select_arch(opts.arch))   # a GPU the task cannot use: one line
