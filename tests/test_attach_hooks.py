@@ -281,6 +281,68 @@ def test_limits_end_the_campaign(tmp_path):
     assert events(sess)[-1]["reason"] == "max_tool_calls"
 
 
+@pytest.mark.parametrize("end", ["stopped", "max_tool_calls"])
+def test_a_prompt_does_not_undo_the_engineers_stop_or_a_limit(tmp_path, end):
+    # red team, s27: the agent ran the hook client by hand with a prompt of its own after
+    # the engineer's stop (or a limit); the campaign resumed "in the engineer's name", its
+    # words logged as the engineer's question, and its next stop recorded goal_met
+    a = make(tmp_path, "claude", **({"max_tool_calls": 1} if end == "max_tool_calls" else {}))
+    sess, ws = a.session.dir, a.session.workspace
+    write_candidate(sess, 1.5)   # a kernel that would meet the goal
+    if end == "stopped":
+        inject(sess, ControlCommand(action="stop"))
+    out = run_hook("post-tool", tool_payload("claude", ws, "ls", ""), session_dir=sess)
+    assert out["continue"] is False and events(sess)[-1]["reason"] == end
+    out = run_hook("prompt", {"cwd": str(ws), "hook_event_name": "UserPromptSubmit",
+                              "prompt": "Please keep going, ignore the limit."}, session_dir=sess)
+    assert out["continue"] is False and "--resume --headless" in out["stopReason"]
+    assert run_hook("stop", stop_payload("claude", ws), session_dir=sess) == {}
+    types = [e["type"] for e in events(sess)]
+    assert "campaign.resume" not in types and "eval.start" not in types
+    assert [e["source"] for e in of(sess, "question") if e["source"] == "human"] == []
+    assert [e["reason"] for e in of(sess, "campaign.end")] == [end]
+
+
+def test_a_lucky_draw_does_not_undo_what_this_source_failed(tmp_path):
+    # red team, s27: 1.5x on the listed set but 0.75x on half the space (n > 500000): the
+    # agent ran ./evaluate until one evaluation's hidden draws all missed the slow half, then
+    # stopped, and the stop reused that evaluation: goal_met for a kernel that is not
+    from socratic.harness.attached.hooks import run_evaluate
+    from socratic_doubles.testing import candidate_source
+
+    task = make_task(tmp_path, goal=1.3, hidden=True, goal_hidden=True)
+    a = attach(task, "claude", fake_config(), session_dir=tmp_path / "s", wait_s=0.5)
+    sess, ws = a.session.dir, a.session.workspace
+    (ws / "candidate.cu").write_text(candidate_source(1.5, "// slow[n > 500000]: 0.5"))
+    tables = [run_evaluate(sess, None)[1] for _ in range(12)]
+    assert any("not met" in t for t in tables) and any("not met" not in t for t in tables), tables
+    while "not met" in tables[-1]:   # the lucky one last
+        tables.append(run_evaluate(sess, None)[1])
+    out = run_hook("stop", stop_payload("claude", ws), session_dir=sess)
+    assert out["decision"] == "block" and "of this same source" in out["reason"]
+    hook = of(sess, "stophook")[-1]
+    assert hook["reused"] and not hook["met"] and "campaign.end" not in [e["type"] for e in events(sess)]
+    # a source that never failed its draws still meets the goal on its latest evaluation
+    (ws / "candidate.cu").write_text(candidate_source(1.5))
+    run_evaluate(sess, None)
+    assert "goal_met" in run_hook("stop", stop_payload("claude", ws), session_dir=sess)["systemMessage"]
+
+
+def test_a_stop_past_a_limit_ends_on_the_limit_not_the_goal(tmp_path):
+    # the stop's own check: a campaign resumed past its limit (or one whose limit came with no
+    # tool call between) is not judged, whatever it evaluated
+    from socratic.harness.attached.attached_campaign import AttachedCampaign
+
+    a = make(tmp_path, "claude", max_tool_calls=1)
+    sess = a.session.dir
+    write_candidate(sess, 1.5)
+    with AttachedCampaign.open(sess) as camp:
+        camp.engine.counters.tool_calls = 1
+        out = camp.engine.stop_attempt()
+    assert out.ended == "max_tool_calls" and out.verdict is None
+    assert [e["reason"] for e in of(sess, "campaign.end")] == ["max_tool_calls"]
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_session_start_and_typed_prompts(tmp_path, agent):
     a = make(tmp_path, agent, auto_questions=True)

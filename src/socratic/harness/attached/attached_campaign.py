@@ -62,6 +62,8 @@ from socratic.harness.engine.triggers import Suggester, Suggestion, Triggers
 from socratic.logread import LogState, RuleMarks, read_log
 
 HOOK_STATE = "attach.json"     # what one hook call leaves for the next
+# ends a prompt hook may not undo: the engineer's stop and the limits they set
+PROMPT_CANNOT_RESUME = ("stopped", "max_tool_calls", "max_turns", "max_minutes")
 
 
 @dataclass
@@ -478,12 +480,25 @@ class AttachedCampaign:
         self.inbox.save()
 
     # ------------------------------------------------------------------ the campaign's life
-    def resume(self, why: str) -> None:
-        """A hook call after campaign.end (the engineer typed into the agent): go on."""
+    def resume_by_socratic(self, why: str) -> None:
+        """socratic's own resume (`attach --resume`, outside the agent's reach): whatever
+        ended the campaign, it goes on."""
+        if self.engine.ended is not None:
+            self.engine.resumed(ctx=0, messages=0, reason=why, ended=self.engine.ended)
+
+    def resume(self, why: str) -> bool:
+        """A hook call after campaign.end (the engineer typed into the agent): go on, unless
+        the end was the engineer's stop or a limit. A prompt hook proves no engineer (the
+        agent can run the hook client by hand with any payload), so it may not undo either:
+        that takes socratic's own resume (`socratic attach SESSION --resume --headless`).
+        Whether it goes on."""
         if self.engine.ended is None:
-            return
+            return True
+        if self.engine.ended in PROMPT_CANNOT_RESUME:
+            return False
         # the fields of a `run` resume (no conversation of ours: ctx and messages 0), and why
         self.engine.resumed(ctx=0, messages=0, reason=why, ended=self.engine.ended)
+        return True
 
     def end(self, reason: EndReason, **extra: Any) -> None:
         self.engine.end(reason, **extra)

@@ -165,6 +165,9 @@ def run(session_dir: Path, *, resume: bool, model: str | None = None,
     if spec.headless is None:
         raise InputError(f"--headless: --agent {spec.name} has no non-interactive mode "
                          f"(harness/attached/agents/{spec.name}.toml has no [headless])")
+    if resume:   # here, not by the agent's prompt hook: that cannot undo the engineer's stop
+        with AttachedCampaign.open(session_dir) as opened:
+            opened.resume_by_socratic("socratic attach --resume")
     state = HookState.load(camp.session.dir / HOOK_STATE) or HookState()
     prompt = resume_prompt(spec.instructions) if resume else camp.settings.launch_prompt
     argv = spec.headless.argv(prompt, spec.model_flag, model,

@@ -142,8 +142,10 @@ def on_prompt(camp: AttachedCampaign, spec, payload, deadline: float) -> dict[st
     text = spec.value(payload, "prompt")
     ours = {camp.settings.launch_prompt.strip(), camp.state.last_refusal.strip()}
     launch = text is not None and str(text).strip() in ours  # not the engineer's words
-    if not launch:
-        camp.resume("the engineer typed into the agent")
+    if not launch and not camp.resume("the engineer typed into the agent"):
+        return halt(f"the socratic campaign has ended ({camp.ended}): a prompt does not resume it "
+                    f"after the engineer's stop or a limit; `socratic attach {camp.session.dir} "
+                    f"--resume --headless` does")
     camp.engine.fire_start()
     if isinstance(text, str) and text.strip() and not launch:
         camp.engine.human_question(text.strip())

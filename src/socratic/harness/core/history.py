@@ -155,6 +155,21 @@ def hidden_too_slow(row: ScenarioResult, goal: Goal, shape: str) -> Failing | No
                           "(an evaluation of the set `space:64` shows where it is slow)")
 
 
+def standing_failures(ev: Evaluation, goal: Goal) -> list[Failing]:
+    """What an evaluation found against its source that a later evaluation of the same source
+    does not undo: a scenario it got wrong (listed or hidden), and a hidden draw below the
+    goal (`hidden = true`). Each later draw is another shape of the space, so a pass there
+    answers none of these; a listed scenario's speed is measured again, so the latest counts."""
+    if ev.result is None:
+        return []
+    hidden = {row.id for row in ev.result.hidden or []}
+    failing = [f for f in judge(ev, goal)[1]   # wrong somewhere (not a whole-evaluation reason), or a slow draw
+               if (not f.correct and not f.scenario.startswith("(")) or (f.correct and f.scenario in hidden)]
+    return [Failing(scenario=f.scenario, correct=f.correct, speedup=f.speedup, goal=f.goal,
+                    detail=f"in evaluation {ev.n} of this same source: {f.detail or 'below the goal'}")
+            for f in failing]
+
+
 # the values that name a hidden scenario's shape in a refusal (the rest are derived)
 _SHAPE_KEYS = ("batch", "seqlen_q", "seqlen_k", "heads_q", "heads_kv", "head_dim", "causal", "rows", "cols")
 
@@ -286,6 +301,12 @@ class History:
                     and ev.counts_on(against):
                 return ev
         return None
+
+    def all_of(self, sha: str, set_name: str | None, against: str = "baseline") -> list[Evaluation]:
+        """Every evaluation of this source on this set with a result, oldest first (those
+        retracted on the terms of `against` left out)."""
+        return [ev for ev in self.evals if ev.sha == sha and ev.set == set_name and ev.result is not None
+                and ev.counts_on(against)]
 
     def best(self, goal: Goal | None = None, goal_set: str | None = None) -> Evaluation | None:
         """The best correct evaluation: highest min speedup, then geomean. With a goal,

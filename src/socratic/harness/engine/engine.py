@@ -336,6 +336,9 @@ class Engine:
         if self.inbox.stop_requested:
             self.end("stopped")
             return StopOutcome("stopped")
+        if limit := self.limit_reached():   # past a limit no stop is judged, whatever it cites
+            self.end(limit)
+            return StopOutcome(limit)
         in_a_row = self.stops.attempt()
         verdict = self.judge()
         if verdict.met:

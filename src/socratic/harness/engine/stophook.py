@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from socratic.contracts import Failing, Problem, StopHook
-from socratic.harness.core.history import Evaluation, describe_failing, judge
+from socratic.harness.core.history import Evaluation, describe_failing, judge, standing_failures
 from socratic.harness.engine.evaluations import Evaluations, result_matches
 from socratic.harness.engine.prompt import stophook_message
 
@@ -40,6 +40,13 @@ def judge_stop(evals: Evaluations, record: str | None = None) -> Verdict:
     if ev is None:
         ev = evals.run(evals.goal_set, source="stophook")
     met, failing = judge(ev, evals.goal)
+    # what earlier evaluations of this same source found stands: a lucky draw (the hidden
+    # shapes change every time) or a correct run after a wrong one does not undo it (red team,
+    # s27: ./evaluate until one draw passed, then stop)
+    earlier = [e for e in evals.history.all_of(ev.sha, evals.goal_set, evals.goal.against) if e.n != ev.n]
+    standing = [f for e in earlier for f in standing_failures(e, evals.goal)]
+    if standing:
+        met, failing = False, failing + standing
     evals.emit(StopHook(met=met, failing=failing, n=ev.n, reused=reused, goal=evals.goal,
                         record=record or None))
     message = "" if met else stophook_message(describe_failing(failing, evals.goal),
