@@ -437,6 +437,30 @@ def test_transcript_text_is_logged_once_and_in_order(tmp_path):
     assert "declared_done" in kinds
 
 
+@pytest.mark.parametrize("fmt", ["claude-jsonl", "gemini-json"])
+def test_a_transcript_path_that_is_no_file_reads_as_nothing_at_once(tmp_path, fmt):
+    # red team, s27: the path comes in the agent's payload and is read by the session server,
+    # the campaign's lock held: a FIFO (swapped in after a check, too) would hold it forever,
+    # a sparse file of 100 GB would fill its memory
+    import os
+
+    from socratic.harness.core import transcripts
+
+    fifo = tmp_path / "t.json"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    assert transcripts.read_new(fmt, str(fifo), 0)[0].texts == []
+    assert transcripts.read_new(fmt, "/dev/zero", 0)[0].texts == []
+    assert time.monotonic() - t0 < 5
+    big = tmp_path / "big.jsonl"
+    line = json.dumps({"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": "x"}]}})
+    with open(big, "w") as fh:
+        fh.write(line + "\n")
+        fh.truncate(100 << 30)   # sparse: 100 GB of zeros after the line
+    chunk, off = transcripts.read_new("claude-jsonl", str(big), 0)
+    assert off <= transcripts.MAX_READ and chunk.texts == ["x"]
+
+
 def test_codex_and_gemini_transcripts(tmp_path):
     from socratic.harness.core.transcripts import read_new
 

@@ -23,11 +23,15 @@ caller logs each key once.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from socratic.eventlog import read_jsonl
+from socratic.eventlog import parse_jsonl
+
+MAX_READ = 64 << 20   # bytes of a transcript read at one hook call (the rest at the next)
 
 
 @dataclass
@@ -51,15 +55,19 @@ def read_new(fmt: str, path: str | None, offset: int) -> tuple[Chunk, int]:
         return Chunk(), offset
     p = Path(path)
     # the path comes in the agent's payload (a hand-made one too), read outside its domain:
-    # a FIFO or a device (/dev/zero) would hold the session server, the campaign's lock held
-    if not p.is_file():
-        return Chunk(), offset
+    # a FIFO or a device (/dev/zero) would hold the session server, the campaign's lock held,
+    # and a file swapped for one after a check too: the descriptor opened is what is checked
+    # (without blocking), and at most MAX_READ bytes are read a call (a sparse file of 100 GB)
     try:
-        if fmt == "gemini-json" and p.suffix != ".jsonl":
-            return _gemini(p, offset)
-        records, nxt = read_jsonl(p, offset)
+        data = _regular_bytes(p, 0 if fmt == "gemini-json" and p.suffix != ".jsonl" else offset)
     except OSError:
         return Chunk(), offset
+    if data is None:
+        return Chunk(), offset
+    if fmt == "gemini-json" and p.suffix != ".jsonl":
+        return _gemini(data, offset)
+    records, used, _ = parse_jsonl(data)
+    nxt = offset + used
     if fmt == "claude-jsonl":
         return _claude(records), nxt
     if fmt == "codex-rollout":
@@ -108,9 +116,26 @@ def _codex(records: list[dict[str, Any]]) -> Chunk:
     return chunk
 
 
-def _gemini(path: Path, seen: int) -> tuple[Chunk, int]:
+def _regular_bytes(path: Path, offset: int) -> bytes | None:
+    """The bytes of `path` from `offset` (at most MAX_READ), or None when it is no regular
+    file: opened without blocking (a FIFO), the kind checked on the descriptor itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks, left = [], MAX_READ
+        while left > 0 and (block := os.read(fd, min(left, 1 << 20))):
+            chunks.append(block)
+            left -= len(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _gemini(data: bytes, seen: int) -> tuple[Chunk, int]:
+    try:
+        doc = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         return Chunk(), seen  # caught mid-rewrite: next time
     msgs = doc.get("messages") if isinstance(doc, dict) else None
