@@ -314,10 +314,13 @@ def test_a_lucky_draw_does_not_undo_what_this_source_failed(tmp_path):
     a = attach(task, "claude", fake_config(), session_dir=tmp_path / "s", wait_s=0.5)
     sess, ws = a.session.dir, a.session.workspace
     (ws / "candidate.cu").write_text(candidate_source(1.5, "// slow[n > 500000]: 0.5"))
-    tables = [run_evaluate(sess, None)[1] for _ in range(12)]
-    assert any("not met" in t for t in tables) and any("not met" not in t for t in tables), tables
-    while "not met" in tables[-1]:   # the lucky one last
+    tables = [run_evaluate(sess, None)[1]]
+    while "not met" not in tables[-1] and len(tables) < 200:   # the draws find the slow half ...
         tables.append(run_evaluate(sess, None)[1])
+    tables.append(run_evaluate(sess, None)[1])
+    while "not met" in tables[-1] and len(tables) < 400:       # ... then miss it: the lucky one last
+        tables.append(run_evaluate(sess, None)[1])
+    assert any("not met" in t for t in tables) and "not met" not in tables[-1], tables[-3:]
     out = run_hook("stop", stop_payload("claude", ws), session_dir=sess)
     assert out["decision"] == "block" and "of this same source" in out["reason"]
     hook = of(sess, "stophook")[-1]
