@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from socratic.contracts import BanHit
-from socratic.evaluator.build import BuildResult, find_nvcc
+from socratic.evaluator.build import BuildResult, find_nvcc, run_confined
 from socratic.evaluator.plan import PlanError, fatbin_images
 
 # A banned library is recognised by what only its use leaves in an artefact, never by its
@@ -449,8 +449,11 @@ def check_preprocessed(build_result: BuildResult, display: str) -> list[BanHit]:
     if doc is None:
         argv = preprocess_argv(build_result)
         try:
-            proc = subprocess.run(argv, cwd=build_result.dir, capture_output=True, text=True, errors="replace",
-                                  timeout=120)
+            # confined as the build is: a file it could not read there (`__has_include`) is
+            # not read here either
+            includes = [argv[k + 1] for k, tok in enumerate(argv[:-1]) if tok == "-I"]
+            includes += [tok[2:] for tok in argv if tok.startswith("-I") and len(tok) > 2]
+            proc = run_confined(argv, build_result.dir, includes, 120)
             error = None if proc.returncode == 0 else (proc.stderr.strip()[-300:] or f"exit {proc.returncode}")
             lines = candidate_lines(proc.stdout) if error is None else []
         except (OSError, subprocess.SubprocessError) as exc:

@@ -172,16 +172,24 @@ def _run_build(command: str, work: Path, reads: list[str]) -> tuple[str, bool]:
         # the task file names the command: say which one, and where it is looked up
         raise CommandNotFound(f"build command not found: {argv[0] if argv else repr(command)} (the task's "
                               f"`build.command`; is it on PATH?)")
-    tmp = work / "tmp"   # nvcc's and the host compiler's temporary files: inside the build folder
-    tmp.mkdir(exist_ok=True)
     try:
-        # errors="replace": nvcc echoes source lines, and a candidate need not be UTF-8
-        proc = subprocess.run(isolated_python("-m", "socratic.evaluator.buildbox", str(work), *reads, "--", *argv),
-                              cwd=work, capture_output=True, text=True, errors="replace",
-                              timeout=BUILD_TIMEOUT_S, env=clean_env({"TMPDIR": str(tmp)}))
+        proc = run_confined(argv, work, reads, BUILD_TIMEOUT_S)
         return proc.stdout + proc.stderr, proc.returncode == 0 and (work / "lib.so").is_file()
     except subprocess.TimeoutExpired:
         return f"build timed out after {BUILD_TIMEOUT_S} s", False
+
+
+def run_confined(argv: list[str], work: Path, reads: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`argv` (nvcc, or the tools it runs) in `work`, confined (evaluator.buildbox): reads of
+    the toolchain's and the system's folders and `reads`, writes of `work` only; its
+    temporary files inside `work`. Its output as text (errors="replace": nvcc echoes source
+    lines, and a candidate need not be UTF-8)."""
+    tmp = work / "tmp"
+    tmp.mkdir(exist_ok=True)
+    try:
+        return subprocess.run(isolated_python("-m", "socratic.evaluator.buildbox", str(work), *reads, "--", *argv),
+                              cwd=work, capture_output=True, text=True, errors="replace", timeout=timeout,
+                              env=clean_env({"TMPDIR": str(tmp)}))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
