@@ -414,6 +414,18 @@ def test_embedded_binaries_are_caught(cache, tmp_path):
     assert _layers(res, "embedded-binary") == {"source", "preprocessed", "device-origin"}, res.doc["bans"]
 
 
+@needs_nvcc
+def test_the_builds_confinement_can_be_turned_off_and_says_so(cache, tmp_path):
+    # the agent's switch ($SOCRATIC_CONFINE=0), for a machine whose toolchain lies where the
+    # policy does not look: the build runs, and its log says it ran unconfined
+    import os
+
+    src = _plant(tmp_path, "cand.cu", source("correct"))
+    res = socratic("eval", "rmsnorm", "--candidate", str(src), "--check-only", "--json",
+                   env={**os.environ, "SOCRATIC_CACHE": str(cache), "SOCRATIC_CONFINE": "0"})
+    assert res.code == 0 and "the build runs unconfined ($SOCRATIC_CONFINE=0)" in res.doc["build"]["log"]
+
+
 FOREIGN_FATBIN = r"""
 asm(".SECTION .nv_fatbin,\"a\"\n.BALIGN 8\n.INCBIN \"FATBIN\"\n.text");
 """
