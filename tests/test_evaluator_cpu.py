@@ -426,6 +426,16 @@ def test_the_builds_confinement_can_be_turned_off_and_says_so(cache, tmp_path):
     assert res.code == 0 and "the build runs unconfined ($SOCRATIC_CONFINE=0)" in res.doc["build"]["log"]
 
 
+def test_the_builds_tools_keep_the_users_library_path(tmp_path, monkeypatch):
+    # a module-loaded host compiler may need LD_LIBRARY_PATH; the Python that confines the
+    # build starts without any LD_* (pyproc), and hands it to the tool it runs
+    from socratic.evaluator.build import run_confined
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/usr/lib/socratic-probe")
+    out = run_confined(["/bin/sh", "-c", 'echo "tool: $LD_LIBRARY_PATH"'], tmp_path, [], 60)
+    assert out.returncode == 0 and "tool: /usr/lib/socratic-probe" in out.stdout, out.stdout + out.stderr
+
+
 FOREIGN_FATBIN = r"""
 asm(".SECTION .nv_fatbin,\"a\"\n.BALIGN 8\n.INCBIN \"FATBIN\"\n.text");
 """

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from socratic.contracts import KernelResources
 from socratic.errors import InputError
+from socratic.evaluator.buildbox import LIBRARY_PATH_ENV
 from socratic.pyproc import clean_env, isolated_python
 from socratic.taskfile import Task, TaskError
 
@@ -187,9 +188,11 @@ def run_confined(argv: list[str], work: Path, reads: list[str], timeout: float) 
     tmp = work / "tmp"
     tmp.mkdir(exist_ok=True)
     try:
+        # the compiler's library path (a module-loaded host compiler may need it) goes to the
+        # tool under another name: the Python that confines it starts with no LD_* at all
+        env = clean_env({"TMPDIR": str(tmp), LIBRARY_PATH_ENV: os.environ.get("LD_LIBRARY_PATH", "")})
         return subprocess.run(isolated_python("-m", "socratic.evaluator.buildbox", str(work), *reads, "--", *argv),
-                              cwd=work, capture_output=True, text=True, errors="replace", timeout=timeout,
-                              env=clean_env({"TMPDIR": str(tmp)}))
+                              cwd=work, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from socratic.chain import key_dir
 from socratic.landlock import Policy, restrict_self
 
+LIBRARY_PATH_ENV = "SOCRATIC_BUILD_LD_LIBRARY_PATH"   # the user's LD_LIBRARY_PATH, for the tools only
 OFF_ENV = "SOCRATIC_CONFINE"   # "0": no confinement (the agent's switch too: harness/attached/confine.py)
 SYSTEM_READS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
                 "/proc", "/sys", "/dev")
@@ -60,6 +61,10 @@ def main(argv: list[str]) -> int:
         return 2
     cut = argv.index("--")
     work, more, command = argv[0], argv[1:cut], argv[cut + 1:]
+    libraries = os.environ.pop(LIBRARY_PATH_ENV, "")
+    if libraries:   # the user's, for the compiler (this Python started without it)
+        os.environ["LD_LIBRARY_PATH"] = libraries
+        more = [*more, *(p for p in libraries.split(os.pathsep) if os.path.isabs(p))]
     if os.environ.get(OFF_ENV) == "0":   # as for the agent: a machine where the policy misses a folder
         print(f"note: the build runs unconfined (${OFF_ENV}=0)", file=sys.stderr)
         got = {"files": "off"}
