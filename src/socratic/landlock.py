@@ -36,6 +36,11 @@ BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 
+# the system's folders every confined process of socratic's may read (programs, libraries,
+# /etc, /proc): the agent's domain and the build's add their own to these
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys")
+
+
 def abi_version() -> int:
     """The kernel's Landlock ABI (0 where it has none or it is disabled)."""
     libc = ctypes.CDLL(None, use_errno=True)

@@ -21,12 +21,11 @@ import sys
 from pathlib import Path
 
 from socratic.chain import key_dir
-from socratic.landlock import Policy, restrict_self
+from socratic.landlock import SYSTEM_FOLDERS, Policy, restrict_self
 
 LIBRARY_PATH_ENV = "SOCRATIC_BUILD_LD_LIBRARY_PATH"   # the user's LD_LIBRARY_PATH, for the tools only
 OFF_ENV = "SOCRATIC_CONFINE"   # "0": no confinement (the agent's switch too: harness/attached/confine.py)
-SYSTEM_READS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-                "/proc", "/sys", "/dev")
+SYSTEM_READS = (*SYSTEM_FOLDERS, "/dev")
 
 
 def _real(p: str) -> Path:

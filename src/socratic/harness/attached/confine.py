@@ -35,8 +35,7 @@ from socratic import landlock
 from socratic.errors import InputError
 
 OFF_ENV = "SOCRATIC_CONFINE"   # "0": run the agent unconfined
-SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-               "/proc", "/sys", "/run", "/var/lib/ca-certificates")
+SYSTEM_READ = (*landlock.SYSTEM_FOLDERS, "/run", "/var/lib/ca-certificates")
 SYSTEM_WRITE = ("/dev",)       # the terminal, /dev/null, the GPU's device files
 
 
