@@ -72,6 +72,11 @@ LAUNCHER_PROBE = r'''
 import os, socket, sys
 from socratic.evaluator.sandbox import confine_launcher
 library, secret, shm, home_file = sys.argv[1:5]
+planted = shm + ".planted"   # what another process left in /dev/shm, and a terminal's input
+with open(planted, "w") as fh:
+    fh.write("left")
+_, pty = os.openpty()
+terminal = os.ttyname(pty)
 got = confine_launcher(library)
 print("state", got["files"], got["network"], got["processes"])
 def attempt(what, fn):
@@ -87,6 +92,10 @@ attempt("write-tmp", lambda: open("/tmp/socratic_launcher_probe_" + str(os.getpi
 attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
 attempt("tcp", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
 attempt("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+attempt("socketpair", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))
+attempt("read-shm", lambda: open(planted).read())
+attempt("read-terminal", lambda: os.close(os.open(terminal, os.O_RDONLY | os.O_NOCTTY)))
+attempt("read-urandom", lambda: open("/dev/urandom", "rb").read(8))
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 params = ctypes.create_string_buffer(120)
@@ -114,10 +123,12 @@ def test_the_candidates_process_reads_only_what_it_needs_and_reaches_no_network(
                          capture_output=True, text=True, cwd="/", timeout=60)
     lines = set(out.stdout.splitlines())
     assert "state landlock landlock seccomp" in lines, out.stdout + out.stderr
-    assert "read-own-library allowed" in lines
-    for denied in ("read-secret", "read-user-file", "write-shm", "write-tmp", "udp", "tcp", "unix", "io_uring"):
+    assert "read-own-library allowed" in lines and "read-urandom allowed" in lines
+    for denied in ("read-secret", "read-user-file", "write-shm", "write-tmp", "udp", "tcp", "unix", "io_uring",
+                   "socketpair", "read-shm", "read-terminal"):   # the last three: red team, s27
         assert f"{denied} denied" in lines, (denied, out.stdout)
     assert not __import__("os").path.exists(shm)
+    __import__("os").unlink(shm + ".planted")
 
 
 # what a candidate's host code tries beyond reads, writes and the network ---------------------

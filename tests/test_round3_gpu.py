@@ -145,6 +145,76 @@ def test_the_candidates_context_can_write_the_judges_memory_and_the_digest_sees_
     cctx.close()
 
 
+def test_the_digest_covers_every_byte_and_equal_bytes_give_equal_digests():
+    # hash_many: one launch for many buffers, 16-byte loads on the aligned body and the bytes
+    # around it one at a time; the input check compares digests of two buffers
+    import numpy as np
+
+    from socratic.evaluator.gpu import Gpu
+
+    gpu = Gpu()
+    n = (1 << 20) + 13   # a tail of 13 bytes past the last 16-byte word
+    data = np.random.default_rng(7).integers(0, 256, n, dtype=np.uint8)
+    a, b = gpu.alloc(n), gpu.alloc(n)
+    gpu.from_host(a, data)
+    gpu.from_host(b, data)
+    one = [gpu.hash(a, n), gpu.hash(b, n)]
+    assert one[0] == one[1] and gpu.hashes([(a, n), (b, n)]) == one
+    for at in (0, 15, 16, 4096, n - 14, n - 13, n - 1):   # body, its last byte, the tail
+        changed = data.copy()
+        changed[at] ^= 1
+        gpu.from_host(b, changed)
+        assert gpu.hash(b, n) != one[0], at
+    swapped = data.copy()
+    swapped[0:8], swapped[8:16] = data[8:16], data[0:8]
+    gpu.from_host(b, swapped)
+    assert gpu.hash(b, n) != one[0]
+    assert gpu.hash(a, n - 1) != one[0]   # the length counts
+    gpu.from_host(b, data)
+    # a start off the 16-byte grid (its first bytes one at a time), the same in both buffers
+    head = [gpu.foreign(int(x.handle) + 3, n - 3) for x in (a, b)]
+    assert gpu.hash(head[0], n - 3) == gpu.hash(head[1], n - 3)
+    changed = data.copy()
+    changed[4] ^= 1   # inside the head
+    gpu.from_host(b, changed)
+    assert gpu.hash(head[1], n - 3) != gpu.hash(head[0], n - 3)
+    # one launch for buffers of different contents: each digest in its own place
+    assert gpu.hashes([(a, n), (b, n), (a, n)]) == [one[0], gpu.hash(b, n), one[0]]
+
+
+
+def test_a_candidate_that_rewrites_the_digest_table_and_results_is_still_seen():
+    # the digests' address table and results lie in the judge's memory, which the candidate's
+    # kernels can write: hash_later writes the table (and clears the results) after the
+    # candidate's context is done, so a table pointed at an untouched twin of the buffer it
+    # changed, and the old digest written where the new one goes, are gone before the launch
+    import numpy as np
+    from cuda.bindings import driver
+
+    from socratic.evaluator.candidate_context import CandidateContext
+    from socratic.evaluator.gpu import Gpu, check
+
+    gpu = Gpu()
+    cctx = CandidateContext(int(check(driver.cuCtxGetCurrent())), l2_bytes=gpu.info.l2_bytes)
+    n = 1 << 20
+    buf, twin = gpu.alloc(n), gpu.alloc(n)
+    for b in (buf, twin):
+        gpu.fill(b, "bf16", n // 2, 11, "normal", 0.0, 1.0)
+    before = gpu.hashes([(buf, n)])
+    assert gpu.hashes([(twin, n)]) == before   # equal bytes: the twin's digest is the buffer's
+    forged_table = cctx.alloc(16)
+    forged_digest = cctx.alloc(8)
+    with cctx.current():
+        for dev, host in ((forged_table, np.array([int(twin.handle), n], dtype=np.uint64)),
+                          (forged_digest, np.array(before, dtype=np.uint64))):
+            check(driver.cuMemcpyHtoD(dev.handle, host.ctypes.data, host.nbytes))
+        check(driver.cuMemsetD8Async(int(buf.handle) + 4096, 7, 2, cctx.stream))   # the change
+        cctx.copy(int(gpu._hash_table.handle), forged_table.handle, 16)           # ... hidden
+        cctx.copy(int(gpu._digests.handle), forged_digest.handle, 8)
+        cctx.sync()
+    assert gpu.hashes([(buf, n)]) != before
+    cctx.close()
+
 
 # modules planted where `socratic eval` is typed (an agent's workspace), or on PYTHONPATH:
 # once a statistics.py there tripled FA3's measured time (the baseline read 0.98x FA3, not

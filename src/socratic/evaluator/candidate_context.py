@@ -113,9 +113,11 @@ class CandidateContext:
         args = (ctypes.c_void_p * 2)(ctypes.addressof(cycles), ctypes.addressof(scratch))
         check(driver.cuLaunchKernel(self.spin_kernel, 1, 1, 1, 32, 1, 1, 0, self.stream, ctypes.addressof(args), 0))
 
-    def copy_in(self, dst: DevBuf, src_judge: int, nbytes: int) -> None:
-        """Judge memory -> this context, in this stream's order."""
-        check(driver.cuMemcpyPeerAsync(dst.handle, self.ctx, src_judge, self.judge_ctx, nbytes, self.stream))
+    def copy_in(self, dst: DevBuf, src_judge: int, nbytes: int, judge_stream: int) -> None:
+        """Judge memory -> this context, in the order of the judge's stream `judge_stream`
+        (this context stays idle: nothing of it runs beside the judge's work)."""
+        check(driver.cuMemcpyPeerAsync(dst.handle, self.ctx, src_judge, self.judge_ctx, nbytes,
+                                       driver.CUstream(judge_stream)))
 
     def copy_out(self, dst_judge: int, src: DevBuf, nbytes: int) -> None:
         """This context -> judge memory, in this stream's order (right after the candidate's

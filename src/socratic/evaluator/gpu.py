@@ -41,6 +41,7 @@ STATS_DTYPE = np.dtype([
 BF16_NAN = np.array([0x7FC1], dtype=np.uint16)
 F32_NAN = np.array([0x7FC00001], dtype=np.uint32)
 TOUCH_STRIDE = 4096   # bytes between two reads of `touch`: no GPU page is smaller
+HASHES_PER_LAUNCH = 512   # digests one hash_many launch computes (blockIdx.y)
 
 
 class GpuError(RuntimeError):
@@ -133,7 +134,7 @@ class Gpu:
         self.stream = self.device.create_stream(options=StreamOptions(nonblocking=True))
         self.module = ObjectCode.from_fatbin(helpers_fatbin())
         self.kernels = {n: self.module.get_kernel(n) for n in (
-            "fill_bf16", "fill_f16", "fill_f32", "hash_u16", "compare_bf16", "compare_f32", "spin", "work",
+            "fill_bf16", "fill_f16", "fill_f32", "hash_many", "compare_bf16", "compare_f32", "spin", "work",
             "transform_bf16", "transform_f16", "transform_f32", "touch")}
         self._timing = EventOptions(timing_enabled=True)
         props = self.device.properties
@@ -146,7 +147,10 @@ class Gpu:
         self._memory = DirectMemory(device_id)
         self._flush = self.alloc(max(2 * self.info.l2_bytes, 64 << 20) + 4096)
         self._scratch = self.alloc(4096)
-        self._hash_key = secrets.randbits(64)   # host memory only: out of any kernel's reach
+        self._digests = self.alloc(8 * HASHES_PER_LAUNCH)
+        self._hash_table = self.alloc(16 * HASHES_PER_LAUNCH)
+        self._hash_key = secrets.randbits(64)   # in no buffer of ours: kernel arguments only
+        self._hash_round = 0   # hash_later's launches so far (one set of digests is kept)
         self._salt = 0
 
     # memory -----------------------------------------------------------------
@@ -219,16 +223,44 @@ class Gpu:
         return self.hashes([(buf, nbytes)])[0]
 
     def hashes(self, bufs: list[tuple[Buffer, int]]) -> list[int]:
-        """Keyed digests of several buffers, read back together (one sync)."""
+        """Keyed digests of several buffers: one launch and one sync for up to
+        HASHES_PER_LAUNCH of them (the judge's memory around every candidate run). Returns
+        once the stream has reached it, work enqueued before included (also for none).
+        Call it only while the candidate's context is idle (hash_later says why)."""
+        if not bufs:
+            self.stream.sync()
+            return []
         out: list[int] = []
-        for start in range(0, len(bufs), 512):   # the scratch holds 512 digests
-            part = bufs[start:start + 512]
-            self._scratch.fill(0, stream=self.stream)
-            for k, (buf, nbytes) in enumerate(part):
-                self._launch("hash_u16", int(buf.handle), np.uint64(nbytes // 2),
-                             int(self._scratch.handle) + 8 * k, np.uint64(self._hash_key))
-            out += [int(x) for x in self.to_host(self._scratch, 8 * len(part), np.zeros(len(part), np.uint64))]
+        for start in range(0, len(bufs), HASHES_PER_LAUNCH):
+            out += self.hash_results(self.hash_later(bufs[start:start + HASHES_PER_LAUNCH]))
         return out
+
+    def hash_later(self, bufs: list[tuple[Buffer, int]]) -> tuple[int, int]:
+        """Enqueue the keyed digests of 1..HASHES_PER_LAUNCH buffers (no wait): work enqueued
+        after them may run before `hash_results` reads them (the judge's own, never the
+        candidate's). The address table lies in the judge's memory, which a candidate's
+        kernel can write: enqueue only while the candidate's context is idle (before its
+        run, or after a sync of its whole context), so that the table the launch reads is
+        the one written here. Returns the ticket `hash_results` takes."""
+        if not 0 < len(bufs) <= HASHES_PER_LAUNCH:
+            raise ValueError(f"hash_later takes 1 to {HASHES_PER_LAUNCH} buffers, not {len(bufs)}")
+        table = np.array([(int(buf.handle), nbytes) for buf, nbytes in bufs], dtype=np.uint64)
+        # from pageable memory: staged before the call returns, so `table` may go
+        check(driver.cuMemcpyHtoDAsync(int(self._hash_table.handle), table.ctypes.data, table.nbytes,
+                                       self.stream.handle))
+        self._digests.fill(0, stream=self.stream)
+        launch(self.stream, LaunchConfig(grid=(self.grid, len(bufs)), block=256), self.kernels["hash_many"],
+               int(self._hash_table.handle), int(self._digests.handle), np.uint64(self._hash_key))
+        self._hash_round += 1
+        return self._hash_round, len(bufs)
+
+    def hash_results(self, ticket: tuple[int, int]) -> list[int]:
+        """The digests of `ticket`, once the stream has reached them (and everything enqueued
+        after them); only the last hash_later's are there."""
+        round_, n = ticket
+        if round_ != self._hash_round:
+            raise ValueError(f"hash_results: digests of round {round_} read after round {self._hash_round} overwrote them")
+        return [int(x) for x in self.to_host(self._digests, 8 * n, np.zeros(n, np.uint64))]
 
     def compare(self, dtype: str, cand: Buffer, base: Buffer | None, ref: Buffer | None, count: int,
                 stats: Buffer) -> None:

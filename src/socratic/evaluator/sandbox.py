@@ -94,6 +94,9 @@ _DENIED_X86_64 = {"fork": 57, "vfork": 58, "execve": 59, "ptrace": 101, "tkill":
                   # manager, D-Bus, docker.sock) and runs commands outside the sandbox; the
                   # driver's own connections are made before (its context is up)
                   "socket": 41,
+                  # ... nor a pair of them: a datagram one sends to any path-named socket
+                  # (journald, /dev/log, one an agent binds) once disconnected (red team, s27)
+                  "socketpair": 53,
                   # leaving the judge's process group: its killpg would miss it
                   "setpgid": 109, "setsid": 112,
                   # SysV IPC objects and kernel keys outlive the process (and keyrings hold
@@ -145,17 +148,24 @@ def _seccomp_program(own_pid: int) -> list[tuple[int, int, int, int]]:
     return prog + [(ret, 0, 0, _RET_ALLOW)]
 
 
+# of /dev, what a library may read besides the GPU's device files (_device_files): not
+# /dev/shm (what another process left there), nor a terminal (/dev/pts: what the user types)
+DEV_READS = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full")
+
+
 def launcher_reads(library: str, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     """What the candidate's process may read once confined: the system's libraries and
     the driver's files, the CUDA toolkit, this Python and its packages, and the
     candidate's own build folder; not the user's files, the build cache's other entries,
-    the session, /etc beyond the loader's cache, nor anything under /tmp or /dev/shm."""
+    the session, /etc beyond the loader's cache, nor anything under /tmp, /dev/shm or
+    /dev/pts."""
     py = {sys.prefix, sys.base_prefix, sys.exec_prefix, *[p for p in sys.path if p and os.path.isdir(p)]}
     cuda = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
     return tuple(p for p in (
-        "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", "/proc", "/sys", "/dev",
+        "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", "/proc", "/sys", *DEV_READS,
         "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nvidia", "/etc/localtime",
         os.path.dirname(os.path.realpath(library)), *sorted(py), *cuda, *extra) if p)
+
 
 
 def _device_files() -> tuple[str, ...]:

@@ -44,7 +44,7 @@ from socratic.evaluator.apart import Apart, farthest, host_values, position
 from socratic.evaluator.build import cache_root
 from socratic.evaluator.candidate_context import CandidateContext, DevBuf
 from socratic.evaluator.candidate_process import CandidateHang, CandidateProcess, CandidateProcessError
-from socratic.evaluator.gpu import Gpu, GpuError, check
+from socratic.evaluator.gpu import HASHES_PER_LAUNCH, Gpu, GpuError, check
 from socratic.evaluator.limits import bound_ms
 from socratic.evaluator.plan import PlanError, PlanLib, fatbin_images, library_path
 from socratic.evaluator.plan import check as check_plan
@@ -696,11 +696,35 @@ class WorkerRun:
         held += [("the judge's statistics", buf, int(buf.size)) for buf in more]
         return held
 
-    def _untouched(self, held: list[tuple[str, Any, int]], digests: list[int]) -> list[str]:
-        """A failure for every judge buffer whose digest changed while the candidate ran."""
+    def _untouched(self, held: list[tuple[str, Any, int]], digests: list[int],
+                   then: Callable[[], None] | None = None) -> list[str]:
+        """A failure for every judge buffer whose digest changed while the candidate ran
+        (its whole context done first). `then`: the judge's own work, enqueued behind the
+        digests and before their read-back."""
         self.cctx.sync_all()
-        now = self.gpu.hashes([(buf, n) for _, buf, n in held])
-        hit = sorted({what for (what, _, _), a, b in zip(held, digests, now, strict=True) if a != b})
+        bufs = [(buf, n) for _, buf, n in held]
+        if not 0 < len(bufs) <= HASHES_PER_LAUNCH:
+            written = self._written(held, digests, self.gpu.hashes(bufs))
+            if then is not None:
+                then()
+            return written
+        ticket = self.gpu.hash_later(bufs)
+        try:
+            if then is not None:
+                then()
+        except Exception as exc:   # the judge's own work failed: a write of the candidate's is the cause
+            try:
+                written = self._written(held, digests, self.gpu.hash_results(ticket))
+            except GpuError:
+                raise exc from None
+            if written:
+                raise GpuError(f"{written[0]} (then: {exc})") from exc
+            raise
+        return self._written(held, digests, self.gpu.hash_results(ticket))
+
+    @staticmethod
+    def _written(held: list[tuple[str, Any, int]], before: list[int], after: list[int]) -> list[str]:
+        hit = sorted({what for (what, _, _), a, b in zip(held, before, after, strict=True) if a != b})
         return [f"the candidate wrote the judge's memory: {w}" for w in hit]
 
     def _spec(self, name: str) -> BufferSpec:
@@ -718,16 +742,16 @@ class WorkerRun:
                                    t.factor, int(evaluate(t.row_length, v)), t.spread, seed ^ 0x5DEECE66D)
 
     def _copy_inputs(self, slots: list[Slot], v: dict[str, Any]) -> None:
-        """The judge's inputs into the candidate's context, both contexts idle before and after:
-        a copy still running in the candidate's context when the baseline's sample starts is
-        time-sliced into it (on an H100, microsecond RMSNorm read 1.16x baseline-first against
-        1.00x candidate-first, the baseline against itself)."""
-        self.gpu.sync()
-        with self.cctx.current():
-            for slot in slots:
-                for name, buf in slot.inputs.items():
-                    self.cctx.copy_in(slot.cand_in[name], int(buf.handle), self._bytes(self._spec(name), v))
-            self.cctx.sync()
+        """The judge's inputs into the candidate's context, enqueued on the judge's stream
+        (no wait): in its order after their fill and before the baseline's sample, and
+        before the digests every candidate run starts with, whose read-back waits for it.
+        Never in the candidate's context: a copy still running there when the baseline's
+        sample starts is time-sliced into it (on an H100, microsecond RMSNorm read 1.16x
+        baseline-first against 1.00x candidate-first, the baseline against itself)."""
+        for slot in slots:
+            for name, buf in slot.inputs.items():
+                self.cctx.copy_in(slot.cand_in[name], int(buf.handle), self._bytes(self._spec(name), v),
+                                  self.gpu.stream_handle)
 
     def _read_back(self, slots: list[Slot], v: dict[str, Any]) -> None:
         """Enqueue, on the candidate's stream, the copy of its outputs into the judge's views."""
@@ -1020,48 +1044,68 @@ class WorkerRun:
         """Timed pair `i`: fresh inputs for every copy, then the baseline's sample and the
         candidate's (the baseline first in even pairs), the judge's memory fingerprinted
         around the candidate's; every copy's outputs checked against the baseline's same
-        copy, and one copy audited against the reference in the pairs chosen for it."""
+        copy, and one copy audited against the reference in the pairs chosen for it. The
+        two contexts never run at once: the candidate's sample starts after the digests'
+        read-back (which waits for the judge's stream), and the judge's work after it is
+        enqueued once the candidate's whole context is done."""
         gpu, task, v, ids = self.gpu, self.task, st.v, list(range(len(st.slots)))
         for slot in st.slots:
             self._fill_inputs(slot.inputs, v, slot.dist)
         self._copy_inputs(st.slots, v)   # (a mirror's two input copies are these two)
         placed, marked = st.placed(i), st.marks(i) and timed
-        for role in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
+
+        def events(role: str) -> tuple[int, int] | None:
             k = 4 * i + (0 if role == "base" else 2)
-            if role == "cand":
-                self._candidate_sample(st, placed, ids, i, (k, k + 1) if timed else None, marked)
-            else:
-                self._enqueue(role, placed, ids, i, (k, k + 1) if timed else None, marked)
-                gpu.sync()   # the two contexts never run at once
-            if marked and len(ids) > 1 and (times := self._copy_times(role, len(ids))):
-                st.copy_ms[role][i] = times
-        for slot in placed:
-            for b in task.outputs:
-                n = self._count(b, v)
-                gpu.compare(b.dtype, slot.view[b.name], None, None, n, st.complete[b.name])
-                gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, st.spot[b.name])
-        if i in st.audit_pairs:
-            slot = placed[st.audit_pairs[i]]
-            st.ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
-            for b in task.outputs:
-                gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], st.ref.outputs[b.name],
-                            self._count(b, v), st.audit[b.name])
-            st.ref.forget(slot, gpu)
-            st.audited += 1
+            return (k, k + 1) if timed else None
+
+        def baseline() -> None:
+            self._enqueue("base", placed, ids, i, events("base"), marked)
+            if marked and len(ids) > 1:   # its copies' events read now
+                gpu.sync()
+                if times := self._copy_times("base", len(ids)):
+                    st.copy_ms["base"][i] = times
+
+        def checks() -> None:   # both samples' outputs there: enqueued behind the digests
+            for slot in placed:
+                for b in task.outputs:
+                    n = self._count(b, v)
+                    gpu.compare(b.dtype, slot.view[b.name], None, None, n, st.complete[b.name])
+                    gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], None, n, st.spot[b.name])
+            if i in st.audit_pairs:
+                slot = placed[st.audit_pairs[i]]
+                st.ref.run(self.ref_fn, slot, gpu, ctypes.c_void_p(gpu.stream_handle))
+                for b in task.outputs:
+                    gpu.compare(b.dtype, slot.view[b.name], slot.base_out[b.name], st.ref.outputs[b.name],
+                                self._count(b, v), st.audit[b.name])
+                st.ref.forget(slot, gpu)
+                st.audited += 1
+
+        def baseline_then_checks() -> None:
+            baseline()
+            checks()
+
+        if i % 2 == 0:
+            baseline()
+            self._candidate_sample(st, placed, ids, i, events("cand"), marked, then=checks)
+        else:
+            self._candidate_sample(st, placed, ids, i, events("cand"), marked, then=baseline_then_checks)
+        if marked and len(ids) > 1 and (times := self._copy_times("cand", len(ids))):
+            st.copy_ms["cand"][i] = times
         if len(st.apart) < len(st.tolerance):   # after the audit: it judges the timed outputs
             self._watch(st, i, placed)
 
     def _candidate_sample(self, st: _Sample, placed: list[Slot], ids: list[int], salt: int,
-                          events: tuple[int, int] | None, marked: bool = False) -> None:
+                          events: tuple[int, int] | None, marked: bool = False,
+                          then: Callable[[], None] | None = None) -> None:
         """The candidate's run of `ids`, the judge's memory fingerprinted before it and checked
-        after; its outputs read back as they are when its stream reaches the end event."""
+        after; its outputs read back as they are when its stream reaches the end event.
+        `then`: the judge's own work to enqueue behind the second digests (one wait for both)."""
         judged = self._judge_state(placed, st.ref, st.v, [*st.spot.values(), *st.complete.values(), *st.audit.values()])
         held = self.gpu.hashes([(buf, n) for _, buf, n in judged])
         self._enqueue("cand", placed, ids, salt, events, marked)
         with self.cctx.current():
             self._read_back([placed[i] for i in ids], st.v)
-            self.cctx.sync()
-        st.written.extend(self._untouched(judged, held))
+        st.written.extend(self._untouched(judged, held, then))   # (it waits for the whole context)
 
     def _watch(self, st: _Sample, i: int, placed: list[Slot]) -> None:
         """After pair `i`'s spot checks: an output that has just passed its bound is looked at
