@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from socratic.evaluator import worker as worker_module
 from socratic.evaluator.gpu import STATS_DTYPE
 from socratic.evaluator.worker import WorkerRun, _Sample
 
@@ -141,37 +142,49 @@ def pair_log(dev: Device, w: Any, st: _Sample, i: int) -> list[tuple[str, str]]:
     return dev.log[start:]
 
 
+@pytest.fixture(params=["judge", "candidate"])
+def copied_in(request, monkeypatch):
+    """Both places the candidate's inputs may be copied (worker.INPUTS_COPIED_IN)."""
+    monkeypatch.setattr(worker_module, "INPUTS_COPIED_IN", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("i", [0, 1, 2])   # the baseline first in even pairs, the candidate in odd
 @pytest.mark.parametrize("audited", [False, True])
-def test_a_timed_pair_keeps_the_contexts_apart_and_fingerprints_around_the_candidate(i, audited):
+def test_a_timed_pair_keeps_the_contexts_apart_and_fingerprints_around_the_candidate(i, audited, copied_in):
     dev = Device()
     w, st = worker(dev), sample(dev, {i, i + 1} if audited else set())
     for j in (i, i + 1):   # two pairs running on: the second starts from where the first left
         log = pair_log(dev, w, st, j)
         at = log.index(("cand", "cand sample"))
         judged_before = [e for e in log[:at] if e[0] == "judge"]
-        assert judged_before[-1] == ("judge", "digests") and log[at - 1] == ("wait", "judge")
+        late = copied_in == "candidate"   # its inputs copied at the head of its sample
+        assert judged_before[-1] == ("judge", "digests")
+        assert log[at - 1 - late] == ("wait", "judge") and (not late or log[at - 1] == ("cand", "copy inputs"))
         after = log[at + 1:]
         first_judge = next(k for k, e in enumerate(after) if e[0] == "judge")
         assert after[first_judge] == ("judge", "digests")
         assert ("wait", "cand context") in after[:first_judge]
         assert ("cand", "read back") in after[:first_judge]   # the compares read what it copied
-        # fresh inputs copied in after their fill, before either sample, never in the candidate's context
-        assert log[0] == ("judge", "fill") and log[1] == ("judge", "copy inputs")
-        assert log.index(("judge", "base sample")) > 1
+        # fresh inputs copied in after their fill: before either sample on the judge's stream,
+        # or on the candidate's once the judge's is done (the contexts apart, checked above)
+        assert log[0] == ("judge", "fill") and log.count(("judge", "fill")) == 1
+        assert log.count(("judge" if not late else "cand", "copy inputs")) == 1
+        assert log.count(("cand" if not late else "judge", "copy inputs")) == 0
+        assert late or log[1] == ("judge", "copy inputs")
         assert (("judge", "reference") in log) == audited
 
 
 @pytest.mark.parametrize("i", [0, 1])
 @pytest.mark.parametrize("audited", [False, True])
-def test_a_timed_pair_waits_at_most_four_times_and_the_audit_once_more(i, audited):
+def test_a_timed_pair_waits_at_most_four_times_and_the_audit_once_more(i, audited, copied_in):
     dev = Device()
     WorkerRun._pair(worker(dev), sample(dev, {i} if audited else set()), i, True)
     assert dev.waits <= MAX_WAITS + audited, [e for e in dev.log if e[0] == "wait"]
 
 
 @pytest.mark.parametrize("i", [0, 1])
-def test_a_marked_pair_reads_each_copys_time_with_the_contexts_still_apart(i):
+def test_a_marked_pair_reads_each_copys_time_with_the_contexts_still_apart(i, copied_in):
     dev = Device()
     w, st = worker(dev), sample(dev, set())
     st.slots = st.slots * 2   # two copies, timed one by one

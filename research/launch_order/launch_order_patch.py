@@ -89,8 +89,8 @@ def _probe() -> None:
     if "gap" in V:   # 200 us of the candidate context's own work after the input copies
         copy_inputs = W.WorkerRun._copy_inputs
 
-        def _copy_inputs(self, slots, v):
-            copy_inputs(self, slots, v)
+        def _copy_inputs(self, slots, v, own_stream=False):
+            copy_inputs(self, slots, v, own_stream)
             with self.cctx.current():
                 self.cctx.delay(200e-6)
                 self.cctx.sync()
@@ -164,6 +164,8 @@ def _probe() -> None:
         CC.CandidateContext.close = lambda self: None   # never the judge's context
     if "swap" in V:   # every other two pairs the kernels on each other's buffers (worker.SWAP_PLACES)
         W.SWAP_PLACES = True
+    if "candcopy" in V:   # the candidate's inputs copied at the head of its sample, on its stream
+        W.INPUTS_COPIED_IN = "candidate"
     if "warm" in V:   # every page of a sample's buffers read in its own context before its lead-in
         W.WARM_PAGES = True
     if "flush" in V:   # an L2 flush between a sample's copies, outside their events

@@ -34,7 +34,9 @@ allocations; whether the per-run offset belongs to the context), warm (worker.WA
 page of a sample's buffers read once in its own context before its lead-in, so that both roles
 start with their address translations cached), mempool (the
 judge's buffers from cuda.core's stream-ordered pool, as before session 24), allmarked (marks
-between the copies of every pair, the verdict's too, as before session 24: worker.MARKED_SHARE 1). Every variant writes, per
+between the copies of every pair, the verdict's too, as before session 24: worker.MARKED_SHARE 1),
+candcopy (worker.INPUTS_COPIED_IN "candidate": the candidate's inputs copied on its own stream at
+the head of its sample, not on the judge's after the fill). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -52,7 +54,7 @@ HERE = Path(__file__).resolve().parent
 FLAG = "/tmp/launch_order_variant"   # launch_order_patch.FLAG
 VARIANTS = ("v0", "own", "long", "wide", "own+long", "own+wide")
 KNOWN = ("v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm", "noevents", "early", "flush",
-         "oneset", "pool", "swap", "onectx", "warm", "mempool", "allmarked")
+         "oneset", "pool", "swap", "onectx", "warm", "mempool", "allmarked", "candcopy")
 
 
 def install_patch() -> Path:

@@ -113,11 +113,12 @@ class CandidateContext:
         args = (ctypes.c_void_p * 2)(ctypes.addressof(cycles), ctypes.addressof(scratch))
         check(driver.cuLaunchKernel(self.spin_kernel, 1, 1, 1, 32, 1, 1, 0, self.stream, ctypes.addressof(args), 0))
 
-    def copy_in(self, dst: DevBuf, src_judge: int, nbytes: int, judge_stream: int) -> None:
+    def copy_in(self, dst: DevBuf, src_judge: int, nbytes: int, judge_stream: int | None) -> None:
         """Judge memory -> this context, in the order of the judge's stream `judge_stream`
-        (this context stays idle: nothing of it runs beside the judge's work)."""
-        check(driver.cuMemcpyPeerAsync(dst.handle, self.ctx, src_judge, self.judge_ctx, nbytes,
-                                       driver.CUstream(judge_stream)))
+        (this context stays idle: nothing of it runs beside the judge's work), or of this
+        context's own stream where it is None (the caller keeps the judge's stream done first)."""
+        stream = self.stream if judge_stream is None else driver.CUstream(judge_stream)
+        check(driver.cuMemcpyPeerAsync(dst.handle, self.ctx, src_judge, self.judge_ctx, nbytes, stream))
 
     def copy_out(self, dst_judge: int, src: DevBuf, nbytes: int) -> None:
         """This context -> judge memory, in this stream's order (right after the candidate's

@@ -93,6 +93,16 @@ SWAP_PLACES = False
 # other context's work (first), and the candidate, whose buffers nothing of its context reads
 # before it, reads like a first baseline in both places.
 WARM_PAGES = False
+# Where the candidate's copy of a pair's inputs is made. "judge": on the judge's stream right
+# after their fill (the candidate's context runs nothing but its sample). "candidate": at the
+# head of the candidate's sample, on its own stream, once the first digests are read back (no
+# wait more): its inputs written in its own context just before it reads them, as the baseline's
+# are in the judge's. H100 (s28, "judge"): RMSNorm's r1k-c4k read 0.988-0.989 against itself in
+# three runs, 0.992-0.994 when the copies were the candidate context's (s26, with waits around
+# them); which holds the control within 1% is measured by research/launch_order/probe.py
+# (variant candcopy) before it changes. With SWAP_PLACES a mirror's baseline reads the
+# candidate's copies, so they stay the judge's.
+INPUTS_COPIED_IN = "judge"
 # What stands between the copies of a timed sample, so that each copy is timed on its own (the
 # copy profile): an event record node, on an H100 ~2.5 us a copy (s23: r1-c4k read 6.4 us a
 # call with them, 3.9 without). A one-thread kernel writing the global timer into a buffer at a
@@ -741,17 +751,19 @@ class WorkerRun:
                 self.gpu.transform(inputs[b.name], b.dtype, count, t.scale, int(evaluate(t.period, v)), t.count,
                                    t.factor, int(evaluate(t.row_length, v)), t.spread, seed ^ 0x5DEECE66D)
 
-    def _copy_inputs(self, slots: list[Slot], v: dict[str, Any]) -> None:
+    def _copy_inputs(self, slots: list[Slot], v: dict[str, Any], own_stream: bool = False) -> None:
         """The judge's inputs into the candidate's context, enqueued on the judge's stream
         (no wait): in its order after their fill and before the baseline's sample, and
         before the digests every candidate run starts with, whose read-back waits for it.
-        Never in the candidate's context: a copy still running there when the baseline's
-        sample starts is time-sliced into it (on an H100, microsecond RMSNorm read 1.16x
-        baseline-first against 1.00x candidate-first, the baseline against itself)."""
+        Never in the candidate's context while the judge may run: a copy still running there
+        when the baseline's sample starts is time-sliced into it (on an H100, microsecond
+        RMSNorm read 1.16x baseline-first against 1.00x candidate-first, the baseline against
+        itself). `own_stream`: on the candidate's stream instead, at the head of its sample,
+        the judge's stream done (INPUTS_COPIED_IN)."""
+        stream = None if own_stream else self.gpu.stream_handle
         for slot in slots:
             for name, buf in slot.inputs.items():
-                self.cctx.copy_in(slot.cand_in[name], int(buf.handle), self._bytes(self._spec(name), v),
-                                  self.gpu.stream_handle)
+                self.cctx.copy_in(slot.cand_in[name], int(buf.handle), self._bytes(self._spec(name), v), stream)
 
     def _read_back(self, slots: list[Slot], v: dict[str, Any]) -> None:
         """Enqueue, on the candidate's stream, the copy of its outputs into the judge's views."""
@@ -1051,7 +1063,9 @@ class WorkerRun:
         gpu, task, v, ids = self.gpu, self.task, st.v, list(range(len(st.slots)))
         for slot in st.slots:
             self._fill_inputs(slot.inputs, v, slot.dist)
-        self._copy_inputs(st.slots, v)   # (a mirror's two input copies are these two)
+        copy_late = INPUTS_COPIED_IN == "candidate" and not SWAP_PLACES
+        if not copy_late:
+            self._copy_inputs(st.slots, v)   # (a mirror's two input copies are these two)
         placed, marked = st.placed(i), st.marks(i) and timed
 
         def events(role: str) -> tuple[int, int] | None:
@@ -1086,9 +1100,10 @@ class WorkerRun:
 
         if i % 2 == 0:
             baseline()
-            self._candidate_sample(st, placed, ids, i, events("cand"), marked, then=checks)
+            self._candidate_sample(st, placed, ids, i, events("cand"), marked, then=checks, copy_in=copy_late)
         else:
-            self._candidate_sample(st, placed, ids, i, events("cand"), marked, then=baseline_then_checks)
+            self._candidate_sample(st, placed, ids, i, events("cand"), marked, then=baseline_then_checks,
+                                   copy_in=copy_late)
         if marked and len(ids) > 1 and (times := self._copy_times("cand", len(ids))):
             st.copy_ms["cand"][i] = times
         if len(st.apart) < len(st.tolerance):   # after the audit: it judges the timed outputs
@@ -1096,12 +1111,16 @@ class WorkerRun:
 
     def _candidate_sample(self, st: _Sample, placed: list[Slot], ids: list[int], salt: int,
                           events: tuple[int, int] | None, marked: bool = False,
-                          then: Callable[[], None] | None = None) -> None:
+                          then: Callable[[], None] | None = None, copy_in: bool = False) -> None:
         """The candidate's run of `ids`, the judge's memory fingerprinted before it and checked
         after; its outputs read back as they are when its stream reaches the end event.
-        `then`: the judge's own work to enqueue behind the second digests (one wait for both)."""
+        `then`: the judge's own work to enqueue behind the second digests (one wait for both).
+        `copy_in`: its inputs copied in first, on its own stream (INPUTS_COPIED_IN)."""
         judged = self._judge_state(placed, st.ref, st.v, [*st.spot.values(), *st.complete.values(), *st.audit.values()])
         held = self.gpu.hashes([(buf, n) for _, buf, n in judged])
+        if copy_in:
+            with self.cctx.current():
+                self._copy_inputs(st.slots, st.v, own_stream=True)
         self._enqueue("cand", placed, ids, salt, events, marked)
         with self.cctx.current():
             self._read_back([placed[i] for i in ids], st.v)
