@@ -9,13 +9,18 @@ import glob
 import io
 import os
 import pstats
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def main() -> int:
     out, rest = sys.argv[1], sys.argv[sys.argv.index("--") + 1:]
     os.makedirs(out, exist_ok=True)
+    # the worker writes only under /dev, /tmp and /var/tmp once its sandbox closes (session 28:
+    # profiles aimed at $OUT were never written), so they go to /tmp and are copied to `out`
+    spool = tempfile.mkdtemp(prefix="judge_profile.", dir="/tmp")
     from socratic.evaluator import runner
 
     real = runner.isolated_python
@@ -23,7 +28,7 @@ def main() -> int:
     def profiled(*args: str) -> list[str]:
         if args == ("-m", "socratic.evaluator.worker"):
             return [sys.executable, "-I", "-m", "cProfile", "-o",
-                    os.path.join(out, f"worker.{os.getpid()}.{len(glob.glob(out + '/worker.*'))}.prof"),
+                    os.path.join(spool, f"worker.{os.getpid()}.{len(glob.glob(spool + '/worker.*'))}.prof"),
                     "-m", "socratic.evaluator.worker"]
         return real(*args)
 
@@ -44,7 +49,11 @@ def main() -> int:
         rc = cli(["eval", *rest]) or 0
     except SystemExit as exc:
         rc = int(exc.code or 0)
-    for path in sorted(glob.glob(out + "/worker.*.prof")):
+    profiles = sorted(glob.glob(spool + "/worker.*.prof"))
+    if not profiles:
+        print(f"profile.py: the worker wrote no profile under {spool}", file=sys.stderr)
+    for path in profiles:
+        shutil.copy(path, out)
         for key, n in (("cumulative", 45), ("tottime", 30)):
             buf = io.StringIO()
             pstats.Stats(path, stream=buf).strip_dirs().sort_stats(key).print_stats(n)
