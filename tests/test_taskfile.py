@@ -140,3 +140,36 @@ def test_the_harness_sees_the_loaders_task(tmp_path):
     assert task.baseline == "baseline.cu"
     flash = CampaignTask.load(ROOT / "src" / "socratic" / "kernels" / "flash_attn_fwd")     # grid sets expanded too
     assert len(flash.scenario_ids("full")) == 210
+
+
+@pytest.mark.parametrize("path,message", [
+    ("/etc/hostname", "`{key}` must be a path inside the task folder, without `..` (got '/etc/hostname')"),
+    ("../outside.cu", "`{key}` must be a path inside the task folder, without `..` (got '../outside.cu')"),
+    ("sub", "{what} 'sub' is not a regular file"),
+    ("nope.cu", "{what} 'nope.cu' not found in"),
+])
+@pytest.mark.parametrize("key,what", [("baseline", "baseline file"), ("source", "reference source")])
+def test_the_files_a_task_names_lie_inside_its_folder(tmp_path, path, message, key, what):
+    # a campaign copies the task folder, and only it, into the session and the workspace:
+    # a baseline outside it was copied to the session's parent, or missed
+    task = make_task(tmp_path)
+    (task / "sub").mkdir()
+    (tmp_path / "outside.cu").write_text("// not the task's\n")
+    text = TASK_TOML.format(goal=1.2)
+    where = next(t for t in text.splitlines() if t.startswith(f"{key} = "))
+    text = text.replace(where, f'{key} = "{path}"')
+    (task / "task.toml").write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith(f"{key} = "))
+    with pytest.raises(TaskError) as exc:
+        load_task(task)
+    key = "reference.source" if key == "source" else key
+    assert str(exc.value).startswith(f"{task}/task.toml:{line}: ")
+    assert message.format(key=key, what=what) in str(exc.value)
+
+
+def test_a_task_file_larger_than_a_mebibyte_is_refused_without_reading_it_all(tmp_path):
+    task = make_task(tmp_path)
+    with (task / "task.toml").open("a") as f:
+        f.write("#" * (2 << 20))
+    with pytest.raises(TaskError, match=r"task\.toml: larger than 1 MiB: not a task file"):
+        load_task(task)

@@ -33,6 +33,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 TASK_FILE = "task.toml"
+MAX_TASK_BYTES = 1 << 20   # a task file is a page of TOML: anything larger is not one
 FIELD_TYPES = ("ptr", "i32", "u32", "i64", "u64", "f32")
 DTYPES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 ROLES = ("input", "output", "workspace")
@@ -477,7 +478,11 @@ class _Loader:
     def __init__(self, path: Path):
         self.path = path
         try:
-            self.text = path.read_text(encoding="utf-8")
+            with path.open("rb") as f:
+                raw = f.read(MAX_TASK_BYTES + 1)
+            if len(raw) > MAX_TASK_BYTES:
+                raise TaskError(f"{path}: larger than {MAX_TASK_BYTES >> 20} MiB: not a task file")
+            self.text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise TaskError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         try:
@@ -553,6 +558,19 @@ class _Loader:
         return value
 
 
+def _own_file(ld: _Loader, task_dir: Path, value: str, key: str, what: str) -> Path:
+    """A file task.toml names: inside the task folder (a campaign copies that folder, and
+    nothing outside it, into the agent's workspace and the session)."""
+    rel = Path(value)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise ld.fail(f"`{key}` must be a path inside the task folder, without `..` (got {value!r})", key)
+    path = task_dir / rel
+    if not path.is_file():
+        raise ld.fail(f"{what} {value!r} " + ("is not a regular file" if path.exists() else
+                                               f"not found in {task_dir}"), key)
+    return path
+
+
 def load_task(task_dir: Path | str) -> Task:
     task_dir = Path(task_dir)
     if task_dir.is_file():
@@ -572,9 +590,7 @@ def load_task(task_dir: Path | str) -> Task:
         raise ld.fail(f"`name` must be letters, digits and _ . - (it names session directories; "
                       f"got {name!r})", "name")
     entry = ld.text_key(d, "entry")
-    baseline = task_dir / ld.text_key(d, "baseline")
-    if not baseline.is_file():
-        raise ld.fail(f"baseline file {baseline.name!r} not found in {task_dir}", "baseline")
+    baseline = _own_file(ld, task_dir, ld.text_key(d, "baseline"), "baseline", "baseline file")
     default = ld.text_key(d, "default_set") if "default_set" in d else None
     goal = _goal(ld, d.get("goal", {}))
 
@@ -584,14 +600,13 @@ def load_task(task_dir: Path | str) -> Task:
     ref = ld.need(d, "reference", dict, "")
     _known_keys(ld, ref, REFERENCE_KEYS, "", "reference", prefix="reference.")
     reference = ReferenceSpec(
-        source=task_dir / ld.need(ref, "source", str, "reference."),
+        source=_own_file(ld, task_dir, ld.text_key(ref, "source", "reference."), "reference.source",
+                         "reference source"),
         entry=ld.need(ref, "entry", str, "reference."),
         units=ld.need(ref, "units", (str, int), "reference."),
         unit_flops=ref.get("unit_flops", 1),
         max_flops=float(ld.number(ref, "max_flops", 4e11, "reference.", low=1)),
     )
-    if not reference.source.is_file():
-        raise ld.fail(f"reference source {reference.source.name!r} not found", "reference.source")
 
     buffers = [_buffer(ld, b, i) for i, b in enumerate(ld.need(d, "buffers", list, ""))]
     names = [b.name for b in buffers]
