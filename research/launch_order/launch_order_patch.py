@@ -166,6 +166,8 @@ def _probe() -> None:
         W.SWAP_PLACES = True
     if "candcopy" in V:   # the candidate's inputs copied at the head of its sample, on its stream
         W.INPUTS_COPIED_IN = "candidate"
+    if "judgecopy" in V:   # ... on the judge's stream right after their fill (def9da3's default)
+        W.INPUTS_COPIED_IN = "judge"
     if "warm" in V:   # every page of a sample's buffers read in its own context before its lead-in
         W.WARM_PAGES = True
     if "flush" in V:   # an L2 flush between a sample's copies, outside their events

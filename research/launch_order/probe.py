@@ -35,8 +35,8 @@ page of a sample's buffers read once in its own context before its lead-in, so t
 start with their address translations cached), mempool (the
 judge's buffers from cuda.core's stream-ordered pool, as before session 24), allmarked (marks
 between the copies of every pair, the verdict's too, as before session 24: worker.MARKED_SHARE 1),
-candcopy (worker.INPUTS_COPIED_IN "candidate": the candidate's inputs copied on its own stream at
-the head of its sample, not on the judge's after the fill). Every variant writes, per
+candcopy and judgecopy (worker.INPUTS_COPIED_IN "candidate" and "judge": the candidate's inputs
+copied on its own stream at the head of its sample, or on the judge's right after their fill). Every variant writes, per
 timed row, each role's median per order to OUT/orders.VARIANT.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ HERE = Path(__file__).resolve().parent
 FLAG = "/tmp/launch_order_variant"   # launch_order_patch.FLAG
 VARIANTS = ("v0", "own", "long", "wide", "own+long", "own+wide")
 KNOWN = ("v0", "own", "long", "wide", "gap", "l2x2", "malloc", "upload", "prewarm", "noevents", "early", "flush",
-         "oneset", "pool", "swap", "onectx", "warm", "mempool", "allmarked", "candcopy")
+         "oneset", "pool", "swap", "onectx", "warm", "mempool", "allmarked", "candcopy", "judgecopy")
 
 
 def install_patch() -> Path:

@@ -93,16 +93,17 @@ SWAP_PLACES = False
 # other context's work (first), and the candidate, whose buffers nothing of its context reads
 # before it, reads like a first baseline in both places.
 WARM_PAGES = False
-# Where the candidate's copy of a pair's inputs is made. "judge": on the judge's stream right
-# after their fill (the candidate's context runs nothing but its sample). "candidate": at the
-# head of the candidate's sample, on its own stream, once the first digests are read back (no
-# wait more): its inputs written in its own context just before it reads them, as the baseline's
-# are in the judge's. H100 (s28, "judge"): RMSNorm's r1k-c4k read 0.988-0.989 against itself in
-# three runs, 0.992-0.994 when the copies were the candidate context's (s26, with waits around
-# them); which holds the control within 1% is measured by research/launch_order/probe.py
-# (variant candcopy) before it changes. With SWAP_PLACES a mirror's baseline reads the
-# candidate's copies, so they stay the judge's.
-INPUTS_COPIED_IN = "judge"
+# Where the candidate's copy of a pair's inputs is made. "candidate": at the head of the
+# candidate's sample, on its own stream, once the first digests are read back (the judge's
+# stream done; no wait more): its inputs written in its own context just before it reads them,
+# as the baseline's are in the judge's. "judge": on the judge's stream right after their fill
+# (the candidate's context runs nothing but its sample). H100 (s28, "judge"): RMSNorm's r1k-c4k
+# read 0.988-0.989 against itself in three runs, the candidate ~0.1 us a call slower in both
+# orders, where it read 0.992-0.994 while the copies were the candidate context's own (s25-s26,
+# with waits around them); "candidate" brings that back without the waits (to be confirmed by
+# research/launch_order/probe.py, variants v0 and judgecopy). With SWAP_PLACES a mirror's
+# baseline reads the candidate's copies, so they stay the judge's.
+INPUTS_COPIED_IN = "candidate"
 # What stands between the copies of a timed sample, so that each copy is timed on its own (the
 # copy profile): an event record node, on an H100 ~2.5 us a copy (s23: r1-c4k read 6.4 us a
 # call with them, 3.9 without). A one-thread kernel writing the global timer into a buffer at a
