@@ -4,6 +4,7 @@ task gets the same one line, with file and line, from each of them before anythi
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -172,4 +173,30 @@ def test_a_task_file_larger_than_a_mebibyte_is_refused_without_reading_it_all(tm
     with (task / "task.toml").open("a") as f:
         f.write("#" * (2 << 20))
     with pytest.raises(TaskError, match=r"task\.toml: larger than 1 MiB: not a task file"):
+        load_task(task)
+
+
+@pytest.mark.parametrize("path,message", [
+    (".base.cu", "names a file a campaign does not copy (a dotfile or under __pycache__: got '.base.cu')"),
+    ("__pycache__/b.cu", "names a file a campaign does not copy"),
+    ("a" * 300, "cannot read (File name too long)"),
+])
+def test_a_baseline_the_campaign_would_not_copy_or_cannot_read_is_one_line(tmp_path, path, message):
+    task = make_task(tmp_path)
+    (task / "__pycache__").mkdir()
+    for name in (".base.cu", "__pycache__/b.cu"):
+        (task / name).write_text("// hidden\n")
+    text = TASK_TOML.format(goal=1.2).replace('baseline = "baseline.cu"', f'baseline = "{path}"')
+    (task / "task.toml").write_text(text)
+    with pytest.raises(TaskError, match=re.escape(message)):
+        load_task(task)
+
+
+def test_a_grid_too_large_to_expand_is_one_line(tmp_path):
+    task = make_task(tmp_path)
+    text = TASK_TOML.format(goal=1.2)
+    big = "[[sets.huge.grid]]\nn = [" + ", ".join(str(i) for i in range(1, 400)) + "]\n" + \
+          "m = [" + ", ".join(str(i) for i in range(1, 400)) + "]\n"
+    (task / "task.toml").write_text(text + "\n" + big)
+    with pytest.raises(TaskError, match=r"set 'huge': a grid of 159,201 combinations \(at most 100,000\)"):
         load_task(task)

@@ -34,6 +34,7 @@ else:  # pragma: no cover
 
 TASK_FILE = "task.toml"
 MAX_TASK_BYTES = 1 << 20   # a task file is a page of TOML: anything larger is not one
+MAX_GRID = 100_000         # combinations one grid of a set may expand to (before its `where`)
 FIELD_TYPES = ("ptr", "i32", "u32", "i64", "u64", "f32")
 DTYPES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u8": 1}
 ROLES = ("input", "output", "workspace")
@@ -558,16 +559,28 @@ class _Loader:
         return value
 
 
+def is_task_own_file(rel: Path) -> bool:
+    """Whether a file at `rel` (relative to the task folder) is one of the task's own files,
+    those a campaign copies into the session and the workspace: not a dotfile, not a cache."""
+    return "__pycache__" not in rel.parts and not rel.name.startswith(".")
+
+
 def _own_file(ld: _Loader, task_dir: Path, value: str, key: str, what: str) -> Path:
-    """A file task.toml names: inside the task folder (a campaign copies that folder, and
-    nothing outside it, into the agent's workspace and the session)."""
+    """A file task.toml names: one of the task folder's own files (a campaign copies those,
+    and nothing outside the folder, into the agent's workspace and the session)."""
     rel = Path(value)
     if rel.is_absolute() or ".." in rel.parts:
         raise ld.fail(f"`{key}` must be a path inside the task folder, without `..` (got {value!r})", key)
+    if not is_task_own_file(rel):
+        raise ld.fail(f"`{key}` names a file a campaign does not copy (a dotfile or under __pycache__: "
+                      f"got {value!r})", key)
     path = task_dir / rel
-    if not path.is_file():
-        raise ld.fail(f"{what} {value!r} " + ("is not a regular file" if path.exists() else
-                                               f"not found in {task_dir}"), key)
+    try:
+        if not path.is_file():
+            raise ld.fail(f"{what} {value!r} " + ("is not a regular file" if path.exists() else
+                                                   f"not found in {task_dir}"), key)
+    except OSError as exc:   # a name too long, a folder it may not enter
+        raise ld.fail(f"{what} {value[:80]!r}: cannot read ({exc.strerror or exc})", key) from None
     return path
 
 
@@ -962,6 +975,9 @@ def _expand_set(ld: _Loader, set_name: str, spec: Any, defaults: TomlTable, deri
         where = grid.pop("where", None)  # optional filter expression over each combination
         keys = list(grid)
         axes = [v if isinstance(v, list) else [v] for v in grid.values()]
+        if math.prod(len(a) for a in axes) > MAX_GRID:
+            raise ld.fail(f"set {set_name!r}: a grid of {math.prod(len(a) for a in axes):,} combinations "
+                          f"(at most {MAX_GRID:,})", f"sets.{set_name}")
         for combo in itertools.product(*axes):
             raw = dict(zip(keys, combo, strict=True))
             sc = _scenario(ld, set_name, raw, defaults, derived, id_template)

@@ -16,7 +16,7 @@ from typing import Any
 from socratic.contracts import Goal
 from socratic.errors import InputError
 from socratic.taskfile import Task as TaskSpec
-from socratic.taskfile import goal_choices, load_task
+from socratic.taskfile import goal_choices, is_task_own_file, load_task
 
 
 def sha256_file(path: Path) -> str:
@@ -91,7 +91,7 @@ class CampaignTask:
         """The task's own files (relative paths): everything in its directory but caches."""
         out = []
         for p in sorted(self.dir.rglob("*")):
-            if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith("."):
+            if p.is_file() and is_task_own_file(p.relative_to(self.dir)):
                 out.append(p.relative_to(self.dir))
         return out
 
