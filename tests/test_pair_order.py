@@ -36,6 +36,8 @@ class Device:
         self.queued = {"judge": False, "cand": False}
         self.cand_context_idle = True   # the candidate's whole context, not only its stream
         self.waits = 0
+        self.fills = 0          # the judge's input fills so far
+        self.cand_inputs = -1   # the fill the candidate's copy of the inputs holds
 
     def enqueue(self, who: str, what: str) -> None:
         other = "cand" if who == "judge" else "judge"
@@ -92,6 +94,7 @@ class FakeContext:
 
     def copy_in(self, dst: Any, src: int, nbytes: int, stream: int | None = None) -> None:
         self.dev.enqueue("judge" if stream == JUDGE_STREAM else "cand", "copy inputs")
+        self.dev.cand_inputs = self.dev.fills
 
     def copy_out(self, dst: int, src: Any, nbytes: int) -> None:
         self.dev.enqueue("cand", "read back")
@@ -112,9 +115,15 @@ def worker(dev: Device) -> Any:
         buffers=[SimpleNamespace(name="q", dtype="bf16", shape=[], role="input"),
                  SimpleNamespace(name="o", dtype="bf16", shape=[], role="output")])
     w.gpu, w.cctx = FakeGpu(dev), FakeContext(dev)
-    w._fill_inputs = lambda inputs, v, dist: dev.enqueue("judge", "fill")
-    w._enqueue = lambda role, slots, ids, salt, events, marked=False: dev.enqueue(
-        "judge" if role == "base" else "cand", f"{role} sample")
+    def fill(inputs: Any, v: Any, dist: Any) -> None:
+        dev.enqueue("judge", "fill")
+        dev.fills += 1
+
+    def enqueue(role: str, slots: Any, ids: Any, salt: Any, events: Any, marked: bool = False) -> None:
+        if role == "cand":   # every sample of the candidate's reads this pair's fill, as the baseline's does
+            assert dev.cand_inputs == dev.fills, f"the candidate's sample on fill {dev.cand_inputs} of {dev.fills}"
+        dev.enqueue("judge" if role == "base" else "cand", f"{role} sample")
+    w._fill_inputs, w._enqueue = fill, enqueue
     w._judge_state = lambda slots, ref, v, more=(): [("the judge's buffers", buf, 256)]
     w.ref_fn = None
     return w
