@@ -753,14 +753,14 @@ class WorkerRun:
                                    t.factor, int(evaluate(t.row_length, v)), t.spread, seed ^ 0x5DEECE66D)
 
     def _copy_inputs(self, slots: list[Slot], v: dict[str, Any], own_stream: bool = False) -> None:
-        """The judge's inputs into the candidate's context, enqueued on the judge's stream
-        (no wait): in its order after their fill and before the baseline's sample, and
-        before the digests every candidate run starts with, whose read-back waits for it.
+        """The judge's inputs into the candidate's context, no wait. On the judge's stream:
+        in its order after their fill, before the digests every candidate run starts with,
+        whose read-back waits for it. `own_stream`: on the candidate's stream, at the head of
+        its sample, once that read-back has found the judge's stream done (INPUTS_COPIED_IN).
         Never in the candidate's context while the judge may run: a copy still running there
         when the baseline's sample starts is time-sliced into it (on an H100, microsecond
         RMSNorm read 1.16x baseline-first against 1.00x candidate-first, the baseline against
-        itself). `own_stream`: on the candidate's stream instead, at the head of its sample,
-        the judge's stream done (INPUTS_COPIED_IN)."""
+        itself)."""
         stream = None if own_stream else self.gpu.stream_handle
         for slot in slots:
             for name, buf in slot.inputs.items():
