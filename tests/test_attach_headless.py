@@ -168,6 +168,68 @@ def test_sigterm_interrupts_and_resume_finishes_on_the_same_session(tmp_path):
     assert len(runs) == 2 and "--resume" not in runs[0] and f"--resume {sid}" in runs[1]
 
 
+@needs("claude")
+def test_socratics_own_resume_goes_on_after_the_engineers_stop(tmp_path):
+    # a prompt may not undo the engineer's stop (the agent can run the hook client by hand:
+    # test_attach_hooks), so `attach --resume --headless`, outside the agent's reach, does:
+    # Claude Code's own session resumed, the campaign on to its goal
+    from socratic.contracts import ControlCommand
+    from socratic.eventlog import inject
+
+    sess = tmp_path / "sess"
+    env = base_env(tmp_path)
+    slow = "python3 -c 'import time; time.sleep(3)'"
+    script = [{"text": "Looking.", "tools": [shell("claude", slow)]}, faster("claude"), {"text": "Done."}]
+    with fake_api("claude", tmp_path, script, env) as aenv:
+        proc = subprocess.Popen([sys.executable, "-m", "socratic", "attach", "rmsnorm",
+                                 "--agent", "claude", "--headless", "--goal-min-speedup",
+                                 "1.3", "--session-dir", str(sess)], env=aenv, cwd=tmp_path,
+                                stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        log = sess / headless.AGENT_LOG
+        while time.monotonic() < deadline and not (log.exists() and b"time.sleep(3)" in log.read_bytes()):
+            time.sleep(0.1)
+        inject(sess, ControlCommand(action="stop"))   # the engineer's stop, while the tool runs
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err[-3000:]
+        assert events(sess)[-1]["reason"] == "stopped"
+        r = socratic("attach", str(sess), "--resume", "--headless", env=aenv, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ev = events(sess)
+    resumes = [e for e in ev if e["type"] == "campaign.resume"]
+    assert len(resumes) == 1 and resumes[0].get("ended") == "stopped", resumes
+    assert [e["reason"] for e in ev if e["type"] == "campaign.end"] == ["stopped", "goal_met"]
+    assert [h["met"] for h in ev if h["type"] == "stophook"] == [True]
+    sid = json.loads((sess / "attach.json").read_text())["agent_session"]
+    runs = [ln for ln in log.read_text().splitlines() if ln.startswith("--- socratic ")]
+    assert len(runs) == 2 and f"--resume {sid}" in runs[1]
+
+
+@needs("claude")
+def test_an_agent_that_cannot_resume_its_session_ends_agent_exited_with_its_words(tmp_path):
+    # its session id gone from its own store (another HOME, say): it exits at once, having
+    # run nothing; that is no sign of silent hooks, and the engineer is told why
+    from socratic.harness.attached.attach import attach
+    from socratic.harness.attached.hooks import run_hook
+    from socratic_doubles.testing import fake_config, make_task
+    from tests.test_attach_hooks import tool_payload
+
+    env = base_env(tmp_path)
+    sess = attach(make_task(tmp_path), "claude", fake_config(), session_dir=tmp_path / "s",
+                  wait_for_human=False).session.dir
+    payload = {**tool_payload("claude", sess / "workspace", "ls", ""),
+               "session_id": "0d4c6f0e-5b1a-4c1e-9a57-3f2e8d9c1b77"}   # one Claude never had
+    run_hook("post-tool", payload, session_dir=sess)
+    with fake_api("claude", tmp_path, [{"text": "Done."}], env) as aenv:
+        r = socratic("attach", str(sess), "--resume", "--headless", env=aenv, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    end = events(sess)[-1]
+    assert end["type"] == "campaign.end" and end["reason"] == "agent_exited" and end["exit_code"] != 0, end
+    assert "campaign ended: agent_exited" in r.stderr
+    said = next(ln for ln in r.stderr.splitlines() if "exited with code" in ln)
+    assert "0d4c6f0e-5b1a-4c1e-9a57-3f2e8d9c1b77" in said and "agent.log" in said, said
+
+
 @pytest.mark.parametrize("agent, stops, refusals", [("claude", 9, 9), ("codex", 20, None),
                                                     ("gemini", 20, None)])
 def test_the_stop_block_cap_is_a_recorded_decision(tmp_path, agent, stops, refusals):
@@ -238,6 +300,7 @@ def _hook_tool_and_stop(sess: Path) -> None:
     (None, False, "hooks_silent"),  # nothing known of its tools, and no stop was consulted
     (3, True, "hooks_silent"),      # more tools than the hooks reported
     (1, True, "agent_exited"),      # the hooks worked; it exited with the campaign running
+    (0, False, "agent_exited"),     # it failed before any tool (exit 3): nothing for hooks to say
 ])
 def test_the_end_is_settled_on_the_record(tmp_path, reported, hooks_ran, reason):
     sess = _attached(tmp_path)

@@ -8,7 +8,8 @@ only this runner can know is whether they did: the agent's own output (its data 
 and whether the stop hook was consulted. An agent that ran tools its hooks never reported,
 or that ended without the stop hook being asked, ends `hooks_silent`: a campaign with no
 goal checks is never reported as a result. One whose hooks worked but that exited while the
-campaign ran (its own turn limit, a crash) ends `agent_exited`.
+campaign ran (its own turn limit, a crash), or that failed before it ran anything (an API key
+refused, a session it could not resume), ends `agent_exited`, its last words said.
 
 A session that has started goes on (`--resume`) with the agent's own resume where its data
 file has one and the hooks reported its session id, else a fresh agent on the same
@@ -197,7 +198,25 @@ def run(session_dir: Path, *, resume: bool, model: str | None = None,
         for s, h in handlers.items():
             signal.signal(s, h)
     reported = _reported(spec.headless.output, log_path, offset)
-    return settle_end(camp.session.dir, first_seq, code, reported, stopper.interrupted, over_time)
+    reason = settle_end(camp.session.dir, first_seq, code, reported, stopper.interrupted, over_time)
+    if reason == "agent_exited" and code != 0:
+        say(f"{spec.title} exited with code {code}: {_last_words(log_path, offset)} (all of it: {log_path})")
+    return reason
+
+
+def _last_words(log_path: Path, offset: int) -> str:
+    """The last line of the agent's output this run that is not one of its JSON records
+    (an error it printed), else its last line, shortened."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(max(offset, fh.seek(0, os.SEEK_END) - 65536))
+            lines = [ln.strip() for ln in fh.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        return "(its output could not be read)"
+    lines = [ln for ln in lines if not ln.startswith("--- socratic ")]
+    plain = [ln for ln in lines if not ln.startswith("{")]
+    last = (plain or lines or ["(it printed nothing)"])[-1]
+    return last if len(last) <= 200 else last[:197] + "..."
 
 
 def _wait(stopper: Stopper, camp: AttachedCampaign) -> tuple[int, bool]:
@@ -248,10 +267,15 @@ def settle_end(session_dir: Path, first_seq: int, code: int, tools_reported: int
                             f"{rec.tools_logged}")))
             return camp.ended
         silent = rec.stop_consulted == 0 or unreported
+        # it failed before it did anything (an API key refused, a session it cannot resume):
+        # its hooks had nothing to say, so that is no sign of them missing
+        never_started = code != 0 and tools_reported == 0 and rec.tools_logged == 0 and rec.stop_consulted == 0
         if interrupted:
             camp.end("interrupted")
         elif over_time:
             camp.end("max_minutes")
+        elif never_started:
+            camp.end("agent_exited", exit_code=code)
         elif silent:
             camp.end("hooks_silent", tools_reported=tools_reported,
                      tools_logged=rec.tools_logged, stop_consulted=rec.stop_consulted)
