@@ -136,6 +136,20 @@ def test_an_agent_whose_hooks_never_fire_ends_hooks_silent(tmp_path):
     assert "hooks_silent" in rep.stdout
 
 
+def headless_in_tool(sess: Path, tmp: Path, aenv: dict, marker: str) -> subprocess.Popen:
+    """`socratic attach rmsnorm --headless` (Claude Code, goal 1.3x) started, once its agent's
+    output shows the tool call `marker` running."""
+    proc = subprocess.Popen([sys.executable, "-m", "socratic", "attach", "rmsnorm",
+                             "--agent", "claude", "--headless", "--goal-min-speedup",
+                             "1.3", "--session-dir", str(sess)], env=aenv, cwd=tmp,
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    log = sess / headless.AGENT_LOG
+    while time.monotonic() < deadline and not (log.exists() and marker.encode() in log.read_bytes()):
+        time.sleep(0.1)
+    return proc
+
+
 @needs("claude")
 def test_sigterm_interrupts_and_resume_finishes_on_the_same_session(tmp_path):
     sess = tmp_path / "sess"
@@ -144,14 +158,7 @@ def test_sigterm_interrupts_and_resume_finishes_on_the_same_session(tmp_path):
     script = [{"text": "Looking.", "tools": [shell("claude", slow)]},
               faster("claude"), {"text": "Done."}]
     with fake_api("claude", tmp_path, script, env) as aenv:
-        proc = subprocess.Popen([sys.executable, "-m", "socratic", "attach", "rmsnorm",
-                                 "--agent", "claude", "--headless", "--goal-min-speedup",
-                                 "1.3", "--session-dir", str(sess)], env=aenv, cwd=tmp_path,
-                                stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        log = sess / headless.AGENT_LOG
-        while time.monotonic() < deadline and not (log.exists() and b"time.sleep(30)" in log.read_bytes()):
-            time.sleep(0.2)
+        proc = headless_in_tool(sess, tmp_path, aenv, "time.sleep(30)")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err[-3000:]
@@ -181,14 +188,7 @@ def test_socratics_own_resume_goes_on_after_the_engineers_stop(tmp_path):
     slow = "python3 -c 'import time; time.sleep(3)'"
     script = [{"text": "Looking.", "tools": [shell("claude", slow)]}, faster("claude"), {"text": "Done."}]
     with fake_api("claude", tmp_path, script, env) as aenv:
-        proc = subprocess.Popen([sys.executable, "-m", "socratic", "attach", "rmsnorm",
-                                 "--agent", "claude", "--headless", "--goal-min-speedup",
-                                 "1.3", "--session-dir", str(sess)], env=aenv, cwd=tmp_path,
-                                stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        log = sess / headless.AGENT_LOG
-        while time.monotonic() < deadline and not (log.exists() and b"time.sleep(3)" in log.read_bytes()):
-            time.sleep(0.1)
+        proc = headless_in_tool(sess, tmp_path, aenv, "time.sleep(3)")
         inject(sess, ControlCommand(action="stop"))   # the engineer's stop, while the tool runs
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err[-3000:]
@@ -201,7 +201,7 @@ def test_socratics_own_resume_goes_on_after_the_engineers_stop(tmp_path):
     assert [e["reason"] for e in ev if e["type"] == "campaign.end"] == ["stopped", "goal_met"]
     assert [h["met"] for h in ev if h["type"] == "stophook"] == [True]
     sid = json.loads((sess / "attach.json").read_text())["agent_session"]
-    runs = [ln for ln in log.read_text().splitlines() if ln.startswith("--- socratic ")]
+    runs = [ln for ln in (sess / headless.AGENT_LOG).read_text().splitlines() if ln.startswith("--- socratic ")]
     assert len(runs) == 2 and f"--resume {sid}" in runs[1]
 
 
